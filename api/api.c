@@ -1,0 +1,197 @@
+/* The public API: argument checks and error bookkeeping in front of core/. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/context.h"
+#include "mlff.h"
+
+MLFF_API unsigned mlff_version(void)
+{
+    return MLFF_VERSION;
+}
+
+MLFF_API const char *mlff_version_string(void)
+{
+    return MLFF_VERSION_STRING;
+}
+
+MLFF_API const char *mlff_strerror(mlff_status status)
+{
+    switch (status) {
+    case MLFF_OK: return "success";
+    case MLFF_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case MLFF_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case MLFF_ERROR_IO: return "input/output error";
+    case MLFF_ERROR_MODEL_FORMAT: return "bad model file";
+    case MLFF_ERROR_BAD_INPUT: return "bad input";
+    case MLFF_ERROR_UNSUPPORTED: return "not supported";
+    case MLFF_ERROR_DEVICE: return "device error";
+    case MLFF_ERROR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+MLFF_API void mlff_default_settings(mlff_settings *settings)
+{
+    if (!settings)
+        return;
+    memset(settings, 0, sizeof *settings);
+    settings->device = MLFF_DEVICE_AUTO;
+    settings->device_index = -1;
+    settings->precision = MLFF_PRECISION_FLOAT32;
+    settings->n_threads = 0;
+    settings->neighbors = MLFF_NEIGHBORS_AUTO;
+}
+
+static mlff_status check_settings(const mlff_settings *s, mlff_error *err)
+{
+    if (s->precision != MLFF_PRECISION_FLOAT32 && s->precision != MLFF_PRECISION_FLOAT64)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)s->precision);
+    if (s->n_threads < 0)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "n_threads is negative");
+    switch (s->neighbors) {
+    case MLFF_NEIGHBORS_AUTO:
+    case MLFF_NEIGHBORS_DENSE:
+        return MLFF_OK;
+    case MLFF_NEIGHBORS_SPARSE:
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "sparse neighbour lists are not available yet");
+    }
+    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "unknown neighbors mode %d", (int)s->neighbors);
+}
+
+MLFF_API mlff_status mlff_context_create(const mlff_settings *settings, mlff_context **out)
+{
+    if (!out)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_context *ctx = calloc(1, sizeof *ctx);
+    *out = ctx;
+    if (!ctx)
+        return MLFF_ERROR_OUT_OF_MEMORY;
+    mlff_error_clear(&ctx->error);
+    mlff_settings defaults;
+    mlff_default_settings(&defaults);
+    const mlff_settings *s = settings ? settings : &defaults;
+    mlff_status status = check_settings(s, &ctx->error);
+    if (status == MLFF_OK)
+        status = mlff_context_open(ctx, s);
+    return status;
+}
+
+MLFF_API void mlff_context_destroy(mlff_context *ctx)
+{
+    if (!ctx)
+        return;
+    mlff_context_close(ctx);
+    free(ctx);
+}
+
+MLFF_API const char *mlff_last_error(const mlff_context *ctx)
+{
+    return ctx ? ctx->error.message : "no context";
+}
+
+MLFF_API mlff_status mlff_last_error_location(const mlff_context *ctx, int64_t *system, int64_t *atom)
+{
+    if (!ctx)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    if (system)
+        *system = ctx->error.system;
+    if (atom)
+        *atom = ctx->error.atom;
+    return MLFF_OK;
+}
+
+MLFF_API const char *mlff_device_description(const mlff_context *ctx)
+{
+    if (!ctx || !ctx->iface)
+        return "no device";
+    return ctx->iface->describe(ctx->backend);
+}
+
+/* A context whose device did not open only reports that. */
+static mlff_status check_usable(mlff_context *ctx)
+{
+    if (ctx->iface)
+        return MLFF_OK;
+    return mlff_fail(&ctx->error, MLFF_ERROR_DEVICE, "the context has no device (creating it failed)");
+}
+
+MLFF_API mlff_status mlff_model_load(mlff_context *ctx, const char *path, mlff_model **model)
+{
+    if (!ctx)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_error_clear(&ctx->error);
+    if (!model)
+        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "model pointer is NULL");
+    *model = NULL;
+    mlff_status s = check_usable(ctx);
+    return s != MLFF_OK ? s : mlff_model_open(ctx, path, model);
+}
+
+MLFF_API void mlff_model_free(mlff_model *model)
+{
+    mlff_model_close(model);
+}
+
+MLFF_API mlff_status mlff_model_get_info(const mlff_model *model, mlff_model_info *info)
+{
+    if (!model || !info)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    info->name = model->name;
+    info->n_elements = model->n_elements;
+    info->atomic_numbers = model->atomic_numbers;
+    info->cutoff = model->cutoff;
+    info->path = model->path;
+    return MLFF_OK;
+}
+
+MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch, double *energies,
+                                   double *forces)
+{
+    if (!model)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_context *ctx = model->ctx;
+    mlff_error_clear(&ctx->error);
+    if (!batch)
+        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch is NULL");
+    mlff_status s = mlff_model_run(model, batch, energies, forces);
+    if (s == MLFF_OK)
+        ctx->stats.evaluations++;
+    return s;
+}
+
+MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats)
+{
+    if (!ctx || !stats)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    *stats = ctx->stats;
+    return MLFF_OK;
+}
+
+MLFF_API const char *mlff_element_symbol(int z)
+{
+    return mlff_element_symbol_internal(z);
+}
+
+MLFF_API int mlff_element_number(const char *symbol)
+{
+    return symbol ? mlff_element_number_internal(symbol) : 0;
+}
+
+MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed)
+{
+    if (!buf && size > 0)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    /* Like snprintf: the whole list is measured, as much as fits is copied. */
+    char list[4096] = "";
+    mlff_backend_cpu.list_devices(list, sizeof list);
+    size_t len = strlen(list);
+    snprintf(list + len, sizeof list - len, "opencl: not built (coming in a later version)\n"
+                                            "vulkan: not built (coming in a later version)\n");
+    if (needed)
+        *needed = strlen(list) + 1;
+    if (size > 0)
+        snprintf(buf, size, "%s", list);
+    return MLFF_OK;
+}

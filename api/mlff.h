@@ -1,0 +1,178 @@
+/*
+ * mlff: machine-learned force fields on any hardware.
+ *
+ * Public C API. Conventions:
+ *  - every function returns an mlff_status (0 = success, negative = error);
+ *  - a context owns all state (device, models, plans, the last error);
+ *    there is no global mutable state, so independent contexts may be used
+ *    from different threads (one context must not be used from two threads
+ *    at once);
+ *  - units at the interface: positions and cells in Angstrom, energies in
+ *    eV, forces in eV/Angstrom, whatever the precision used inside;
+ *  - output buffers belong to the caller; NULL skips an output.
+ */
+#ifndef MLFF_H
+#define MLFF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(MLFF_BUILDING_LIBRARY) && defined(__GNUC__)
+#define MLFF_API __attribute__((visibility("default")))
+#else
+#define MLFF_API
+#endif
+
+#define MLFF_VERSION_MAJOR 0
+#define MLFF_VERSION_MINOR 1
+#define MLFF_VERSION_PATCH 0
+#define MLFF_VERSION_STRING "0.1.0"
+#define MLFF_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
+#define MLFF_VERSION MLFF_VERSION_NUMBER(MLFF_VERSION_MAJOR, MLFF_VERSION_MINOR, MLFF_VERSION_PATCH)
+
+/* Runtime version of the library, as MLFF_VERSION_NUMBER(...). */
+MLFF_API unsigned mlff_version(void);
+MLFF_API const char *mlff_version_string(void);
+
+typedef enum mlff_status {
+    MLFF_OK = 0,
+    MLFF_ERROR_INVALID_ARGUMENT = -1, /* bad use of the API (NULL pointer, bad enum, ...) */
+    MLFF_ERROR_OUT_OF_MEMORY = -2,    /* host or device memory exhausted */
+    MLFF_ERROR_IO = -3,               /* file missing or unreadable */
+    MLFF_ERROR_MODEL_FORMAT = -4,     /* corrupt, truncated or unknown model file */
+    MLFF_ERROR_BAD_INPUT = -5,        /* the systems themselves: element, NaN, overlap */
+    MLFF_ERROR_UNSUPPORTED = -6,      /* valid request this build or model cannot do yet */
+    MLFF_ERROR_DEVICE = -7,           /* device missing, or failed */
+    MLFF_ERROR_INTERNAL = -8          /* a bug in mlff: please report it */
+} mlff_status;
+
+/* Static description of a status code ("invalid argument", ...). */
+MLFF_API const char *mlff_strerror(mlff_status status);
+
+typedef enum mlff_device_kind {
+    MLFF_DEVICE_AUTO = 0,   /* a real GPU through OpenCL or Vulkan if present, else the CPU */
+    MLFF_DEVICE_CPU = 1,    /* the OpenMP CPU backend */
+    MLFF_DEVICE_OPENCL = 2, /* OpenCL (any device type, PoCL included) */
+    MLFF_DEVICE_VULKAN = 3  /* Vulkan (any device type, lavapipe included) */
+} mlff_device_kind;
+
+typedef enum mlff_precision {
+    MLFF_PRECISION_FLOAT32 = 0,
+    MLFF_PRECISION_FLOAT64 = 1
+} mlff_precision;
+
+typedef enum mlff_neighbors {
+    MLFF_NEIGHBORS_AUTO = 0,
+    MLFF_NEIGHBORS_DENSE = 1,  /* all pairs within each system */
+    MLFF_NEIGHBORS_SPARSE = 2  /* cell lists (not available yet) */
+} mlff_neighbors;
+
+typedef struct mlff_settings {
+    mlff_device_kind device;
+    int device_index;         /* -1: the backend's best device */
+    mlff_precision precision;
+    int n_threads;            /* CPU threads; 0: all available */
+    mlff_neighbors neighbors;
+    uint8_t reserved[64];     /* room to grow without breaking the ABI; keep zero */
+} mlff_settings;
+
+/* Fill *settings with the defaults (auto device, float32, all threads). */
+MLFF_API void mlff_default_settings(mlff_settings *settings);
+
+typedef struct mlff_context mlff_context;
+typedef struct mlff_model mlff_model;
+
+/*
+ * Create a context and open the requested device.
+ * On MLFF_ERROR_OUT_OF_MEMORY *ctx is NULL. On any other error *ctx is a
+ * context that only holds the reason (mlff_last_error); destroy it.
+ * settings may be NULL for the defaults.
+ */
+MLFF_API mlff_status mlff_context_create(const mlff_settings *settings, mlff_context **ctx);
+/* Destroys the context and every model loaded into it. NULL is allowed. */
+MLFF_API void mlff_context_destroy(mlff_context *ctx);
+
+/* The message of the last error in this context ("" if none). */
+MLFF_API const char *mlff_last_error(const mlff_context *ctx);
+
+/*
+ * Where the last MLFF_ERROR_BAD_INPUT points: system and atom index within
+ * that system (0-based), or -1 where it does not apply.
+ */
+MLFF_API mlff_status mlff_last_error_location(const mlff_context *ctx, int64_t *system, int64_t *atom);
+
+/* Human-readable description of the device in use ("cpu: 2 threads"). */
+MLFF_API const char *mlff_device_description(const mlff_context *ctx);
+
+/*
+ * Load a model file. path NULL means the default model: $MLFF_MODEL if set,
+ * else the model next to the build tree of an uninstalled library, else the
+ * installed one.
+ */
+MLFF_API mlff_status mlff_model_load(mlff_context *ctx, const char *path, mlff_model **model);
+/* Optional: models are also released with their context. */
+MLFF_API void mlff_model_free(mlff_model *model);
+
+typedef struct mlff_model_info {
+    const char *name;            /* "ANI-2x" */
+    int n_elements;
+    const int *atomic_numbers;   /* the elements the model knows, n_elements of them */
+    double cutoff;               /* largest interaction cutoff, Angstrom */
+    const char *path;            /* the file it was loaded from */
+} mlff_model_info;
+
+/* Pointers inside stay valid while the model lives. */
+MLFF_API mlff_status mlff_model_get_info(const mlff_model *model, mlff_model_info *info);
+
+/*
+ * A batch of systems of possibly different sizes: atoms of all systems
+ * concatenated; system s owns atoms [system_offsets[s], system_offsets[s+1]).
+ */
+typedef struct mlff_batch {
+    int64_t n_systems;
+    const int64_t *system_offsets;  /* n_systems + 1, starting at 0, non-decreasing */
+    const int32_t *atomic_numbers;  /* one per atom */
+    const double *positions;        /* n_atoms x 3, Angstrom */
+    const double *cells;            /* n_systems x 3 x 3, rows are lattice vectors; may be NULL */
+    const uint8_t *pbc;             /* n_systems x 3 periodic flags; NULL: none periodic */
+} mlff_batch;
+
+/*
+ * Evaluate every system of the batch in one pass.
+ * energies: n_systems values in eV; forces: n_atoms x 3 in eV/Angstrom.
+ * Either may be NULL to skip it.
+ */
+MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch,
+                                   double *energies, double *forces);
+
+/* Chemical element symbol of atomic number z (1..118), or NULL. */
+MLFF_API const char *mlff_element_symbol(int z);
+/* Atomic number of a symbol ("Cl"; exact case), or 0 if none. */
+MLFF_API int mlff_element_number(const char *symbol);
+
+/* Counters for tests and tuning. */
+typedef struct mlff_stats {
+    uint64_t evaluations;      /* mlff_evaluate calls that succeeded */
+    uint64_t plan_executions;  /* times a compiled plan ran on the device */
+    uint64_t plan_builds;      /* plans created or grown (buffer allocations) */
+    uint64_t reserved[8];
+} mlff_stats;
+
+MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);
+
+/*
+ * List the backends compiled in and the devices each can see, one per line.
+ * Like snprintf: as much as fits goes into buf (NUL-terminated when size > 0)
+ * and *needed (may be NULL) receives the size the whole list needs.
+ */
+MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLFF_H */

@@ -1,0 +1,64 @@
+/*
+ * The backend interface: a small table of functions that every backend
+ * (CPU now; OpenCL and Vulkan next) fills in. A backend sees resolved
+ * tensors (device buffer, dtype, shape) and ops, never models.
+ */
+#ifndef MLFF_BACKENDS_BACKEND_H
+#define MLFF_BACKENDS_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../core/dtype.h"
+#include "../core/error.h"
+#include "../core/ops.h"
+
+/* A tensor as a backend sees it: concrete dtype (never REAL), concrete rows. */
+typedef struct mlff_exec_tensor {
+    void *buffer;   /* the backend's buffer handle */
+    mlff_dtype dtype;
+    int64_t rows, cols;
+} mlff_exec_tensor;
+
+typedef struct mlff_exec_node {
+    mlff_op op;
+    int n_inputs;
+    mlff_exec_tensor inputs[MLFF_MAX_OP_INPUTS];
+    mlff_exec_tensor output;
+    mlff_op_attrs attrs;
+} mlff_exec_node;
+
+typedef struct mlff_backend mlff_backend; /* each backend defines its own */
+
+typedef struct mlff_backend_options {
+    int device_index;   /* -1: best */
+    int n_threads;      /* 0: all */
+    int allow_cpu_devices; /* OpenCL/Vulkan: accept CPU implementations (PoCL, lavapipe) */
+} mlff_backend_options;
+
+typedef struct mlff_backend_iface {
+    const char *name;
+    /* Append one line per device to buf ("cpu 0: ..."): for `mlff devices`. */
+    void (*list_devices)(char *buf, size_t size);
+    /* Open a device. A missing device is MLFF_ERROR_DEVICE with a message. */
+    mlff_status (*open)(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err);
+    void (*close)(mlff_backend *be);
+    const char *(*describe)(const mlff_backend *be);
+    int (*supports_dtype)(const mlff_backend *be, mlff_dtype dtype);
+    /* True for a GPU (used by the automatic device choice). */
+    int (*is_gpu)(const mlff_backend *be);
+
+    mlff_status (*buffer_alloc)(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err);
+    void (*buffer_free)(mlff_backend *be, void *buffer);
+    mlff_status (*buffer_write)(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                size_t bytes, mlff_error *err);
+    mlff_status (*buffer_read)(mlff_backend *be, const void *buffer, size_t offset, void *dst,
+                               size_t bytes, mlff_error *err);
+    /* Run the nodes in order (one plan execution) and wait until done. */
+    mlff_status (*compute)(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
+                           mlff_error *err);
+} mlff_backend_iface;
+
+extern const mlff_backend_iface mlff_backend_cpu;
+
+#endif

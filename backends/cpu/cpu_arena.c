@@ -1,0 +1,82 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#define ARENA_ALIGN 64
+
+void *cpu_arena_alloc(cpu_arena *a, size_t bytes)
+{
+    bytes = (bytes + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+    if (a->used + bytes <= a->capacity) {
+        void *p = a->base + a->used;
+        a->used += bytes;
+        return p;
+    }
+    /* Does not fit: serve from a block of its own now, and grow the arena
+     * at the next reset so that the next time it fits. */
+    if (a->n_spill == a->cap_spill) {
+        int cap = a->cap_spill ? 2 * a->cap_spill : 8;
+        void **s = realloc(a->spill, (size_t)cap * sizeof *s);
+        if (!s)
+            return NULL;
+        a->spill = s;
+        a->cap_spill = cap;
+    }
+    void *p = aligned_alloc(ARENA_ALIGN, bytes);
+    if (!p)
+        return NULL;
+    a->spill[a->n_spill++] = p;
+    a->overflow += bytes;
+    return p;
+}
+
+void cpu_arena_reset(cpu_arena *a)
+{
+    if (a->n_spill) {
+        for (int k = 0; k < a->n_spill; k++)
+            free(a->spill[k]);
+        a->n_spill = 0;
+        size_t cap = a->capacity + a->overflow;
+        cap += cap / 2;
+        cap = (cap + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
+        void *p = aligned_alloc(ARENA_ALIGN, cap);
+        if (p) {
+            free(a->base);
+            a->base = p;
+            a->capacity = cap;
+        }
+        a->overflow = 0;
+    }
+    a->used = 0;
+}
+
+void cpu_arena_free(cpu_arena *a)
+{
+    cpu_arena_reset(a);
+    free(a->base);
+    free(a->spill);
+    memset(a, 0, sizeof *a);
+}
+
+mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride, int64_t n,
+                          int64_t n_keys, cpu_csr *out, mlff_error *err)
+{
+    out->offsets = cpu_arena_alloc(&be->arena, (size_t)(n_keys + 1) * sizeof(int64_t));
+    out->items = cpu_arena_alloc(&be->arena, (size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!out->offsets || !out->items)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for an index sort");
+    int64_t *off = out->offsets;
+    memset(off, 0, (size_t)(n_keys + 1) * sizeof *off);
+    for (int64_t r = 0; r < n; r++)
+        off[keys[r * stride] + 1]++;
+    for (int64_t t = 0; t < n_keys; t++)
+        off[t + 1] += off[t];
+    /* Fill with a moving cursor per key; restore offsets afterwards. */
+    for (int64_t r = 0; r < n; r++)
+        out->items[off[keys[r * stride]]++] = r;
+    for (int64_t t = n_keys; t > 0; t--)
+        off[t] = off[t - 1];
+    off[0] = 0;
+    return MLFF_OK;
+}

@@ -1,0 +1,139 @@
+/* The OpenMP CPU backend: host buffers, and every op as a plain C kernel.
+ * It is the numerical reference that the other backends are tested against. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "cpu_internal.h"
+
+static int available_threads(void)
+{
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+static void cpu_list_devices(char *buf, size_t size)
+{
+    size_t len = strlen(buf);
+    snprintf(buf + len, size - len, "cpu 0: %d threads (%s)\n", available_threads(),
+#ifdef _OPENMP
+             "OpenMP"
+#else
+             "serial build"
+#endif
+    );
+}
+
+static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
+{
+    if (opts->device_index > 0)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "cpu: there is only device 0");
+    mlff_backend *be = calloc(1, sizeof *be);
+    if (!be)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
+    be->n_threads = opts->n_threads > 0 ? opts->n_threads : available_threads();
+    snprintf(be->description, sizeof be->description, "cpu: %d thread%s", be->n_threads,
+             be->n_threads == 1 ? "" : "s");
+    *out = be;
+    return MLFF_OK;
+}
+
+static void cpu_close(mlff_backend *be)
+{
+    if (!be)
+        return;
+    cpu_arena_free(&be->arena);
+    free(be);
+}
+
+static const char *cpu_describe(const mlff_backend *be)
+{
+    return be->description;
+}
+
+static int cpu_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
+{
+    (void)be;
+    return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_F64 || dtype == MLFF_DTYPE_I32;
+}
+
+static int cpu_is_gpu(const mlff_backend *be)
+{
+    (void)be;
+    return 0;
+}
+
+static mlff_status cpu_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
+{
+    (void)be;
+    /* Round up to whole cache lines so that aligned_alloc accepts the size. */
+    size_t size = (bytes + 63) & ~(size_t)63;
+    *buffer = aligned_alloc(64, size ? size : 64);
+    if (!*buffer)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory (%zu bytes)", bytes);
+    return MLFF_OK;
+}
+
+static void cpu_buffer_free(mlff_backend *be, void *buffer)
+{
+    (void)be;
+    free(buffer);
+}
+
+static mlff_status cpu_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                    size_t bytes, mlff_error *err)
+{
+    (void)be;
+    (void)err;
+    memcpy((char *)buffer + offset, src, bytes);
+    return MLFF_OK;
+}
+
+static mlff_status cpu_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst,
+                                   size_t bytes, mlff_error *err)
+{
+    (void)be;
+    (void)err;
+    memcpy(dst, (const char *)buffer + offset, bytes);
+    return MLFF_OK;
+}
+
+static mlff_status cpu_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
+                               mlff_error *err)
+{
+    for (int k = 0; k < n_nodes; k++) {
+        const mlff_exec_node *n = &nodes[k];
+        const int type = n->output.dtype == MLFF_DTYPE_F64 ? 1 : 0;
+        cpu_kernel_fn kernel = cpu_real_kernels[type][n->op];
+        if (!kernel)
+            return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "cpu: op %s is not implemented",
+                             mlff_op_get(n->op)->name);
+        cpu_arena_reset(&be->arena);
+        mlff_status s = kernel(be, n, err);
+        if (s != MLFF_OK)
+            return s;
+    }
+    return MLFF_OK;
+}
+
+const mlff_backend_iface mlff_backend_cpu = {
+    .name = "cpu",
+    .list_devices = cpu_list_devices,
+    .open = cpu_open,
+    .close = cpu_close,
+    .describe = cpu_describe,
+    .supports_dtype = cpu_supports_dtype,
+    .is_gpu = cpu_is_gpu,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .buffer_write = cpu_buffer_write,
+    .buffer_read = cpu_buffer_read,
+    .compute = cpu_compute,
+};

@@ -1,0 +1,75 @@
+/* Internals of the OpenMP CPU backend. */
+#ifndef MLFF_BACKENDS_CPU_INTERNAL_H
+#define MLFF_BACKENDS_CPU_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../backend.h"
+
+/* Scratch memory for one node at a time (index sorts). Reset before each
+ * node; grows to the largest need and then stays, so a steady state of
+ * repeated evaluations allocates nothing. */
+typedef struct cpu_arena {
+    char *base;
+    size_t capacity, used;
+    size_t overflow;     /* bytes that did not fit since the last reset */
+    void **spill;        /* blocks allocated for them, freed at reset */
+    int n_spill, cap_spill;
+} cpu_arena;
+
+struct mlff_backend {
+    int n_threads;
+    char description[96];
+    cpu_arena arena;
+};
+
+void *cpu_arena_alloc(cpu_arena *a, size_t bytes);
+void cpu_arena_reset(cpu_arena *a);
+void cpu_arena_free(cpu_arena *a);
+
+/* A stable counting sort of n rows by key (keys[r * stride] in [0, n_keys)):
+ * the rows with key t are items[offsets[t] .. offsets[t+1]) in row order.
+ * This is how every scatter is made deterministic and race-free: work is
+ * split by target, and each target sums its rows in a fixed order. */
+typedef struct cpu_csr {
+    int64_t *offsets; /* n_keys + 1 */
+    int64_t *items;   /* n */
+} cpu_csr;
+
+mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride, int64_t n,
+                          int64_t n_keys, cpu_csr *out, mlff_error *err);
+
+typedef mlff_status (*cpu_kernel_fn)(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+
+/* Kernels whose tensors are all of the plan's real type, per type: [0] float, [1] double. */
+extern const cpu_kernel_fn cpu_real_kernels[2][MLFF_OP_COUNT];
+/* Kernels that mix types (gather, scatter): one each. */
+mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+
+/* Parallel loops: OpenMP with the context's thread count, serial for small n. */
+#define CPU_PRAGMA(x) _Pragma(#x)
+#ifdef _OPENMP
+#define CPU_PARALLEL_FOR(n) \
+    CPU_PRAGMA(omp parallel for num_threads(be->n_threads) schedule(static) if ((n) > 32))
+#else
+#define CPU_PARALLEL_FOR(n)
+#endif
+
+/* Reads element k of a tensor of any real dtype as double. */
+static inline double cpu_load(const mlff_exec_tensor *t, int64_t k)
+{
+    return t->dtype == MLFF_DTYPE_F32 ? (double)((const float *)t->buffer)[k]
+                                      : ((const double *)t->buffer)[k];
+}
+
+static inline void cpu_store(const mlff_exec_tensor *t, int64_t k, double v)
+{
+    if (t->dtype == MLFF_DTYPE_F32)
+        ((float *)t->buffer)[k] = (float)v;
+    else
+        ((double *)t->buffer)[k] = v;
+}
+
+#endif

@@ -1,0 +1,51 @@
+/* Instantiates the real-typed CPU kernels for float and double. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_internal.h"
+
+#define FN_PASTE(name, suffix) name##_##suffix
+#define FN_EXPAND(name, suffix) FN_PASTE(name, suffix)
+#define FN(name) FN_EXPAND(name, REAL_SUFFIX)
+
+#define real float
+#define REAL_SUFFIX f32
+#include "cpu_kernels_tmpl.h"
+#undef real
+#undef REAL_SUFFIX
+
+#define real double
+#define REAL_SUFFIX f64
+#include "cpu_kernels_tmpl.h"
+#undef real
+#undef REAL_SUFFIX
+
+#define KERNEL_TABLE(sfx)                                              \
+    {                                                                  \
+        [MLFF_OP_FILL] = fill_##sfx,                                   \
+        [MLFF_OP_ADD] = add_##sfx,                                     \
+        [MLFF_OP_SCALE] = scale_##sfx,                                 \
+        [MLFF_OP_MUL] = mul_##sfx,                                     \
+        [MLFF_OP_CONCAT_COLS] = concat_cols_##sfx,                     \
+        [MLFF_OP_SLICE_COLS] = slice_cols_##sfx,                       \
+        [MLFF_OP_GATHER_ROWS] = cpu_gather_rows,                       \
+        [MLFF_OP_SCATTER_ADD_ROWS] = cpu_scatter_add_rows,             \
+        [MLFF_OP_SUM_COLS] = sum_cols_##sfx,                           \
+        [MLFF_OP_BROADCAST_COLS] = broadcast_cols_##sfx,               \
+        [MLFF_OP_LINEAR] = linear_##sfx,                               \
+        [MLFF_OP_LINEAR_VJP] = linear_vjp_##sfx,                       \
+        [MLFF_OP_CELU] = celu_##sfx,                                   \
+        [MLFF_OP_CELU_VJP] = celu_vjp_##sfx,                           \
+        [MLFF_OP_PAIR_VECTORS] = pair_vectors_##sfx,                   \
+        [MLFF_OP_PAIR_VECTORS_VJP] = pair_vectors_vjp_##sfx,           \
+        [MLFF_OP_NORM3] = norm3_##sfx,                                 \
+        [MLFF_OP_NORM3_VJP] = norm3_vjp_##sfx,                         \
+        [MLFF_OP_COSINE_CUTOFF] = cosine_cutoff_##sfx,                 \
+        [MLFF_OP_COSINE_CUTOFF_VJP] = cosine_cutoff_vjp_##sfx,         \
+        [MLFF_OP_ANI_RADIAL] = ani_radial_##sfx,                       \
+        [MLFF_OP_ANI_RADIAL_VJP] = ani_radial_vjp_##sfx,               \
+        [MLFF_OP_ANI_ANGULAR] = ani_angular_##sfx,                     \
+        [MLFF_OP_ANI_ANGULAR_VJP] = ani_angular_vjp_##sfx,             \
+    }
+
+const cpu_kernel_fn cpu_real_kernels[2][MLFF_OP_COUNT] = {KERNEL_TABLE(f32), KERNEL_TABLE(f64)};

@@ -1,0 +1,537 @@
+/*
+ * CPU kernels for ops whose tensors are all of one real type. This file is a
+ * template: cpu_kernels.c includes it once with `real` = float and once with
+ * `real` = double (FN() appends _f32 or _f64 to names).
+ * Semantics of every op: core/ops.h.
+ */
+
+#define KERNEL(name) static mlff_status FN(name)(mlff_backend * be, const mlff_exec_node *n, mlff_error *err)
+#define IN(k) ((const real *)n->inputs[k].buffer)
+#define IDX(k) ((const int32_t *)n->inputs[k].buffer)
+#define OUT ((real *)n->output.buffer)
+#define UNUSED_ARGS ((void)be, (void)err)
+
+KERNEL(fill)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real v = (real)n->attrs.f[0];
+    real *y = OUT;
+    for (int64_t k = 0; k < total; k++)
+        y[k] = v;
+    return MLFF_OK;
+}
+
+KERNEL(add)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real *a = IN(0), *b = IN(1);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(total / 256)
+    for (int64_t k = 0; k < total; k++)
+        y[k] = a[k] + b[k];
+    return MLFF_OK;
+}
+
+KERNEL(scale)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real f = (real)n->attrs.f[0], *x = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(total / 256)
+    for (int64_t k = 0; k < total; k++)
+        y[k] = f * x[k];
+    return MLFF_OK;
+}
+
+KERNEL(mul)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, cols = n->output.cols, bcols = n->inputs[1].cols;
+    const real *a = IN(0), *b = IN(1);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++)
+            y[r * cols + c] = a[r * cols + c] * b[r * bcols + (bcols == 1 ? 0 : c)];
+    return MLFF_OK;
+}
+
+KERNEL(concat_cols)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, ka = n->inputs[0].cols, kb = n->inputs[1].cols;
+    const real *a = IN(0), *b = IN(1);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++) {
+        memcpy(y + r * (ka + kb), a + r * ka, (size_t)ka * sizeof(real));
+        memcpy(y + r * (ka + kb) + ka, b + r * kb, (size_t)kb * sizeof(real));
+    }
+    return MLFF_OK;
+}
+
+KERNEL(slice_cols)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, k = n->inputs[0].cols;
+    const int64_t start = n->attrs.i[0], count = n->attrs.i[1];
+    const real *x = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++)
+        memcpy(y + r * count, x + r * k + start, (size_t)count * sizeof(real));
+    return MLFF_OK;
+}
+
+KERNEL(sum_cols)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, k = n->inputs[0].cols;
+    const double f = n->attrs.f[0];
+    const real *x = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++) {
+        double s = 0.0;
+        for (int64_t c = 0; c < k; c++)
+            s += x[r * k + c];
+        y[r] = (real)(f * s);
+    }
+    return MLFF_OK;
+}
+
+KERNEL(broadcast_cols)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, k = n->output.cols;
+    const real f = (real)n->attrs.f[0], *x = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < k; c++)
+            y[r * k + c] = f * x[r];
+    return MLFF_OK;
+}
+
+/* Dot product with several independent sums so the compiler can vectorise it. */
+static inline real FN(dot)(const real *a, const real *b, int64_t len)
+{
+    real s[8] = {0};
+    int64_t c = 0;
+    for (; c + 8 <= len; c += 8)
+        for (int u = 0; u < 8; u++)
+            s[u] += a[c + u] * b[c + u];
+    real t = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    for (; c < len; c++)
+        t += a[c] * b[c];
+    return t;
+}
+
+KERNEL(linear)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, groups = n->attrs.i[0];
+    const int64_t in = n->inputs[1].cols, out = n->inputs[1].rows / groups;
+    const real *x = IN(0), *w = IN(1), *b = IN(2);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t g = 0; g < groups; g++) {
+            const real *xr = x + r * groups * in + g * in;
+            for (int64_t o = 0; o < out; o++) {
+                const int64_t wo = g * out + o;
+                y[r * groups * out + wo] = b[wo] + FN(dot)(w + wo * in, xr, in);
+            }
+        }
+    return MLFF_OK;
+}
+
+KERNEL(linear_vjp)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, groups = n->attrs.i[0];
+    const int64_t in = n->inputs[1].cols, out = n->inputs[1].rows / groups;
+    const real *gy = IN(0), *w = IN(1);
+    real *gx = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t g = 0; g < groups; g++) {
+            real *gxr = gx + r * groups * in + g * in;
+            for (int64_t c = 0; c < in; c++)
+                gxr[c] = 0;
+            for (int64_t o = 0; o < out; o++) {
+                const int64_t wo = g * out + o;
+                const real s = gy[r * groups * out + wo];
+                const real *wr = w + wo * in;
+                for (int64_t c = 0; c < in; c++)
+                    gxr[c] += s * wr[c];
+            }
+        }
+    return MLFF_OK;
+}
+
+KERNEL(celu)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real alpha = (real)n->attrs.f[0], *x = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(total / 256)
+    for (int64_t k = 0; k < total; k++)
+        y[k] = x[k] > 0 ? x[k] : alpha * (real)expm1(x[k] / alpha);
+    return MLFF_OK;
+}
+
+KERNEL(celu_vjp)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *x = IN(1);
+    real *gx = OUT;
+    CPU_PARALLEL_FOR(total / 256)
+    for (int64_t k = 0; k < total; k++)
+        gx[k] = x[k] > 0 ? gy[k] : gy[k] * (real)exp(x[k] / alpha);
+    return MLFF_OK;
+}
+
+KERNEL(pair_vectors)
+{
+    UNUSED_ARGS;
+    const int64_t pairs = n->output.rows;
+    const real *pos = IN(0), *shift = IN(2);
+    const int32_t *ij = IDX(1);
+    real *v = OUT;
+    CPU_PARALLEL_FOR(pairs)
+    for (int64_t p = 0; p < pairs; p++)
+        for (int d = 0; d < 3; d++)
+            v[3 * p + d] = pos[3 * ij[2 * p + 1] + d] - pos[3 * ij[2 * p] + d] + shift[3 * p + d];
+    return MLFF_OK;
+}
+
+KERNEL(pair_vectors_vjp)
+{
+    const int64_t pairs = n->inputs[0].rows, atoms = n->output.rows;
+    const real *gv = IN(0);
+    const int32_t *ij = IDX(1);
+    real *gpos = OUT;
+    cpu_csr as_center, as_neighbour;
+    mlff_status s = cpu_csr_build(be, ij, 2, pairs, atoms, &as_center, err);
+    if (s == MLFF_OK)
+        s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &as_neighbour, err);
+    if (s != MLFF_OK)
+        return s;
+    CPU_PARALLEL_FOR(atoms)
+    for (int64_t a = 0; a < atoms; a++) {
+        double g[3] = {0, 0, 0};
+        for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
+            for (int d = 0; d < 3; d++)
+                g[d] += gv[3 * as_neighbour.items[q] + d];
+        for (int64_t q = as_center.offsets[a]; q < as_center.offsets[a + 1]; q++)
+            for (int d = 0; d < 3; d++)
+                g[d] -= gv[3 * as_center.items[q] + d];
+        for (int d = 0; d < 3; d++)
+            gpos[3 * a + d] = (real)g[d];
+    }
+    return MLFF_OK;
+}
+
+KERNEL(norm3)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows;
+    const real *v = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++)
+        y[r] = (real)sqrt((double)v[3 * r] * v[3 * r] + (double)v[3 * r + 1] * v[3 * r + 1] +
+                          (double)v[3 * r + 2] * v[3 * r + 2]);
+    return MLFF_OK;
+}
+
+KERNEL(norm3_vjp)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows;
+    const real *gy = IN(0), *v = IN(1);
+    real *gv = OUT;
+    CPU_PARALLEL_FOR(rows)
+    for (int64_t r = 0; r < rows; r++) {
+        const real len = (real)sqrt((double)v[3 * r] * v[3 * r] + (double)v[3 * r + 1] * v[3 * r + 1] +
+                                    (double)v[3 * r + 2] * v[3 * r + 2]);
+        for (int d = 0; d < 3; d++)
+            gv[3 * r + d] = len > 0 ? gy[r] * v[3 * r + d] / len : 0;
+    }
+    return MLFF_OK;
+}
+
+/* fc(d) = 0.5 cos(pi d / rc) + 0.5 inside the cutoff, and its derivative. */
+static inline real FN(cutoff_fn)(real d, real rc)
+{
+    return d < rc ? (real)0.5 * (real)cos((real)M_PI * d / rc) + (real)0.5 : 0;
+}
+
+static inline real FN(cutoff_grad)(real d, real rc)
+{
+    return d < rc ? (real)-0.5 * (real)M_PI / rc * (real)sin((real)M_PI * d / rc) : 0;
+}
+
+KERNEL(cosine_cutoff)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real rc = (real)n->attrs.f[0], *d = IN(0);
+    real *y = OUT;
+    CPU_PARALLEL_FOR(total)
+    for (int64_t k = 0; k < total; k++)
+        y[k] = FN(cutoff_fn)(d[k], rc);
+    return MLFF_OK;
+}
+
+KERNEL(cosine_cutoff_vjp)
+{
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols;
+    const real rc = (real)n->attrs.f[0], *gy = IN(0), *d = IN(1);
+    real *gd = OUT;
+    CPU_PARALLEL_FOR(total)
+    for (int64_t k = 0; k < total; k++)
+        gd[k] = gy[k] * FN(cutoff_grad)(d[k], rc);
+    return MLFF_OK;
+}
+
+static inline real FN(length3)(const real *v)
+{
+    return (real)sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+}
+
+/* ---- ANI radial terms: one row of pairs per center atom ---- */
+
+KERNEL(ani_radial)
+{
+    const int64_t pairs = n->inputs[0].rows, atoms = n->output.rows, cols = n->output.cols;
+    const int64_t n_shifts = n->inputs[3].rows;
+    const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
+    const real *vec = IN(0), *shift = IN(3);
+    const int32_t *ij = IDX(1), *species = IDX(2);
+    real *y = OUT;
+    cpu_csr by_center;
+    mlff_status s = cpu_csr_build(be, ij, 2, pairs, atoms, &by_center, err);
+    if (s != MLFF_OK)
+        return s;
+    CPU_PARALLEL_FOR(atoms)
+    for (int64_t i = 0; i < atoms; i++) {
+        real *row = y + i * cols;
+        memset(row, 0, (size_t)cols * sizeof(real));
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t p = by_center.items[q];
+            const real d = FN(length3)(vec + 3 * p);
+            const real fc = FN(cutoff_fn)(d, rc);
+            if (fc == 0)
+                continue;
+            real *slot = row + (int64_t)species[ij[2 * p + 1]] * n_shifts;
+            for (int64_t r = 0; r < n_shifts; r++) {
+                const real t = d - shift[r];
+                slot[r] += (real)0.25 * (real)exp(-eta * t * t) * fc;
+            }
+        }
+    }
+    return MLFF_OK;
+}
+
+KERNEL(ani_radial_vjp)
+{
+    UNUSED_ARGS;
+    const int64_t pairs = n->output.rows, cols = n->inputs[0].cols;
+    const int64_t n_shifts = n->inputs[4].rows;
+    const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
+    const real *gy = IN(0), *vec = IN(1), *shift = IN(4);
+    const int32_t *ij = IDX(2), *species = IDX(3);
+    real *gv = OUT;
+    CPU_PARALLEL_FOR(pairs)
+    for (int64_t p = 0; p < pairs; p++) {
+        const real *v = vec + 3 * p;
+        const real d = FN(length3)(v);
+        const real fc = FN(cutoff_fn)(d, rc), dfc = FN(cutoff_grad)(d, rc);
+        real dE_dd = 0;
+        if (fc != 0 || dfc != 0) {
+            const real *g = gy + ij[2 * p] * cols + (int64_t)species[ij[2 * p + 1]] * n_shifts;
+            for (int64_t r = 0; r < n_shifts; r++) {
+                const real t = d - shift[r];
+                const real e = (real)exp(-eta * t * t);
+                dE_dd += g[r] * (real)0.25 * e * (dfc - 2 * eta * t * fc);
+            }
+        }
+        for (int k = 0; k < 3; k++)
+            gv[3 * p + k] = d > 0 ? dE_dd * v[k] / d : 0;
+    }
+    return MLFF_OK;
+}
+
+/* ---- ANI angular terms: triples grouped by center atom ---- */
+
+/* Slot of the unordered species pair (a, b) in upper-triangle order. */
+static inline int64_t FN(species_pair)(int64_t a, int64_t b, int64_t n_species)
+{
+    if (a > b) {
+        int64_t t = a;
+        a = b;
+        b = t;
+    }
+    return a * n_species - a * (a - 1) / 2 + (b - a);
+}
+
+/* Geometry of one triple, shared by the forward and backward kernels. */
+typedef struct FN(triple) {
+    const real *va, *vb;
+    real da, db, cos_raw, theta, fca, fcb;
+    int64_t slot; /* first column of the species pair's block */
+} FN(triple);
+
+static inline int FN(triple_setup)(FN(triple) * t, const mlff_exec_node *n, int64_t a, int64_t b)
+{
+    const real rc = (real)n->attrs.f[2];
+    const real *vec = IN(0);
+    const int32_t *ij = IDX(1), *species = IDX(3);
+    const int64_t n_species = n->attrs.i[0];
+    const int64_t block = n->inputs[4].rows * n->inputs[5].rows;
+    t->va = vec + 3 * a;
+    t->vb = vec + 3 * b;
+    t->da = FN(length3)(t->va);
+    t->db = FN(length3)(t->vb);
+    t->fca = FN(cutoff_fn)(t->da, rc);
+    t->fcb = FN(cutoff_fn)(t->db, rc);
+    if (t->fca == 0 || t->fcb == 0)
+        return 0;
+    const real dot = t->va[0] * t->vb[0] + t->va[1] * t->vb[1] + t->va[2] * t->vb[2];
+    t->cos_raw = dot / (t->da * t->db);
+    t->theta = (real)acos((real)0.95 * t->cos_raw);
+    t->slot = FN(species_pair)(species[ij[2 * a + 1]], species[ij[2 * b + 1]], n_species) * block;
+    return 1;
+}
+
+KERNEL(ani_angular)
+{
+    const int64_t atoms = n->output.rows, cols = n->output.cols, triples = n->inputs[2].rows;
+    const int64_t n_z = n->inputs[4].rows, n_r = n->inputs[5].rows;
+    const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1];
+    const real *shift_z = IN(4), *shift_r = IN(5);
+    const int32_t *ij = IDX(1), *abc = IDX(2);
+    real *y = OUT;
+    /* Triple (a, b) belongs to the center of pair a. */
+    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(triples > 0 ? triples : 1) * sizeof *center);
+    if (!center)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
+    for (int64_t t = 0; t < triples; t++)
+        center[t] = ij[2 * abc[2 * t]];
+    cpu_csr by_center;
+    mlff_status s = cpu_csr_build(be, center, 1, triples, atoms, &by_center, err);
+    if (s != MLFF_OK)
+        return s;
+    CPU_PARALLEL_FOR(atoms)
+    for (int64_t i = 0; i < atoms; i++) {
+        real *row = y + i * cols;
+        memset(row, 0, (size_t)cols * sizeof(real));
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t t = by_center.items[q];
+            FN(triple) tr;
+            if (!FN(triple_setup)(&tr, n, abc[2 * t], abc[2 * t + 1]))
+                continue;
+            const real mean_d = (tr.da + tr.db) / 2, fcc = 2 * tr.fca * tr.fcb;
+            for (int64_t r = 0; r < n_r; r++) {
+                const real u = mean_d - shift_r[r];
+                const real radial = (real)exp(-eta * u * u) * fcc;
+                real *out = row + tr.slot + r * n_z;
+                for (int64_t z = 0; z < n_z; z++) {
+                    const real base = (1 + (real)cos(tr.theta - shift_z[z])) / 2;
+                    out[z] += (real)pow(base, zeta) * radial;
+                }
+            }
+        }
+    }
+    return MLFF_OK;
+}
+
+KERNEL(ani_angular_vjp)
+{
+    /* inputs: 0 gy, 1 vec, 2 pairs, 3 triples, 4 species, 5 shift_theta, 6 shift_r;
+     * the forward op's inputs are these shifted by one. */
+    mlff_exec_node fwd = *n;
+    for (int k = 0; k < 6; k++)
+        fwd.inputs[k] = n->inputs[k + 1];
+    const int64_t pairs = n->output.rows, atoms = n->inputs[0].rows, cols = n->inputs[0].cols;
+    const int64_t triples = n->inputs[3].rows;
+    const int64_t n_z = n->inputs[5].rows, n_r = n->inputs[6].rows;
+    const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1];
+    const real *gy = IN(0), *shift_z = IN(5), *shift_r = IN(6);
+    const int32_t *ij = IDX(2), *abc = IDX(3);
+    real *gv = OUT;
+    memset(gv, 0, (size_t)pairs * 3 * sizeof(real));
+    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(triples > 0 ? triples : 1) * sizeof *center);
+    if (!center)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
+    for (int64_t t = 0; t < triples; t++)
+        center[t] = ij[2 * abc[2 * t]];
+    cpu_csr by_center;
+    mlff_status s = cpu_csr_build(be, center, 1, triples, atoms, &by_center, err);
+    if (s != MLFF_OK)
+        return s;
+    /* A center's triples only touch that center's pairs: no two threads write one row. */
+    CPU_PARALLEL_FOR(atoms)
+    for (int64_t i = 0; i < atoms; i++) {
+        const real *g_row = gy + i * cols;
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t t = by_center.items[q], a = abc[2 * t], b = abc[2 * t + 1];
+            FN(triple) tr;
+            if (!FN(triple_setup)(&tr, &fwd, a, b))
+                continue;
+            const real mean_d = (tr.da + tr.db) / 2;
+            /* Sums over the block of this triple's gradient times the angular
+             * factor A_z, its theta-derivative A'_z, the radial factor B_r and
+             * its derivative B'_r with respect to the mean distance. */
+            real s_ab = 0, s_dtheta = 0, s_dmean = 0;
+            for (int64_t r = 0; r < n_r; r++) {
+                const real u = mean_d - shift_r[r];
+                const real b_r = (real)exp(-eta * u * u), db_r = -2 * eta * u * b_r;
+                const real *g = g_row + tr.slot + r * n_z;
+                for (int64_t z = 0; z < n_z; z++) {
+                    const real phase = tr.theta - shift_z[z];
+                    const real base = (1 + (real)cos(phase)) / 2;
+                    const real a_z = (real)pow(base, zeta);
+                    const real da_z = zeta * (real)pow(base, zeta - 1) * (real)(-sin(phase) / 2);
+                    s_ab += g[z] * a_z * b_r;
+                    s_dtheta += g[z] * da_z * b_r;
+                    s_dmean += g[z] * a_z * db_r;
+                }
+            }
+            const real fcc = 2 * tr.fca * tr.fcb;
+            const real dfa = FN(cutoff_grad)(tr.da, (real)n->attrs.f[2]);
+            const real dfb = FN(cutoff_grad)(tr.db, (real)n->attrs.f[2]);
+            const real c95 = (real)0.95 * tr.cos_raw;
+            const real dtheta_dcos = (real)-0.95 / (real)sqrt(1 - c95 * c95);
+            const real inv_dadb = 1 / (tr.da * tr.db);
+            /* dE/dd_a (through the mean distance and fc(d_a)); likewise b. */
+            const real de_dda = fcc * s_dmean / 2 + 2 * dfa * tr.fcb * s_ab;
+            const real de_ddb = fcc * s_dmean / 2 + 2 * tr.fca * dfb * s_ab;
+            const real de_dcos = fcc * s_dtheta * dtheta_dcos;
+            real *ga = gv + 3 * a, *gb = gv + 3 * b;
+            for (int k = 0; k < 3; k++) {
+                const real ua = tr.va[k] / tr.da, ub = tr.vb[k] / tr.db;
+                const real dcos_da = tr.vb[k] * inv_dadb - tr.cos_raw * ua / tr.da;
+                const real dcos_db = tr.va[k] * inv_dadb - tr.cos_raw * ub / tr.db;
+                ga[k] += de_dda * ua + de_dcos * dcos_da;
+                gb[k] += de_ddb * ub + de_dcos * dcos_db;
+            }
+        }
+    }
+    (void)pairs;
+    return MLFF_OK;
+}
+
+#undef KERNEL
+#undef IN
+#undef IDX
+#undef OUT
+#undef UNUSED_ARGS

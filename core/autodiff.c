@@ -1,0 +1,74 @@
+/*
+ * The reverse pass. Walks the forward nodes backwards, asks each op for its
+ * vector-Jacobian product, and sums the gradients of tensors used more than
+ * once. Only tensors that depend on `wrt` get gradients; what else the VJPs
+ * emit and nobody reads is dropped later by the plan's liveness pass.
+ */
+#include <stdlib.h>
+
+#include "graph.h"
+
+static int zeros_like(mlff_graph *g, int t)
+{
+    const mlff_graph_tensor *x = &g->tensors[t];
+    return mlff_op_fill(g, x->rows_symbol, x->rows, x->cols, x->dtype, 0.0);
+}
+
+int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed)
+{
+    if (mlff_graph_status(g) != MLFF_OK)
+        return -1;
+    const int n_forward = g->n_nodes;
+    const int n_tensors = g->n_tensors;
+    if (output < 0 || output >= n_tensors || wrt < 0 || wrt >= n_tensors)
+        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "gradient of an invalid tensor");
+
+    char *depends = calloc((size_t)n_tensors, 1);
+    int *grad = malloc((size_t)n_tensors * sizeof *grad);
+    if (!depends || !grad) {
+        free(depends);
+        free(grad);
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory in the reverse pass");
+    }
+    for (int t = 0; t < n_tensors; t++)
+        grad[t] = -1;
+
+    depends[wrt] = 1;
+    for (int k = 0; k < n_forward; k++) {
+        const mlff_graph_node *n = &g->nodes[k];
+        for (int j = 0; j < n->n_inputs; j++)
+            depends[n->output] |= depends[n->inputs[j]];
+    }
+
+    if (depends[output]) {
+        const mlff_graph_tensor *y = &g->tensors[output];
+        grad[output] = mlff_op_fill(g, y->rows_symbol, y->rows, y->cols, y->dtype, seed);
+    }
+    for (int k = n_forward - 1; k >= 0 && mlff_graph_status(g) == MLFF_OK; k--) {
+        const mlff_graph_node n = g->nodes[k];
+        if (grad[n.output] < 0)
+            continue;
+        const mlff_op_info *info = mlff_op_get(n.op);
+        if (!info->vjp) {
+            mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "op %s has no VJP but lies on the gradient path",
+                            info->name);
+            break;
+        }
+        int input_grads[MLFF_MAX_OP_INPUTS];
+        for (int j = 0; j < MLFF_MAX_OP_INPUTS; j++)
+            input_grads[j] = -1;
+        info->vjp(g, k, grad[n.output], input_grads);
+        for (int j = 0; j < n.n_inputs; j++) {
+            int x = n.inputs[j];
+            if (!depends[x] || input_grads[j] < 0)
+                continue;
+            grad[x] = grad[x] < 0 ? input_grads[j] : mlff_op_add(g, grad[x], input_grads[j]);
+        }
+    }
+
+    int result = grad[wrt] >= 0 ? grad[wrt] : zeros_like(g, wrt);
+    free(depends);
+    free(grad);
+    g->n_forward_nodes = n_forward;
+    return mlff_graph_status(g) == MLFF_OK ? result : -1;
+}

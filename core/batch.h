@@ -1,0 +1,41 @@
+/*
+ * From a caller's batch to graph inputs: checks the systems (elements known
+ * to the model, finite coordinates, no overlapping atoms, periodicity), then
+ * builds every input the graph asks for (species, system index, pair lists
+ * per cutoff, angular triples, atoms per element) and the size of every size
+ * symbol. Host arrays live in a work area that is reused between calls.
+ */
+#ifndef MLFF_CORE_BATCH_H
+#define MLFF_CORE_BATCH_H
+
+#include "graph.h"
+#include "mlff.h"
+
+/* Atoms closer than this are rejected: no model is meaningful there. */
+#define MLFF_MIN_DISTANCE 0.1
+
+typedef struct mlff_host_array {
+    void *data;
+    size_t capacity; /* bytes */
+} mlff_host_array;
+
+typedef struct mlff_batch_work {
+    int n_tensors;
+    mlff_host_array *inputs; /* per graph tensor; used for inputs only */
+    mlff_dtype *input_dtypes;
+    int64_t *symbols;        /* value of each size symbol */
+    int64_t n_atoms;
+} mlff_batch_work;
+
+mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err);
+void mlff_batch_work_free(mlff_batch_work *w);
+
+/*
+ * species_index[z] is the model's element index of atomic number z, or -1.
+ * model_name and element_list are for error messages.
+ */
+mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
+                               const char *model_name, const char *element_list,
+                               mlff_batch_work *w, mlff_error *err);
+
+#endif

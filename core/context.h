@@ -1,0 +1,51 @@
+/* The context and model objects behind the public handles. */
+#ifndef MLFF_CORE_CONTEXT_H
+#define MLFF_CORE_CONTEXT_H
+
+#include "../backends/backend.h"
+#include "batch.h"
+#include "elements.h"
+#include "error.h"
+#include "graph.h"
+#include "mlff.h"
+#include "plan.h"
+
+struct mlff_context {
+    mlff_settings settings;
+    const mlff_backend_iface *iface; /* NULL when opening the device failed */
+    mlff_backend *backend;
+    mlff_dtype real;
+    mlff_error error;
+    mlff_stats stats;
+    mlff_model **models;
+    int n_models, cap_models;
+};
+
+struct mlff_model {
+    mlff_context *ctx;
+    char *path;
+    char name[64];
+    char element_list[128];             /* "H C N O S F Cl", for messages */
+    int n_elements;
+    int atomic_numbers[MLFF_MAX_ATOMIC_NUMBER];
+    int species_index[MLFF_MAX_ATOMIC_NUMBER + 1]; /* atomic number -> element index or -1 */
+    double cutoff;
+    mlff_graph *graph;
+    mlff_plan *plan;
+    mlff_batch_work work;
+};
+
+mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings);
+void mlff_context_close(mlff_context *ctx);
+mlff_status mlff_context_add_model(mlff_context *ctx, mlff_model *model);
+void mlff_context_remove_model(mlff_context *ctx, mlff_model *model);
+
+mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **out);
+void mlff_model_close(mlff_model *model);
+mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, double *energies,
+                           double *forces);
+
+/* The file mlff_model_load(ctx, NULL) uses; see api/mlff.h. */
+const char *mlff_default_model_path(void);
+
+#endif

@@ -1,0 +1,27 @@
+#include "elements.h"
+
+#include <string.h>
+
+static const char *const symbols[MLFF_MAX_ATOMIC_NUMBER + 1] = {
+    NULL, "H",  "He", "Li", "Be", "B",  "C",  "N",  "O",  "F",  "Ne", "Na", "Mg", "Al", "Si",
+    "P",  "S",  "Cl", "Ar", "K",  "Ca", "Sc", "Ti", "V",  "Cr", "Mn", "Fe", "Co", "Ni", "Cu",
+    "Zn", "Ga", "Ge", "As", "Se", "Br", "Kr", "Rb", "Sr", "Y",  "Zr", "Nb", "Mo", "Tc", "Ru",
+    "Rh", "Pd", "Ag", "Cd", "In", "Sn", "Sb", "Te", "I",  "Xe", "Cs", "Ba", "La", "Ce", "Pr",
+    "Nd", "Pm", "Sm", "Eu", "Gd", "Tb", "Dy", "Ho", "Er", "Tm", "Yb", "Lu", "Hf", "Ta", "W",
+    "Re", "Os", "Ir", "Pt", "Au", "Hg", "Tl", "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac",
+    "Th", "Pa", "U",  "Np", "Pu", "Am", "Cm", "Bk", "Cf", "Es", "Fm", "Md", "No", "Lr", "Rf",
+    "Db", "Sg", "Bh", "Hs", "Mt", "Ds", "Rg", "Cn", "Nh", "Fl", "Mc", "Lv", "Ts", "Og",
+};
+
+const char *mlff_element_symbol_internal(int z)
+{
+    return z >= 1 && z <= MLFF_MAX_ATOMIC_NUMBER ? symbols[z] : NULL;
+}
+
+int mlff_element_number_internal(const char *symbol)
+{
+    for (int z = 1; z <= MLFF_MAX_ATOMIC_NUMBER; z++)
+        if (strcmp(symbols[z], symbol) == 0)
+            return z;
+    return 0;
+}

@@ -1,0 +1,282 @@
+#include "graph.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Grows *array (of elem bytes each) so that it holds at least need items. */
+static int grow(void **array, int *cap, int need, size_t elem)
+{
+    if (need <= *cap)
+        return 1;
+    int new_cap = *cap ? *cap * 2 : 16;
+    while (new_cap < need)
+        new_cap *= 2;
+    void *p = realloc(*array, (size_t)new_cap * elem);
+    if (!p)
+        return 0;
+    *array = p;
+    *cap = new_cap;
+    return 1;
+}
+
+mlff_graph *mlff_graph_create(void)
+{
+    mlff_graph *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    mlff_error_clear(&g->error);
+    for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
+        g->outputs[r] = -1;
+    if (mlff_graph_new_symbol(g, "atoms") != MLFF_SYMBOL_ATOMS ||
+        mlff_graph_new_symbol(g, "systems") != MLFF_SYMBOL_SYSTEMS) {
+        mlff_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+void mlff_graph_destroy(mlff_graph *g)
+{
+    if (!g)
+        return;
+    for (int t = 0; t < g->n_tensors; t++)
+        free(g->tensors[t].host_data);
+    free(g->tensors);
+    free(g->nodes);
+    free(g->symbols);
+    free(g);
+}
+
+mlff_status mlff_graph_status(const mlff_graph *g)
+{
+    return g->error.status;
+}
+
+int mlff_graph_fail(mlff_graph *g, mlff_status status, const char *fmt, ...)
+{
+    if (g->error.status == MLFF_OK) {
+        va_list ap;
+        va_start(ap, fmt);
+        g->error.status = status;
+        vsnprintf(g->error.message, sizeof g->error.message, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+int mlff_graph_new_symbol(mlff_graph *g, const char *name)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    if (!grow((void **)&g->symbols, &g->cap_symbols, g->n_symbols + 1, sizeof *g->symbols))
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building the graph");
+    snprintf(g->symbols[g->n_symbols], sizeof g->symbols[0], "%s", name);
+    return g->n_symbols++;
+}
+
+static int new_tensor(mlff_graph *g, mlff_tensor_kind kind, mlff_dtype dtype, int rows_symbol,
+                      int64_t rows, int64_t cols)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    if (!grow((void **)&g->tensors, &g->cap_tensors, g->n_tensors + 1, sizeof *g->tensors))
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building the graph");
+    mlff_graph_tensor *t = &g->tensors[g->n_tensors];
+    memset(t, 0, sizeof *t);
+    t->kind = kind;
+    t->dtype = dtype;
+    t->rows_symbol = rows_symbol;
+    t->rows = rows_symbol == MLFF_FIXED_ROWS ? rows : 0;
+    t->cols = cols;
+    t->role_link = -1;
+    return g->n_tensors++;
+}
+
+static int new_input(mlff_graph *g, mlff_input_role role, mlff_dtype dtype, int rows_symbol,
+                     int64_t cols, int link, double cutoff)
+{
+    int t = new_tensor(g, MLFF_TENSOR_INPUT, dtype, rows_symbol, 0, cols);
+    if (t < 0)
+        return -1;
+    g->tensors[t].role = role;
+    g->tensors[t].role_link = link;
+    g->tensors[t].cutoff = cutoff;
+    return t;
+}
+
+/* Inputs that depend only on the atoms are shared: asking twice gives the same tensor. */
+static int find_input(const mlff_graph *g, mlff_input_role role, int link)
+{
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == role &&
+            g->tensors[t].role_link == link)
+            return t;
+    return -1;
+}
+
+static int atom_input(mlff_graph *g, mlff_input_role role, mlff_dtype dtype, int64_t cols)
+{
+    int t = find_input(g, role, -1);
+    return t >= 0 ? t : new_input(g, role, dtype, MLFF_SYMBOL_ATOMS, cols, -1, 0.0);
+}
+
+int mlff_graph_input_positions(mlff_graph *g)
+{
+    return atom_input(g, MLFF_INPUT_POSITIONS, MLFF_DTYPE_REAL, 3);
+}
+
+int mlff_graph_input_species(mlff_graph *g)
+{
+    return atom_input(g, MLFF_INPUT_SPECIES, MLFF_DTYPE_I32, 1);
+}
+
+int mlff_graph_input_system(mlff_graph *g)
+{
+    return atom_input(g, MLFF_INPUT_SYSTEM, MLFF_DTYPE_I32, 1);
+}
+
+static int is_input(const mlff_graph *g, int t, mlff_input_role role)
+{
+    return t >= 0 && t < g->n_tensors && g->tensors[t].kind == MLFF_TENSOR_INPUT &&
+           g->tensors[t].role == role;
+}
+
+int mlff_graph_input_pairs(mlff_graph *g, double cutoff)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    if (!(cutoff > 0.0))
+        return mlff_graph_fail(g, MLFF_ERROR_MODEL_FORMAT, "pair list cutoff %g is not positive",
+                               cutoff);
+    for (int t = 0; t < g->n_tensors; t++)
+        if (is_input(g, t, MLFF_INPUT_PAIRS) && g->tensors[t].cutoff == cutoff)
+            return t;
+    char name[32];
+    snprintf(name, sizeof name, "pairs(%g)", cutoff);
+    int sym = mlff_graph_new_symbol(g, name);
+    return sym < 0 ? -1 : new_input(g, MLFF_INPUT_PAIRS, MLFF_DTYPE_I32, sym, 2, -1, cutoff);
+}
+
+int mlff_graph_input_pair_shifts(mlff_graph *g, int pairs)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    if (!is_input(g, pairs, MLFF_INPUT_PAIRS))
+        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "pair shifts need a pair list input");
+    int t = find_input(g, MLFF_INPUT_PAIR_SHIFTS, pairs);
+    return t >= 0 ? t
+                  : new_input(g, MLFF_INPUT_PAIR_SHIFTS, MLFF_DTYPE_REAL,
+                              g->tensors[pairs].rows_symbol, 3, pairs, 0.0);
+}
+
+int mlff_graph_input_triples(mlff_graph *g, int pairs)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    if (!is_input(g, pairs, MLFF_INPUT_PAIRS))
+        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "triples need a pair list input");
+    int t = find_input(g, MLFF_INPUT_TRIPLES, pairs);
+    if (t >= 0)
+        return t;
+    char name[32];
+    snprintf(name, sizeof name, "triples(%g)", g->tensors[pairs].cutoff);
+    int sym = mlff_graph_new_symbol(g, name);
+    return sym < 0 ? -1 : new_input(g, MLFF_INPUT_TRIPLES, MLFF_DTYPE_I32, sym, 2, pairs, 0.0);
+}
+
+int mlff_graph_input_element_atoms(mlff_graph *g, int element)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    int t = find_input(g, MLFF_INPUT_ELEMENT_ATOMS, element);
+    if (t >= 0)
+        return t;
+    char name[32];
+    snprintf(name, sizeof name, "atoms of element %d", element);
+    int sym = mlff_graph_new_symbol(g, name);
+    return sym < 0 ? -1
+                   : new_input(g, MLFF_INPUT_ELEMENT_ATOMS, MLFF_DTYPE_I32, sym, 1, element, 0.0);
+}
+
+int mlff_graph_param(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
+                     mlff_dtype host_dtype, const void *data)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    size_t elem = mlff_dtype_size(host_dtype);
+    if (rows <= 0 || cols <= 0 || elem == 0)
+        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "parameter %s has a bad shape", name);
+    size_t bytes = (size_t)rows * (size_t)cols * elem;
+    void *copy = malloc(bytes);
+    if (!copy)
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for parameter %s", name);
+    memcpy(copy, data, bytes);
+    int t = new_tensor(g, MLFF_TENSOR_PARAM, dtype, MLFF_FIXED_ROWS, rows, cols);
+    if (t < 0) {
+        free(copy);
+        return -1;
+    }
+    g->tensors[t].host_dtype = host_dtype;
+    g->tensors[t].host_data = copy;
+    snprintf(g->tensors[t].name, sizeof g->tensors[t].name, "%s", name);
+    return t;
+}
+
+void mlff_graph_set_name(mlff_graph *g, int tensor, const char *name)
+{
+    if (tensor >= 0 && tensor < g->n_tensors)
+        snprintf(g->tensors[tensor].name, sizeof g->tensors[tensor].name, "%s", name);
+}
+
+int mlff_graph_find(const mlff_graph *g, const char *name)
+{
+    for (int t = 0; t < g->n_tensors; t++)
+        if (strcmp(g->tensors[t].name, name) == 0)
+            return t;
+    return -1;
+}
+
+void mlff_graph_set_output(mlff_graph *g, mlff_output_role role, int tensor)
+{
+    if (g->error.status == MLFF_OK && tensor < 0)
+        mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "output %d set to an invalid tensor", (int)role);
+    g->outputs[role] = tensor;
+}
+
+int mlff_graph_add_node(mlff_graph *g, mlff_op op, const int *inputs, int n_inputs,
+                        const mlff_op_attrs *attrs, mlff_dtype out_dtype, int rows_symbol,
+                        int64_t rows, int64_t cols)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    for (int k = 0; k < n_inputs; k++)
+        if (inputs[k] < 0 || inputs[k] >= g->n_tensors)
+            return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "op %s: input %d is invalid",
+                                   mlff_op_get(op)->name, k);
+    if (!grow((void **)&g->nodes, &g->cap_nodes, g->n_nodes + 1, sizeof *g->nodes))
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building the graph");
+    int out = new_tensor(g, MLFF_TENSOR_INTERNAL, out_dtype, rows_symbol, rows, cols);
+    if (out < 0)
+        return -1;
+    mlff_graph_node *n = &g->nodes[g->n_nodes++];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->n_inputs = n_inputs;
+    if (n_inputs > 0)
+        memcpy(n->inputs, inputs, (size_t)n_inputs * sizeof *inputs);
+    n->output = out;
+    if (attrs)
+        n->attrs = *attrs;
+    g->n_forward_nodes = g->n_nodes;
+    return out;
+}
+
+int mlff_graph_same_rows(const mlff_graph *g, int a, int b)
+{
+    const mlff_graph_tensor *ta = &g->tensors[a], *tb = &g->tensors[b];
+    if (ta->rows_symbol != tb->rows_symbol)
+        return 0;
+    return ta->rows_symbol != MLFF_FIXED_ROWS || ta->rows == tb->rows;
+}

@@ -1,0 +1,140 @@
+/*
+ * The operator graph: the backend-neutral form of a model.
+ *
+ * A graph is a list of tensors and a list of nodes in execution order. Each
+ * node applies one op (core/ops.h) to input tensors and defines one output
+ * tensor. Tensors are 2-D [rows, cols]: cols are fixed when the graph is
+ * built, rows are either fixed or a size symbol ("atoms", "pairs of list 0",
+ * ...) bound per evaluation, so one graph serves every batch shape.
+ *
+ * Builders never fail loudly: once an allocation fails or a builder is given
+ * an invalid tensor (-1), the graph is marked failed, every later builder
+ * returns -1, and mlff_graph_status() reports the first problem. Model code
+ * can therefore build a whole network and check once at the end.
+ */
+#ifndef MLFF_CORE_GRAPH_H
+#define MLFF_CORE_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ops.h"
+
+typedef enum mlff_tensor_kind {
+    MLFF_TENSOR_INTERNAL = 0, /* produced by a node */
+    MLFF_TENSOR_INPUT = 1,    /* filled from the batch before each run */
+    MLFF_TENSOR_PARAM = 2     /* constant data owned by the graph (weights) */
+} mlff_tensor_kind;
+
+/* What the batch preparation (core/batch.c) puts into an input tensor. */
+typedef enum mlff_input_role {
+    MLFF_INPUT_POSITIONS = 0,     /* [atoms, 3] REAL, Angstrom */
+    MLFF_INPUT_SPECIES = 1,       /* [atoms, 1] I32, index in the model's element list */
+    MLFF_INPUT_SYSTEM = 2,        /* [atoms, 1] I32, system of each atom */
+    MLFF_INPUT_PAIRS = 3,         /* [pairs, 2] I32 (center i, neighbour j), every ordered pair
+                                   * of one system with |r_ij| <= cutoff, sorted by i then j */
+    MLFF_INPUT_PAIR_SHIFTS = 4,   /* [pairs, 3] REAL, periodic image shift added to r_j - r_i */
+    MLFF_INPUT_TRIPLES = 5,       /* [triples, 2] I32: indices (a, b), a < b, of two pairs of
+                                   * one PAIRS list that share their center atom */
+    MLFF_INPUT_ELEMENT_ATOMS = 6  /* [n, 1] I32: ascending indices of atoms of one element */
+} mlff_input_role;
+
+/* Where a graph result goes. */
+typedef enum mlff_output_role {
+    MLFF_OUTPUT_ENERGY = 0, /* [systems, 1] F64, eV */
+    MLFF_OUTPUT_FORCES = 1, /* [atoms, 3], eV/Angstrom */
+    MLFF_OUTPUT_COUNT = 2
+} mlff_output_role;
+
+/* Size symbols every graph has. */
+enum { MLFF_SYMBOL_ATOMS = 0, MLFF_SYMBOL_SYSTEMS = 1 };
+
+#define MLFF_FIXED_ROWS (-1)
+
+typedef struct mlff_graph_tensor {
+    mlff_tensor_kind kind;
+    mlff_dtype dtype;
+    int rows_symbol;      /* size symbol, or MLFF_FIXED_ROWS */
+    int64_t rows;         /* when rows_symbol == MLFF_FIXED_ROWS */
+    int64_t cols;
+    /* inputs */
+    mlff_input_role role;
+    int role_link;        /* PAIR_SHIFTS/TRIPLES: the PAIRS tensor; ELEMENT_ATOMS: element */
+    double cutoff;        /* PAIRS */
+    /* params: host copy in host_dtype (F32, F64 or I32), rows x cols */
+    mlff_dtype host_dtype;
+    void *host_data;
+    char name[64];
+} mlff_graph_tensor;
+
+typedef struct mlff_graph_node {
+    mlff_op op;
+    int n_inputs;
+    int inputs[MLFF_MAX_OP_INPUTS];
+    int output;
+    mlff_op_attrs attrs;
+} mlff_graph_node;
+
+typedef struct mlff_graph {
+    mlff_graph_tensor *tensors;
+    int n_tensors, cap_tensors;
+    mlff_graph_node *nodes;
+    int n_nodes, cap_nodes;
+    int n_forward_nodes;   /* nodes before the reverse pass; all of them if none */
+    char (*symbols)[32];
+    int n_symbols, cap_symbols;
+    int outputs[MLFF_OUTPUT_COUNT]; /* tensor per output role, -1 if absent */
+    mlff_error error;      /* first failure while building */
+} mlff_graph;
+
+mlff_graph *mlff_graph_create(void);
+void mlff_graph_destroy(mlff_graph *g);
+mlff_status mlff_graph_status(const mlff_graph *g);
+
+/* Mark the graph failed (first failure wins) and return -1. */
+int mlff_graph_fail(mlff_graph *g, mlff_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+int mlff_graph_new_symbol(mlff_graph *g, const char *name);
+
+/* Inputs. Each returns the tensor id, or -1 once the graph has failed. */
+int mlff_graph_input_positions(mlff_graph *g);
+int mlff_graph_input_species(mlff_graph *g);
+int mlff_graph_input_system(mlff_graph *g);
+int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
+int mlff_graph_input_pair_shifts(mlff_graph *g, int pairs);
+int mlff_graph_input_triples(mlff_graph *g, int pairs);
+int mlff_graph_input_element_atoms(mlff_graph *g, int element);
+
+/* A constant tensor; data (rows x cols of host_dtype) is copied. dtype is how
+ * the plan stores it (REAL for weights, F64 for exact constants, I32). */
+int mlff_graph_param(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
+                     mlff_dtype host_dtype, const void *data);
+
+/* Names make tensors findable by tests and tools ("aev"); params are named at creation. */
+void mlff_graph_set_name(mlff_graph *g, int tensor, const char *name);
+int mlff_graph_find(const mlff_graph *g, const char *name); /* -1 if none */
+
+void mlff_graph_set_output(mlff_graph *g, mlff_output_role role, int tensor);
+
+/* Appends a node and its output tensor [rows, cols] (rows given by
+ * rows_symbol, or fixed to `rows` when that is MLFF_FIXED_ROWS); used by the
+ * op builders in core/op_*.c, which check their inputs first. */
+int mlff_graph_add_node(mlff_graph *g, mlff_op op, const int *inputs, int n_inputs,
+                        const mlff_op_attrs *attrs, mlff_dtype out_dtype, int rows_symbol,
+                        int64_t rows, int64_t cols);
+
+/* True when tensors a and b have the same row count by construction. */
+int mlff_graph_same_rows(const mlff_graph *g, int a, int b);
+
+/*
+ * The reverse pass: appends to g the nodes computing seed * d(output)/d(wrt),
+ * where output is summed over all its entries, by walking the nodes backwards
+ * and applying each op's vector-Jacobian product. Returns the gradient tensor
+ * (same shape as wrt), or -1. Nodes present before the call become the
+ * forward part (n_forward_nodes).
+ */
+int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed);
+
+#endif

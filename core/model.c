@@ -1,0 +1,174 @@
+/* A loaded model: its graph (forward and reverse), its plan on the context's
+ * device, and the work area for batches. */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../models/ani.h"
+#include "../models/model_file.h"
+#include "context.h"
+
+/* True when the code of this library was loaded from inside the build tree
+ * (libmlff.so there, or a test program linked statically there). */
+static int running_from_build_tree(void)
+{
+    Dl_info info;
+    char self[PATH_MAX], build[PATH_MAX];
+    if (!dladdr((void *)running_from_build_tree, &info) || !info.dli_fname)
+        return 0;
+    /* The main program may be reported by the name it was started with. */
+    const char *file = info.dli_fname;
+    if (!*file || !realpath(file, self)) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n <= 0)
+            return 0;
+        self[n] = '\0';
+    }
+    if (!realpath(MLFF_BUILD_DIR, build))
+        return 0;
+    size_t len = strlen(build);
+    return strncmp(self, build, len) == 0 && self[len] == '/';
+}
+
+const char *mlff_default_model_path(void)
+{
+    const char *env = getenv("MLFF_MODEL");
+    if (env && *env)
+        return env;
+    return running_from_build_tree() ? MLFF_BUILD_MODEL_PATH : MLFF_INSTALL_MODEL_PATH;
+}
+
+static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_error *err)
+{
+    const char *name = mlff_model_file_meta(mf, "name");
+    const char *elements = mlff_model_file_meta(mf, "elements");
+    if (!name || !elements)
+        return mlff_fail(err, MLFF_ERROR_MODEL_FORMAT, "model %s lacks its name or elements", m->path);
+    snprintf(m->name, sizeof m->name, "%s", name);
+    snprintf(m->element_list, sizeof m->element_list, "%s", elements);
+    for (int z = 0; z <= MLFF_MAX_ATOMIC_NUMBER; z++)
+        m->species_index[z] = -1;
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", elements);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+        int z = mlff_element_number_internal(tok);
+        if (!z || m->species_index[z] >= 0 || m->n_elements == MLFF_MAX_ATOMIC_NUMBER)
+            return mlff_fail(err, MLFF_ERROR_MODEL_FORMAT, "model %s: bad element '%s'", m->path, tok);
+        m->species_index[z] = m->n_elements;
+        m->atomic_numbers[m->n_elements++] = z;
+    }
+    return MLFF_OK;
+}
+
+static mlff_status build_graph(mlff_model *m, const mlff_model_file *mf, mlff_error *err)
+{
+    const char *family = mlff_model_file_meta(mf, "family");
+    if (!family || strcmp(family, "ani") != 0)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "model %s: unknown model family '%s'", m->path,
+                         family ? family : "(none)");
+    if (!(m->graph = mlff_graph_create()))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    mlff_status s = mlff_ani_build_graph(mf, m->graph, err);
+    if (s != MLFF_OK)
+        return s;
+    mlff_graph *g = m->graph;
+    int forces = mlff_graph_gradient(g, g->outputs[MLFF_OUTPUT_ENERGY],
+                                     mlff_graph_input_positions(g), -1.0);
+    mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, forces);
+    if (mlff_graph_status(g) != MLFF_OK)
+        return mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
+    /* The interaction range: the largest pair-list cutoff. */
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == MLFF_INPUT_PAIRS &&
+            g->tensors[t].cutoff > m->cutoff)
+            m->cutoff = g->tensors[t].cutoff;
+    return MLFF_OK;
+}
+
+mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **out)
+{
+    mlff_error *err = &ctx->error;
+    *out = NULL;
+    if (!path)
+        path = mlff_default_model_path();
+    mlff_model *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = strdup(path))) {
+        free(m);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    }
+    m->ctx = ctx;
+    mlff_model_file *mf = NULL;
+    mlff_status s = mlff_model_file_read(path, &mf, err);
+    if (s == MLFF_OK)
+        s = read_identity(m, mf, err);
+    if (s == MLFF_OK)
+        s = build_graph(m, mf, err);
+    mlff_model_file_destroy(mf);
+    if (s == MLFF_OK)
+        s = mlff_plan_create(m->graph, ctx->iface, ctx->backend, ctx->real, &m->plan, err);
+    if (s == MLFF_OK)
+        s = mlff_batch_work_init(&m->work, m->graph, err);
+    if (s == MLFF_OK)
+        s = mlff_context_add_model(ctx, m);
+    if (s != MLFF_OK) {
+        mlff_plan_destroy(m->plan);
+        mlff_batch_work_free(&m->work);
+        mlff_graph_destroy(m->graph);
+        free(m->path);
+        free(m);
+        return s;
+    }
+    *out = m;
+    return MLFF_OK;
+}
+
+void mlff_model_close(mlff_model *m)
+{
+    if (!m)
+        return;
+    mlff_context_remove_model(m->ctx, m);
+    mlff_plan_destroy(m->plan);
+    mlff_batch_work_free(&m->work);
+    mlff_graph_destroy(m->graph);
+    free(m->path);
+    free(m);
+}
+
+mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, double *energies,
+                           double *forces)
+{
+    mlff_context *ctx = m->ctx;
+    mlff_error *err = &ctx->error;
+    const mlff_graph *g = m->graph;
+    mlff_status s = mlff_batch_prepare(g, batch, m->species_index, m->name, m->element_list,
+                                       &m->work, err);
+    if (s != MLFF_OK)
+        return s;
+    uint64_t builds = mlff_plan_builds(m->plan);
+    if ((s = mlff_plan_bind(m->plan, m->work.symbols, err)) != MLFF_OK)
+        return s;
+    ctx->stats.plan_builds += mlff_plan_builds(m->plan) - builds;
+    for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
+        const mlff_graph_tensor *gt = &g->tensors[t];
+        if (gt->kind != MLFF_TENSOR_INPUT)
+            continue;
+        const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)batch->positions
+                                                             : m->work.inputs[t].data;
+        s = mlff_plan_write(m->plan, t, m->work.input_dtypes[t], data, err);
+    }
+    unsigned outputs = (energies ? 1u << MLFF_OUTPUT_ENERGY : 0) | (forces ? 1u << MLFF_OUTPUT_FORCES : 0);
+    if (s != MLFF_OK || outputs == 0)
+        return s;
+    if ((s = mlff_plan_run(m->plan, outputs, err)) != MLFF_OK)
+        return s;
+    ctx->stats.plan_executions++;
+    if (energies)
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
+    if (forces && s == MLFF_OK)
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
+    return s;
+}

@@ -1,0 +1,63 @@
+/* Builders and VJPs of the ANI feature ops (atomic environment vectors). */
+#include "op_internal.h"
+
+static int is_real_column(const mlff_graph *g, int t, mlff_dtype dtype)
+{
+    const mlff_graph_tensor *x = op_tensor(g, t);
+    return x->kind == MLFF_TENSOR_PARAM && x->cols == 1 && x->dtype == dtype;
+}
+
+int mlff_op_ani_radial(mlff_graph *g, int vec, int pairs, int species, int shifts, double eta,
+                       double rc, int64_t n_species)
+{
+    int in[4] = {vec, pairs, species, shifts};
+    if (!op_inputs_valid(g, in, 4))
+        return -1;
+    const mlff_graph_tensor *v = op_tensor(g, vec);
+    int ok = v->cols == 3 && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs) &&
+             op_tensor(g, species)->dtype == MLFF_DTYPE_I32 && is_real_column(g, shifts, v->dtype) &&
+             n_species > 0 && rc > 0.0;
+    if (!op_require(g, ok, MLFF_OP_ANI_RADIAL, "bad inputs"))
+        return -1;
+    mlff_op_attrs a = {.f = {eta, rc}, .i = {n_species}};
+    return op_node_like(g, MLFF_OP_ANI_RADIAL, in, 4, &a, v->dtype, species,
+                        n_species * op_tensor(g, shifts)->rows);
+}
+
+OP_VJP(mlff_vjp_ani_radial)
+{
+    mlff_graph_node n = op_node(g, node);
+    int in[5] = {gy, n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
+    grads[0] = op_node_like(g, MLFF_OP_ANI_RADIAL_VJP, in, 5, &n.attrs, op_tensor(g, gy)->dtype,
+                            n.inputs[0], 3);
+}
+
+int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int species,
+                        int shift_theta, int shift_r, double zeta, double eta, double rc,
+                        int64_t n_species)
+{
+    int in[6] = {vec, pairs, triples, species, shift_theta, shift_r};
+    if (!op_inputs_valid(g, in, 6))
+        return -1;
+    const mlff_graph_tensor *v = op_tensor(g, vec);
+    int ok = v->cols == 3 && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs) &&
+             op_tensor(g, triples)->cols == 2 && op_tensor(g, triples)->dtype == MLFF_DTYPE_I32 &&
+             op_tensor(g, species)->dtype == MLFF_DTYPE_I32 &&
+             is_real_column(g, shift_theta, v->dtype) && is_real_column(g, shift_r, v->dtype) &&
+             n_species > 0 && rc > 0.0;
+    if (!op_require(g, ok, MLFF_OP_ANI_ANGULAR, "bad inputs"))
+        return -1;
+    int64_t n_species_pairs = n_species * (n_species + 1) / 2;
+    mlff_op_attrs a = {.f = {zeta, eta, rc}, .i = {n_species}};
+    return op_node_like(g, MLFF_OP_ANI_ANGULAR, in, 6, &a, v->dtype, species,
+                        n_species_pairs * op_tensor(g, shift_r)->rows *
+                            op_tensor(g, shift_theta)->rows);
+}
+
+OP_VJP(mlff_vjp_ani_angular)
+{
+    mlff_graph_node n = op_node(g, node);
+    int in[7] = {gy, n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3], n.inputs[4], n.inputs[5]};
+    grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &n.attrs, op_tensor(g, gy)->dtype,
+                            n.inputs[0], 3);
+}

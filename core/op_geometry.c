@@ -1,0 +1,80 @@
+/* Builders and VJPs of the pair-geometry ops: vectors, lengths, cutoff envelope. */
+#include "op_internal.h"
+
+int mlff_op_pair_vectors(mlff_graph *g, int positions, int pairs, int shifts)
+{
+    int in[3] = {positions, pairs, shifts};
+    if (!op_inputs_valid(g, in, 3))
+        return -1;
+    const mlff_graph_tensor *p = op_tensor(g, positions), *ij = op_tensor(g, pairs),
+                            *s = op_tensor(g, shifts);
+    int ok = p->cols == 3 && ij->cols == 2 && ij->dtype == MLFF_DTYPE_I32 && s->cols == 3 &&
+             s->dtype == p->dtype && mlff_graph_same_rows(g, pairs, shifts);
+    if (!op_require(g, ok, MLFF_OP_PAIR_VECTORS, "needs positions [A,3], pairs [P,2], shifts [P,3]"))
+        return -1;
+    return op_node_like(g, MLFF_OP_PAIR_VECTORS, in, 3, NULL, p->dtype, pairs, 3);
+}
+
+OP_VJP(mlff_vjp_pair_vectors)
+{
+    mlff_graph_node n = op_node(g, node);
+    grads[0] = mlff_op_pair_vectors_vjp(g, gy, n.inputs[1], n.inputs[0]);
+}
+
+int mlff_op_pair_vectors_vjp(mlff_graph *g, int gvec, int pairs, int positions_like)
+{
+    int in[3] = {gvec, pairs, positions_like};
+    if (!op_inputs_valid(g, in, 3))
+        return -1;
+    return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, in, 2, NULL, op_tensor(g, gvec)->dtype,
+                        positions_like, 3);
+}
+
+int mlff_op_norm3(mlff_graph *g, int v)
+{
+    if (!op_inputs_valid(g, &v, 1))
+        return -1;
+    if (!op_require(g, op_tensor(g, v)->cols == 3, MLFF_OP_NORM3, "needs 3 columns"))
+        return -1;
+    return op_node_like(g, MLFF_OP_NORM3, &v, 1, NULL, op_tensor(g, v)->dtype, v, 1);
+}
+
+OP_VJP(mlff_vjp_norm3)
+{
+    grads[0] = mlff_op_norm3_vjp(g, gy, op_node(g, node).inputs[0]);
+}
+
+int mlff_op_norm3_vjp(mlff_graph *g, int gy, int v)
+{
+    int in[2] = {gy, v};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    return op_node_like(g, MLFF_OP_NORM3_VJP, in, 2, NULL, op_tensor(g, v)->dtype, v, 3);
+}
+
+int mlff_op_cosine_cutoff(mlff_graph *g, int d, double rc)
+{
+    if (!op_inputs_valid(g, &d, 1))
+        return -1;
+    if (!op_require(g, rc > 0.0, MLFF_OP_COSINE_CUTOFF, "cutoff must be positive"))
+        return -1;
+    mlff_op_attrs a = {.f = {rc}};
+    return op_node_like(g, MLFF_OP_COSINE_CUTOFF, &d, 1, &a, op_tensor(g, d)->dtype, d,
+                        op_tensor(g, d)->cols);
+}
+
+OP_VJP(mlff_vjp_cosine_cutoff)
+{
+    mlff_graph_node n = op_node(g, node);
+    grads[0] = mlff_op_cosine_cutoff_vjp(g, gy, n.inputs[0], n.attrs.f[0]);
+}
+
+int mlff_op_cosine_cutoff_vjp(mlff_graph *g, int gy, int d, double rc)
+{
+    int in[2] = {gy, d};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    mlff_op_attrs a = {.f = {rc}};
+    return op_node_like(g, MLFF_OP_COSINE_CUTOFF_VJP, in, 2, &a, op_tensor(g, gy)->dtype, gy,
+                        op_tensor(g, gy)->cols);
+}

@@ -1,0 +1,44 @@
+/* Shared helpers of the op builders (core/op_*.c); not part of any interface. */
+#ifndef MLFF_CORE_OP_INTERNAL_H
+#define MLFF_CORE_OP_INTERNAL_H
+
+#include "graph.h"
+
+static inline const mlff_graph_tensor *op_tensor(const mlff_graph *g, int t)
+{
+    return &g->tensors[t];
+}
+
+/* True when the graph is healthy and every tensor id is valid. */
+int op_inputs_valid(mlff_graph *g, const int *inputs, int n);
+
+/* Fails the graph with "op NAME: message" unless ok; returns ok. */
+int op_require(mlff_graph *g, int ok, mlff_op op, const char *what);
+
+/* Appends a node whose output has the row count of tensor `like`. */
+int op_node_like(mlff_graph *g, mlff_op op, const int *inputs, int n_inputs,
+                 const mlff_op_attrs *attrs, mlff_dtype dtype, int like, int64_t cols);
+
+/* Node n copied out of the graph (the node array may move while VJPs append). */
+static inline mlff_graph_node op_node(const mlff_graph *g, int n)
+{
+    return g->nodes[n];
+}
+
+#define OP_VJP(name) void name(mlff_graph *g, int node, int gy, int grads[MLFF_MAX_OP_INPUTS])
+OP_VJP(mlff_vjp_add);
+OP_VJP(mlff_vjp_scale);
+OP_VJP(mlff_vjp_mul);
+OP_VJP(mlff_vjp_concat_cols);
+OP_VJP(mlff_vjp_gather_rows);
+OP_VJP(mlff_vjp_scatter_add_rows);
+OP_VJP(mlff_vjp_sum_cols);
+OP_VJP(mlff_vjp_linear);
+OP_VJP(mlff_vjp_celu);
+OP_VJP(mlff_vjp_pair_vectors);
+OP_VJP(mlff_vjp_norm3);
+OP_VJP(mlff_vjp_cosine_cutoff);
+OP_VJP(mlff_vjp_ani_radial);
+OP_VJP(mlff_vjp_ani_angular);
+
+#endif

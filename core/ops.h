@@ -1,0 +1,142 @@
+/*
+ * The op set. Each op has one output; its exact semantics are written here
+ * once, and every backend implements exactly this. Shapes are [rows, cols];
+ * "REAL" is the plan's compute precision. Index tensors are I32 [n, 1] (or
+ * [n, 2] for pairs) and hold valid row indices: the graph's inputs are
+ * checked before they reach an op.
+ *
+ * Differentiable ops have a vector-Jacobian product (VJP) that the reverse
+ * pass (core/autodiff.c) calls; it is expressed with other ops, often a
+ * dedicated backward op (marked "backward" below, no VJP of its own).
+ * Integer and parameter inputs get no gradient.
+ */
+#ifndef MLFF_CORE_OPS_H
+#define MLFF_CORE_OPS_H
+
+#include <stdint.h>
+
+#include "dtype.h"
+
+#define MLFF_MAX_OP_INPUTS 8
+
+/* X(ENUM, "name") in a fixed order: op ids are stable within a version. */
+#define MLFF_OP_LIST(X)                                                                           \
+    /* out = value everywhere. No inputs; attrs f[0] = value. */                                  \
+    X(FILL, "fill")                                                                               \
+    /* out = a + b (same shape and dtype). */                                                     \
+    X(ADD, "add")                                                                                 \
+    /* out = f[0] * x. */                                                                         \
+    X(SCALE, "scale")                                                                             \
+    /* out = a * b; b is [n, cols] or [n, 1] (broadcast along the row). */                        \
+    X(MUL, "mul")                                                                                 \
+    /* out [n, ka + kb] = [a | b]. */                                                             \
+    X(CONCAT_COLS, "concat_cols")                                                                 \
+    /* backward. out [n, i[1]] = x[:, i[0] : i[0] + i[1]]. */                                     \
+    X(SLICE_COLS, "slice_cols")                                                                   \
+    /* out [m, k] = x[idx[r], :]; out dtype may differ from x's (converted). */                   \
+    X(GATHER_ROWS, "gather_rows")                                                                 \
+    /* out [n, k] = sum over r with idx[r] = row of x[r, :]; n from the output shape;             \
+     * out dtype may be wider than x's (F64 sums of REAL). Deterministic order. */                \
+    X(SCATTER_ADD_ROWS, "scatter_add_rows")                                                       \
+    /* out [n, 1] = f[0] * sum_c x[:, c]. */                                                      \
+    X(SUM_COLS, "sum_cols")                                                                       \
+    /* backward. out [n, i[0]] = f[0] * x[:, 0] broadcast to every column. */                     \
+    X(BROADCAST_COLS, "broadcast_cols")                                                           \
+    /* Grouped dense layer, i[0] = G groups: x [n, G*in], W [G*out, in], b [G*out, 1];           \
+     * out[r, g*out + o] = b[g*out + o] + sum_c W[g*out + o, c] * x[r, g*in + c].                 \
+     * G = 1 is an ordinary layer; G = ensemble members runs them side by side. */               \
+    X(LINEAR, "linear")                                                                           \
+    /* backward. inputs (gy [n, G*out], W); out [n, G*in] = gy times W per group. */              \
+    X(LINEAR_VJP, "linear_vjp")                                                                   \
+    /* CELU, f[0] = alpha: x > 0 ? x : alpha * (exp(x / alpha) - 1). */                           \
+    X(CELU, "celu")                                                                               \
+    /* backward. inputs (gy, x): gy * (x > 0 ? 1 : exp(x / alpha)), f[0] = alpha. */              \
+    X(CELU_VJP, "celu_vjp")                                                                       \
+    /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]);                                    \
+     * out [P, 3] = pos[j] - pos[i] + shift for pair (i, j). */                                   \
+    X(PAIR_VECTORS, "pair_vectors")                                                               \
+    /* backward. inputs (g [P, 3], pairs [P, 2]); out [A, 3] rows: + g at j, - g at i. */        \
+    X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
+    /* out [P, 1] = |v| for v [P, 3]. */                                                          \
+    X(NORM3, "norm3")                                                                             \
+    /* backward. inputs (g [P, 1], v [P, 3]); out [P, 3] = g * v / |v|. */                        \
+    X(NORM3_VJP, "norm3_vjp")                                                                     \
+    /* Cosine cutoff, f[0] = rc: d < rc ? 0.5 cos(pi d / rc) + 0.5 : 0, elementwise. */           \
+    X(COSINE_CUTOFF, "cosine_cutoff")                                                             \
+    /* backward. inputs (gy, d): gy * d fc / dd. */                                               \
+    X(COSINE_CUTOFF_VJP, "cosine_cutoff_vjp")                                                     \
+    /* ANI radial AEV. inputs (vec [P, 3], pairs [P, 2], species [A, 1], shifts [R, 1]);          \
+     * f[0] = eta, f[1] = rc, i[0] = S species. out [A, S*R], for each pair (i, j) with           \
+     * d = |vec|: out[i, species[j]*R + r] += 0.25 exp(-eta (d - shift_r)^2) fc(d).               \
+     * (Pair lists hold both orders, so both atoms receive a term.) */                           \
+    X(ANI_RADIAL, "ani_radial")                                                                   \
+    /* backward. inputs (g [A, S*R], vec, pairs, species, shifts); out [P, 3]. */                 \
+    X(ANI_RADIAL_VJP, "ani_radial_vjp")                                                           \
+    /* ANI angular AEV. inputs (vec [P, 3], pairs [P, 2], triples [T, 2], species [A, 1],         \
+     * shift_theta [Z, 1], shift_r [Ra, 1]); f[0] = zeta, f[1] = eta, f[2] = rc,                  \
+     * i[0] = S species. out [A, S(S+1)/2 * Ra * Z]. Triple (a, b) has center i, neighbours       \
+     * j = pairs[a, 1], k = pairs[b, 1]; with d_a, d_b, cos = va.vb / (d_a d_b),                  \
+     * theta = acos(0.95 cos), slot p of the unordered species pair (upper-triangle order):       \
+     * out[i, (p*Ra + s)*Z + z] += 2 ((1 + cos(theta - shift_theta_z)) / 2)^zeta                  \
+     *                             * exp(-eta ((d_a + d_b)/2 - shift_r_s)^2) fc(d_a) fc(d_b). */   \
+    X(ANI_ANGULAR, "ani_angular")                                                                 \
+    /* backward. inputs (g [A, ...], vec, pairs, triples, species, shift_theta, shift_r),         \
+     * attrs as the forward op; out [P, 3], the gradient with respect to vec. */                  \
+    X(ANI_ANGULAR_VJP, "ani_angular_vjp")
+
+typedef enum mlff_op {
+#define MLFF_OP_ENUM(e, name) MLFF_OP_##e,
+    MLFF_OP_LIST(MLFF_OP_ENUM)
+#undef MLFF_OP_ENUM
+    MLFF_OP_COUNT
+} mlff_op;
+
+typedef struct mlff_op_attrs {
+    double f[4];
+    int64_t i[4];
+} mlff_op_attrs;
+
+struct mlff_graph;
+
+typedef struct mlff_op_info {
+    const char *name;
+    int n_inputs;
+    /* Appends to g the nodes for the gradients of the node's inputs, given
+     * gy, the gradient of its output; grads[k] = tensor or -1 (no gradient).
+     * NULL for backward ops. */
+    void (*vjp)(struct mlff_graph *g, int node, int gy, int grads[MLFF_MAX_OP_INPUTS]);
+} mlff_op_info;
+
+const mlff_op_info *mlff_op_get(mlff_op op);
+
+/* Builders: check shapes, append the node, return the output tensor or -1. */
+struct mlff_graph;
+int mlff_op_fill(struct mlff_graph *g, int rows_symbol, int64_t rows, int64_t cols, mlff_dtype dtype,
+                 double value);
+int mlff_op_add(struct mlff_graph *g, int a, int b);
+int mlff_op_scale(struct mlff_graph *g, int x, double factor);
+int mlff_op_mul(struct mlff_graph *g, int a, int b);
+int mlff_op_concat_cols(struct mlff_graph *g, int a, int b);
+int mlff_op_slice_cols(struct mlff_graph *g, int x, int64_t start, int64_t count);
+int mlff_op_gather_rows(struct mlff_graph *g, int x, int index, mlff_dtype out_dtype);
+int mlff_op_scatter_add_rows(struct mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
+                             mlff_dtype out_dtype);
+int mlff_op_sum_cols(struct mlff_graph *g, int x, double factor);
+int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, double factor);
+int mlff_op_linear(struct mlff_graph *g, int x, int weight, int bias, int64_t groups);
+int mlff_op_linear_vjp(struct mlff_graph *g, int gy, int weight, int64_t groups);
+int mlff_op_celu(struct mlff_graph *g, int x, double alpha);
+int mlff_op_celu_vjp(struct mlff_graph *g, int gy, int x, double alpha);
+int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
+int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
+int mlff_op_norm3(struct mlff_graph *g, int v);
+int mlff_op_norm3_vjp(struct mlff_graph *g, int gy, int v);
+int mlff_op_cosine_cutoff(struct mlff_graph *g, int d, double rc);
+int mlff_op_cosine_cutoff_vjp(struct mlff_graph *g, int gy, int d, double rc);
+int mlff_op_ani_radial(struct mlff_graph *g, int vec, int pairs, int species, int shifts,
+                       double eta, double rc, int64_t n_species);
+int mlff_op_ani_angular(struct mlff_graph *g, int vec, int pairs, int triples, int species,
+                        int shift_theta, int shift_r, double zeta, double eta, double rc,
+                        int64_t n_species);
+
+#endif

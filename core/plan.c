@@ -1,0 +1,276 @@
+#include "plan.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct plan_tensor {
+    void *buffer;
+    size_t capacity; /* bytes */
+    int64_t rows;
+    mlff_dtype dtype;   /* concrete */
+} plan_tensor;
+
+/* The nodes needed by one set of outputs, in execution order. */
+typedef struct node_list {
+    int *nodes;
+    int n;
+} node_list;
+
+struct mlff_plan {
+    const mlff_graph *g;
+    const mlff_backend_iface *iface;
+    mlff_backend *be;
+    mlff_dtype real;
+    plan_tensor *tensors;
+    node_list runs[1 << MLFF_OUTPUT_COUNT];
+    mlff_exec_node *exec;
+    void *staging; /* host conversion buffer */
+    size_t staging_size;
+    uint64_t builds;
+};
+
+static mlff_dtype concrete(mlff_dtype d, mlff_dtype real)
+{
+    return d == MLFF_DTYPE_REAL ? real : d;
+}
+
+static size_t tensor_bytes(const mlff_plan *p, int t)
+{
+    const plan_tensor *pt = &p->tensors[t];
+    return (size_t)pt->rows * (size_t)p->g->tensors[t].cols * mlff_dtype_size(pt->dtype);
+}
+
+/* Liveness: the nodes that produce the wanted outputs, found backwards. */
+static mlff_status collect_nodes(mlff_plan *p, unsigned outputs, node_list *list, mlff_error *err)
+{
+    const mlff_graph *g = p->g;
+    char *needed = calloc((size_t)g->n_tensors, 1);
+    list->nodes = malloc(((size_t)g->n_nodes + 1) * sizeof *list->nodes);
+    if (!needed || !list->nodes) {
+        free(needed);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning the graph");
+    }
+    for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
+        if ((outputs & (1u << r)) && g->outputs[r] >= 0)
+            needed[g->outputs[r]] = 1;
+    int n = 0;
+    for (int k = g->n_nodes - 1; k >= 0; k--) {
+        const mlff_graph_node *node = &g->nodes[k];
+        if (!needed[node->output])
+            continue;
+        list->nodes[n++] = k;
+        for (int j = 0; j < node->n_inputs; j++)
+            needed[node->inputs[j]] = 1;
+    }
+    for (int a = 0, b = n - 1; a < b; a++, b--) {
+        int tmp = list->nodes[a];
+        list->nodes[a] = list->nodes[b];
+        list->nodes[b] = tmp;
+    }
+    list->n = n;
+    free(needed);
+    return MLFF_OK;
+}
+
+static mlff_status ensure_staging(mlff_plan *p, size_t bytes, mlff_error *err)
+{
+    if (bytes <= p->staging_size)
+        return MLFF_OK;
+    size_t size = bytes + bytes / 2;
+    void *s = realloc(p->staging, size);
+    if (!s)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", size);
+    p->staging = s;
+    p->staging_size = size;
+    return MLFF_OK;
+}
+
+/* Converts n values of host dtype `from` into `to` at dst. */
+static void convert(void *dst, mlff_dtype to, const void *src, mlff_dtype from, size_t n)
+{
+    if (to == from) {
+        memcpy(dst, src, n * mlff_dtype_size(to));
+        return;
+    }
+    for (size_t k = 0; k < n; k++) {
+        double v = from == MLFF_DTYPE_F32   ? ((const float *)src)[k]
+                   : from == MLFF_DTYPE_F64 ? ((const double *)src)[k]
+                                            : ((const int32_t *)src)[k];
+        if (to == MLFF_DTYPE_F32)
+            ((float *)dst)[k] = (float)v;
+        else if (to == MLFF_DTYPE_F64)
+            ((double *)dst)[k] = v;
+        else
+            ((int32_t *)dst)[k] = (int32_t)v;
+    }
+}
+
+static mlff_status upload_params(mlff_plan *p, mlff_error *err)
+{
+    const mlff_graph *g = p->g;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const mlff_graph_tensor *gt = &g->tensors[t];
+        if (gt->kind != MLFF_TENSOR_PARAM)
+            continue;
+        plan_tensor *pt = &p->tensors[t];
+        pt->rows = gt->rows;
+        size_t bytes = tensor_bytes(p, t);
+        mlff_status s = p->iface->buffer_alloc(p->be, bytes, &pt->buffer, err);
+        if (s != MLFF_OK)
+            return s;
+        pt->capacity = bytes;
+        if ((s = mlff_plan_write(p, t, gt->host_dtype, gt->host_data, err)) != MLFF_OK)
+            return s;
+    }
+    return MLFF_OK;
+}
+
+mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *iface,
+                             mlff_backend *be, mlff_dtype real, mlff_plan **out, mlff_error *err)
+{
+    *out = NULL;
+    if (!iface->supports_dtype(be, real))
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "device %s does not support %s",
+                         iface->describe(be), real == MLFF_DTYPE_F64 ? "float64" : "float32");
+    mlff_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
+    p->g = g;
+    p->iface = iface;
+    p->be = be;
+    p->real = real;
+    p->tensors = calloc((size_t)g->n_tensors, sizeof *p->tensors);
+    p->exec = calloc((size_t)g->n_nodes + 1, sizeof *p->exec);
+    mlff_status s = MLFF_OK;
+    if (!p->tensors || !p->exec)
+        s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
+    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
+        p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
+    for (unsigned mask = 1; s == MLFF_OK && mask < (1u << MLFF_OUTPUT_COUNT); mask++)
+        s = collect_nodes(p, mask, &p->runs[mask], err);
+    if (s == MLFF_OK)
+        s = upload_params(p, err);
+    if (s != MLFF_OK) {
+        mlff_plan_destroy(p);
+        return s;
+    }
+    *out = p;
+    return MLFF_OK;
+}
+
+void mlff_plan_destroy(mlff_plan *p)
+{
+    if (!p)
+        return;
+    if (p->tensors)
+        for (int t = 0; t < p->g->n_tensors; t++)
+            if (p->tensors[t].buffer)
+                p->iface->buffer_free(p->be, p->tensors[t].buffer);
+    for (unsigned m = 0; m < (1u << MLFF_OUTPUT_COUNT); m++)
+        free(p->runs[m].nodes);
+    free(p->tensors);
+    free(p->exec);
+    free(p->staging);
+    free(p);
+}
+
+mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_error *err)
+{
+    const mlff_graph *g = p->g;
+    int grew = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const mlff_graph_tensor *gt = &g->tensors[t];
+        if (gt->kind == MLFF_TENSOR_PARAM)
+            continue;
+        plan_tensor *pt = &p->tensors[t];
+        pt->rows = gt->rows_symbol == MLFF_FIXED_ROWS ? gt->rows : symbol_values[gt->rows_symbol];
+        /* Never allocate zero bytes: an empty pair list is still a buffer. */
+        size_t need = tensor_bytes(p, t);
+        if (need == 0)
+            need = 16;
+        if (need <= pt->capacity)
+            continue;
+        size_t grown = pt->capacity + pt->capacity / 2;
+        size_t size = need > grown ? need : grown;
+        if (pt->buffer)
+            p->iface->buffer_free(p->be, pt->buffer);
+        pt->buffer = NULL;
+        pt->capacity = 0;
+        mlff_status s = p->iface->buffer_alloc(p->be, size, &pt->buffer, err);
+        if (s != MLFF_OK)
+            return s;
+        pt->capacity = size;
+        grew = 1;
+    }
+    p->builds += (uint64_t)grew;
+    return MLFF_OK;
+}
+
+mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data,
+                            mlff_error *err)
+{
+    plan_tensor *pt = &p->tensors[tensor];
+    size_t n = (size_t)pt->rows * (size_t)p->g->tensors[tensor].cols;
+    if (n == 0)
+        return MLFF_OK;
+    const void *src = data;
+    if (host_dtype != pt->dtype) {
+        mlff_status s = ensure_staging(p, n * mlff_dtype_size(pt->dtype), err);
+        if (s != MLFF_OK)
+            return s;
+        convert(p->staging, pt->dtype, data, host_dtype, n);
+        src = p->staging;
+    }
+    return p->iface->buffer_write(p->be, pt->buffer, 0, src, n * mlff_dtype_size(pt->dtype), err);
+}
+
+mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
+{
+    const node_list *list = &p->runs[outputs & ((1u << MLFF_OUTPUT_COUNT) - 1)];
+    for (int k = 0; k < list->n; k++) {
+        const mlff_graph_node *n = &p->g->nodes[list->nodes[k]];
+        mlff_exec_node *e = &p->exec[k];
+        e->op = n->op;
+        e->n_inputs = n->n_inputs;
+        e->attrs = n->attrs;
+        for (int j = 0; j <= n->n_inputs; j++) {
+            int t = j < n->n_inputs ? n->inputs[j] : n->output;
+            mlff_exec_tensor *et = j < n->n_inputs ? &e->inputs[j] : &e->output;
+            et->buffer = p->tensors[t].buffer;
+            et->dtype = p->tensors[t].dtype;
+            et->rows = p->tensors[t].rows;
+            et->cols = p->g->tensors[t].cols;
+        }
+    }
+    return p->iface->compute(p->be, p->exec, list->n, err);
+}
+
+mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *err)
+{
+    plan_tensor *pt = &p->tensors[tensor];
+    size_t n = (size_t)pt->rows * (size_t)p->g->tensors[tensor].cols;
+    if (n == 0)
+        return MLFF_OK;
+    size_t bytes = n * mlff_dtype_size(pt->dtype);
+    void *dst_raw = dst;
+    if (pt->dtype != MLFF_DTYPE_F64) {
+        mlff_status s = ensure_staging(p, bytes, err);
+        if (s != MLFF_OK)
+            return s;
+        dst_raw = p->staging;
+    }
+    mlff_status s = p->iface->buffer_read(p->be, pt->buffer, 0, dst_raw, bytes, err);
+    if (s == MLFF_OK && dst_raw != dst)
+        convert(dst, MLFF_DTYPE_F64, dst_raw, pt->dtype, n);
+    return s;
+}
+
+int64_t mlff_plan_rows(const mlff_plan *p, int tensor)
+{
+    return p->tensors[tensor].rows;
+}
+
+uint64_t mlff_plan_builds(const mlff_plan *p)
+{
+    return p->builds;
+}

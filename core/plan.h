@@ -1,0 +1,43 @@
+/*
+ * A plan: a graph made ready to run on one backend in one precision.
+ *
+ * It owns one device buffer per live tensor, sized for the bound row counts
+ * and kept between runs: a new batch of the same or smaller sizes (an MD
+ * loop) allocates nothing; a larger one grows the buffers by at least 1.5x.
+ * Parameters are uploaded once. Which nodes run depends on the outputs asked
+ * for (energies alone skip the reverse pass).
+ */
+#ifndef MLFF_CORE_PLAN_H
+#define MLFF_CORE_PLAN_H
+
+#include "../backends/backend.h"
+#include "graph.h"
+
+typedef struct mlff_plan mlff_plan;
+
+mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *iface,
+                             mlff_backend *be, mlff_dtype real, mlff_plan **out, mlff_error *err);
+void mlff_plan_destroy(mlff_plan *p);
+
+/* Set the value of every size symbol (g->n_symbols of them) and make sure
+ * every buffer is large enough. */
+mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_error *err);
+
+/* Upload an input tensor from host data of host_dtype (converted to the
+ * tensor's dtype), rows x cols as bound. */
+mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data,
+                            mlff_error *err);
+
+/* Run the nodes that the wanted outputs need (mask of 1 << mlff_output_role). */
+mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err);
+
+/* Download a tensor as doubles (rows x cols as bound). */
+mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *err);
+
+/* Rows of a tensor as bound. */
+int64_t mlff_plan_rows(const mlff_plan *p, int tensor);
+
+/* How many times buffers were (re)allocated: 1 after the first bind. */
+uint64_t mlff_plan_builds(const mlff_plan *p);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * ANI as an operator graph:
+ *   AEV = [radial | angular] per atom (pair lists within the two cutoffs)
+ *   for each element: gather its atoms' AEVs, run every ensemble member side
+ *   by side (first layer as one wide GEMM, later layers as grouped GEMMs),
+ *   average the members, scatter the atomic energies back;
+ *   energy per system = (sum of atomic energies + self energies) in eV.
+ * The reverse pass of this graph gives the forces; nothing here knows about it.
+ */
+#include "ani.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/elements.h"
+
+#define HARTREE_TO_EV 27.211386024367243
+#define ANI_MAX_ELEMENTS 32
+#define ANI_MAX_LAYERS 16
+
+typedef struct ani_source {
+    const mlff_model_file *mf;
+    mlff_error *err;
+} ani_source;
+
+static const mlff_model_tensor *need_tensor(ani_source *src, const char *name, int64_t rows,
+                                            int64_t cols, mlff_dtype dtype)
+{
+    const mlff_model_tensor *t = mlff_model_file_tensor(src->mf, name);
+    if (!t) {
+        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model lacks tensor %s", name);
+        return NULL;
+    }
+    if (t->dtype != dtype || (rows >= 0 && t->rows != rows) || (cols >= 0 && t->cols != cols)) {
+        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model tensor %s has shape [%lld, %lld] "
+                  "or type unlike what ANI expects", name, (long long)t->rows, (long long)t->cols);
+        return NULL;
+    }
+    return t;
+}
+
+static int need_scalar(ani_source *src, const char *name, double *value)
+{
+    const mlff_model_tensor *t = need_tensor(src, name, 1, 1, MLFF_DTYPE_F64);
+    if (t)
+        *value = *(const double *)t->data;
+    return t != NULL;
+}
+
+/* A [n, 1] F64 column of the model file as a REAL graph parameter. */
+static int column_param(mlff_graph *g, ani_source *src, const char *name)
+{
+    const mlff_model_tensor *t = need_tensor(src, name, -1, 1, MLFF_DTYPE_F64);
+    if (!t)
+        return -1;
+    return mlff_graph_param(g, name, MLFF_DTYPE_REAL, t->rows, 1, MLFF_DTYPE_F64, t->data);
+}
+
+/* Splits the "elements" metadata into symbols; returns the count or -1. */
+static int parse_elements(ani_source *src, char symbols[][4])
+{
+    const char *list = mlff_model_file_meta(src->mf, "elements");
+    if (!list)
+        return mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model lacks 'elements'"), -1;
+    int n = 0;
+    for (const char *p = list; *p;) {
+        while (*p == ' ')
+            p++;
+        size_t len = strcspn(p, " ");
+        if (len == 0)
+            break;
+        if (n == ANI_MAX_ELEMENTS || len > 3)
+            return mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "bad element list '%s'", list), -1;
+        memcpy(symbols[n], p, len);
+        symbols[n][len] = '\0';
+        if (!mlff_element_number_internal(symbols[n]))
+            return mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "unknown element '%s' in model",
+                             symbols[n]), -1;
+        n++;
+        p += len;
+    }
+    if (n == 0)
+        return mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model has no elements"), -1;
+    return n;
+}
+
+/* The stacked weights of one layer of every member: [members*out, in] and [members*out, 1]. */
+typedef struct ani_layer {
+    int weight, bias;
+    int64_t in, out;
+    int activation;
+    double alpha;
+} ani_layer;
+
+static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int members, int l,
+                       ani_layer *layer)
+{
+    char name[96];
+    const mlff_model_tensor *w0;
+    snprintf(name, sizeof name, "network.%s.0.%d.weight", el, l);
+    if (!(w0 = need_tensor(src, name, -1, -1, MLFF_DTYPE_F32)))
+        return 0;
+    layer->out = w0->rows;
+    layer->in = w0->cols;
+    size_t wsize = (size_t)(layer->out * layer->in), bsize = (size_t)layer->out;
+    float *w = malloc((size_t)members * wsize * sizeof *w);
+    float *b = malloc((size_t)members * bsize * sizeof *b);
+    int ok = w && b;
+    if (!ok)
+        mlff_fail(src->err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory stacking layers");
+    for (int m = 0; ok && m < members; m++) {
+        const mlff_model_tensor *wt, *bt, *act, *alpha;
+        snprintf(name, sizeof name, "network.%s.%d.%d.weight", el, m, l);
+        ok = (wt = need_tensor(src, name, layer->out, layer->in, MLFF_DTYPE_F32)) != NULL;
+        snprintf(name, sizeof name, "network.%s.%d.%d.bias", el, m, l);
+        ok = ok && (bt = need_tensor(src, name, layer->out, 1, MLFF_DTYPE_F32)) != NULL;
+        snprintf(name, sizeof name, "network.%s.%d.activation", el, m);
+        ok = ok && (act = need_tensor(src, name, -1, 1, MLFF_DTYPE_I32)) != NULL;
+        snprintf(name, sizeof name, "network.%s.%d.activation_alpha", el, m);
+        ok = ok && (alpha = need_tensor(src, name, act->rows, 1, MLFF_DTYPE_F64)) != NULL;
+        if (!ok)
+            break;
+        if (l >= act->rows) {
+            ok = 0;
+            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s member %d: no activation for "
+                      "layer %d", el, m, l);
+            break;
+        }
+        int code = ((const int32_t *)act->data)[l];
+        double a = ((const double *)alpha->data)[l];
+        if (m == 0) {
+            layer->activation = code;
+            layer->alpha = a;
+        } else if (code != layer->activation || a != layer->alpha) {
+            ok = 0;
+            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s: members differ in the "
+                      "activation of layer %d", el, l);
+            break;
+        }
+        memcpy(w + m * wsize, wt->data, wsize * sizeof *w);
+        memcpy(b + m * bsize, bt->data, bsize * sizeof *b);
+    }
+    if (ok) {
+        snprintf(name, sizeof name, "network.%s.%d.weight", el, l);
+        layer->weight = mlff_graph_param(g, name, MLFF_DTYPE_REAL, members * layer->out, layer->in,
+                                         MLFF_DTYPE_F32, w);
+        snprintf(name, sizeof name, "network.%s.%d.bias", el, l);
+        layer->bias = mlff_graph_param(g, name, MLFF_DTYPE_REAL, members * layer->out, 1,
+                                       MLFF_DTYPE_F32, b);
+    }
+    free(w);
+    free(b);
+    return ok;
+}
+
+/* Atomic energies (Hartree, [n_el, 1]) of the atoms of one element. */
+static int element_network(mlff_graph *g, ani_source *src, const char *el, int members, int aev,
+                           int atoms, int64_t aev_length)
+{
+    char name[96];
+    int n_layers = 0;
+    for (;; n_layers++) {
+        snprintf(name, sizeof name, "network.%s.0.%d.weight", el, n_layers);
+        if (!mlff_model_file_tensor(src->mf, name))
+            break;
+    }
+    if (n_layers == 0 || n_layers > ANI_MAX_LAYERS) {
+        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s has %d layers", el, n_layers);
+        return -1;
+    }
+    int h = mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL);
+    int64_t width = aev_length;
+    for (int l = 0; l < n_layers; l++) {
+        ani_layer layer = {0};
+        if (!stack_layer(g, src, el, members, l, &layer))
+            return -1;
+        if (layer.in != width) {
+            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d takes %lld inputs, "
+                      "not %lld", el, l, (long long)layer.in, (long long)width);
+            return -1;
+        }
+        /* Every member reads the same AEV, so the first layer is one wide
+         * GEMM; after it each member has its own block of columns. */
+        h = mlff_op_linear(g, h, layer.weight, layer.bias, l == 0 ? 1 : members);
+        if (layer.activation == MLFF_ACTIVATION_CELU)
+            h = mlff_op_celu(g, h, layer.alpha);
+        else if (layer.activation != MLFF_ACTIVATION_IDENTITY) {
+            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d: unknown activation "
+                      "%d", el, l, layer.activation);
+            return -1;
+        }
+        width = layer.out;
+    }
+    if (width != 1) {
+        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s ends in %lld outputs, not 1", el,
+                  (long long)width);
+        return -1;
+    }
+    return mlff_op_sum_cols(g, h, 1.0 / members);
+}
+
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_error *err)
+{
+    ani_source src = {mf, err};
+    char elements[ANI_MAX_ELEMENTS][4];
+    int n_el = parse_elements(&src, elements);
+    if (n_el < 0)
+        return err->status;
+    const char *ens = mlff_model_file_meta(mf, "ensemble_size");
+    int members = ens ? atoi(ens) : 0;
+    if (members < 1 || members > 1024)
+        return mlff_fail(err, MLFF_ERROR_MODEL_FORMAT, "bad ensemble_size '%s'", ens ? ens : "");
+
+    double rcr, rca, eta_r, zeta, eta_a;
+    if (!need_scalar(&src, "aev.radial.cutoff", &rcr) || !need_scalar(&src, "aev.radial.eta", &eta_r) ||
+        !need_scalar(&src, "aev.angular.cutoff", &rca) || !need_scalar(&src, "aev.angular.zeta", &zeta) ||
+        !need_scalar(&src, "aev.angular.eta", &eta_a))
+        return err->status;
+    const mlff_model_tensor *sae = need_tensor(&src, "self_energy", n_el, 1, MLFF_DTYPE_F64);
+    if (!sae)
+        return err->status;
+
+    int pos = mlff_graph_input_positions(g);
+    int species = mlff_graph_input_species(g);
+    int system = mlff_graph_input_system(g);
+
+    int pairs_r = mlff_graph_input_pairs(g, rcr);
+    int vec_r = mlff_op_pair_vectors(g, pos, pairs_r, mlff_graph_input_pair_shifts(g, pairs_r));
+    int shift_r = column_param(g, &src, "aev.radial.shift");
+    int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n_el);
+
+    int pairs_a = mlff_graph_input_pairs(g, rca);
+    int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_input_pair_shifts(g, pairs_a));
+    int shift_theta = column_param(g, &src, "aev.angular.shift_theta");
+    int shift_a = column_param(g, &src, "aev.angular.shift_r");
+    int angular = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_input_triples(g, pairs_a),
+                                      species, shift_theta, shift_a, zeta, eta_a, rca, n_el);
+    if (err->status != MLFF_OK)
+        return err->status;
+    int aev = mlff_op_concat_cols(g, radial, angular);
+    mlff_graph_set_name(g, aev, "aev");
+    int64_t aev_length = aev >= 0 ? g->tensors[aev].cols : 0;
+
+    /* Atomic network energies, each element's scattered back into atom order. */
+    int atomic = -1;
+    for (int e = 0; e < n_el; e++) {
+        int atoms = mlff_graph_input_element_atoms(g, e);
+        int energy = element_network(g, &src, elements[e], members, aev, atoms, aev_length);
+        if (err->status != MLFF_OK)
+            return err->status;
+        int per_atom = mlff_op_scatter_add_rows(g, energy, atoms, MLFF_SYMBOL_ATOMS, 0,
+                                                MLFF_DTYPE_REAL);
+        atomic = atomic < 0 ? per_atom : mlff_op_add(g, atomic, per_atom);
+    }
+    /* Sums per system in double; the self energies never leave double. */
+    mlff_graph_set_name(g, atomic, "atomic_network_energies");
+    int network = mlff_op_scatter_add_rows(g, atomic, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
+    int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n_el, 1, MLFF_DTYPE_F64,
+                                     sae->data);
+    int sae_atoms = mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64);
+    int self = mlff_op_scatter_add_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
+    int energy = mlff_op_scale(g, mlff_op_add(g, network, self), HARTREE_TO_EV);
+    mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, energy);
+
+    if (mlff_graph_status(g) != MLFF_OK)
+        return mlff_fail(err, mlff_graph_status(g), "building the ANI graph: %s", g->error.message);
+    return MLFF_OK;
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what a fresh Debian 12 machine lacks, then configures and builds
+# mlff into BUILD_DIR (default: build). Extra meson options may follow.
+#   scripts/setup.sh [BUILD_DIR] [meson options...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(build-essential meson ninja-build pkg-config libbz2-dev python3)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "setup: installing ${missing[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+fi
+
+build_dir=${1:-build}
+shift || true
+if [ -f "$build_dir/build.ninja" ]; then
+    meson configure "$build_dir" "$@" >/dev/null
+else
+    meson setup "$build_dir" "$@" >&2
+fi
+ninja -C "$build_dir" >&2

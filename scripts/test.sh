@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Sets up, builds and runs the whole test suite.
+#   scripts/test.sh            normal build (build/)
+#   scripts/test.sh --sanitize AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   MLFF_WERROR=1 scripts/test.sh   warnings are errors (as in CI)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+options=()
+[ "${MLFF_WERROR:-0}" = 1 ] && options+=(-Dwerror=true)
+build_dir=build
+if [ "${1:-}" = --sanitize ]; then
+    build_dir=build-asan
+    options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
+    export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+    export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+    export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+fi
+
+scripts/setup.sh "$build_dir" "${options[@]}"
+# OpenMP threads that spin while waiting slow a shared 2-core machine down a lot.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
+meson test -C "$build_dir" --print-errorlogs --num-processes 2 ${MESON_TEST_ARGS:-}

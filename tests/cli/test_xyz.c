@@ -1,0 +1,661 @@
+/*
+ * Unit tests of the XYZ / extended XYZ reader and writer (tools/xyz.c),
+ * without the library. Argument: the folder with the reference .extxyz files
+ * (tests/data/reference).
+ */
+#include <locale.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xyz.h"
+
+static int failures = 0;
+static const char *data_dir = ".";
+
+#define CHECK(cond)                                                                   \
+    do {                                                                              \
+        if (!(cond)) {                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+            failures++;                                                               \
+        }                                                                             \
+    } while (0)
+
+#define CHECK_STR(got, want)                                                              \
+    do {                                                                                  \
+        const char *got_ = (got), *want_ = (want);                                        \
+        if (!got_ || strcmp(got_, want_) != 0) {                                          \
+            fprintf(stderr, "%s:%d: got\n  [%s]\nwant\n  [%s]\n", __FILE__, __LINE__,     \
+                    got_ ? got_ : "(null)", want_);                                       \
+            failures++;                                                                   \
+        }                                                                                 \
+    } while (0)
+
+static int parse(const char *text, xyz_file *file, char *err)
+{
+    return xyz_read_memory("t.xyz", text, strlen(text), file, err, XYZ_ERROR_SIZE);
+}
+
+/* Parse text that must be fine. */
+static int parse_ok(const char *text, xyz_file *file, int line)
+{
+    char err[XYZ_ERROR_SIZE];
+    int status = parse(text, file, err);
+    if (status != XYZ_OK) {
+        fprintf(stderr, "%s:%d: unexpected error: %s\n", __FILE__, line, err);
+        failures++;
+        return 0;
+    }
+    return 1;
+}
+#define PARSE_OK(text, file) parse_ok((text), (file), __LINE__)
+
+/* Parse text that must fail with exactly this message. */
+static void expect_error(const char *text, const char *message, int line)
+{
+    char err[XYZ_ERROR_SIZE];
+    xyz_file file;
+    int status = parse(text, &file, err);
+    if (status != XYZ_ERROR_FORMAT) {
+        fprintf(stderr, "%s:%d: expected a format error, got status %d\n", __FILE__, line,
+                status);
+        failures++;
+    } else if (strcmp(err, message) != 0) {
+        fprintf(stderr, "%s:%d: error message\n  got  [%s]\n  want [%s]\n", __FILE__, line, err,
+                message);
+        failures++;
+    }
+    CHECK(file.n_frames == 0 && file.frames == NULL && file.name == NULL);
+    xyz_file_free(&file);
+}
+#define EXPECT_ERROR(text, message) expect_error((text), (message), __LINE__)
+
+static const xyz_info *find_info(const xyz_frame *f, const char *key)
+{
+    for (size_t i = 0; i < f->n_info; i++)
+        if (strcmp(f->info[i].key, key) == 0)
+            return &f->info[i];
+    return NULL;
+}
+
+static char *data_path(const char *name)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", data_dir, name);
+    return path;
+}
+
+/* Write every frame (no energy, no forces), read it back, compare. */
+static void check_round_trip(const xyz_file *a, int line)
+{
+    xyz_buffer out = {0};
+    for (size_t i = 0; i < a->n_frames; i++)
+        CHECK(xyz_write_frame(&out, &a->frames[i], NULL, NULL) == 0);
+    xyz_file b;
+    char err[XYZ_ERROR_SIZE];
+    if (xyz_read_memory("round-trip", out.data, out.size, &b, err, sizeof err) != XYZ_OK) {
+        fprintf(stderr, "%s:%d: round trip does not read back: %s\n%s", __FILE__, line, err,
+                out.data);
+        failures++;
+        xyz_buffer_free(&out);
+        return;
+    }
+    int same = b.n_frames == a->n_frames;
+    for (size_t i = 0; same && i < a->n_frames; i++) {
+        const xyz_frame *f = &a->frames[i], *g = &b.frames[i];
+        same = f->n_atoms == g->n_atoms && f->has_cell == g->has_cell &&
+               memcmp(f->cell, g->cell, sizeof f->cell) == 0 &&
+               memcmp(f->pbc, g->pbc, 3) == 0 && g->has_pbc &&
+               memcmp(f->numbers, g->numbers, (size_t)f->n_atoms * sizeof *f->numbers) == 0 &&
+               memcmp(f->positions, g->positions, 3 * (size_t)f->n_atoms * sizeof(double)) == 0;
+        /* info: the same pairs, results dropped, same order, same text */
+        size_t k = 0;
+        for (size_t j = 0; same && j < f->n_info; j++) {
+            if (xyz_key_is_result(f->info[j].key))
+                continue;
+            same = k < g->n_info && strcmp(f->info[j].key, g->info[k].key) == 0 &&
+                   ((!f->info[j].value && !g->info[k].value) ||
+                    (f->info[j].value && g->info[k].value &&
+                     strcmp(f->info[j].value, g->info[k].value) == 0));
+            k++;
+        }
+        same = same && k == g->n_info;
+    }
+    if (!same) {
+        fprintf(stderr, "%s:%d: round trip differs:\n%s", __FILE__, line, out.data);
+        failures++;
+    }
+    /* Writing again gives the same bytes. */
+    xyz_buffer again = {0};
+    for (size_t i = 0; i < b.n_frames; i++)
+        CHECK(xyz_write_frame(&again, &b.frames[i], NULL, NULL) == 0);
+    if (again.size != out.size || memcmp(again.data, out.data, out.size) != 0) {
+        fprintf(stderr, "%s:%d: second write differs:\n%s---\n%s", __FILE__, line, out.data,
+                again.data);
+        failures++;
+    }
+    xyz_buffer_free(&again);
+    xyz_file_free(&b);
+    xyz_buffer_free(&out);
+}
+#define CHECK_ROUND_TRIP(file) check_round_trip((file), __LINE__)
+
+static void test_elements(void)
+{
+    CHECK_STR(xyz_element_symbol(1), "H");
+    CHECK_STR(xyz_element_symbol(17), "Cl");
+    CHECK_STR(xyz_element_symbol(118), "Og");
+    CHECK(xyz_element_symbol(0) == NULL);
+    CHECK(xyz_element_symbol(119) == NULL);
+    for (int z = 1; z <= XYZ_MAX_ATOMIC_NUMBER; z++) {
+        const char *s = xyz_element_symbol(z);
+        CHECK(s && xyz_element_number(s, strlen(s)) == z);
+    }
+    CHECK(xyz_element_number("cl", 2) == 17);
+    CHECK(xyz_element_number("CL", 2) == 17);
+    CHECK(xyz_element_number("Xx", 2) == 0);
+    CHECK(xyz_element_number("X", 1) == 0);
+    CHECK(xyz_element_number("", 0) == 0);
+    CHECK(xyz_element_number("Cla", 3) == 0);
+    CHECK(xyz_key_is_result("energy"));
+    CHECK(xyz_key_is_result("energy_hartree"));
+    CHECK(xyz_key_is_result("free_energy"));
+    CHECK(xyz_key_is_result("stress"));
+    CHECK(xyz_key_is_result("virial"));
+    CHECK(xyz_key_is_result("forces"));
+    CHECK(xyz_key_is_result("Energy"));
+    CHECK(!xyz_key_is_result("name"));
+    CHECK(!xyz_key_is_result("dipole"));
+    CHECK(!xyz_key_is_result("energ"));
+}
+
+static void test_reference_files(void)
+{
+    char err[XYZ_ERROR_SIZE];
+    xyz_file f;
+    int status = xyz_read_file(data_path("g2_CH4.extxyz"), &f, err, sizeof err);
+    CHECK(status == XYZ_OK);
+    if (status != XYZ_OK) {
+        fprintf(stderr, "  %s\n", err);
+        return;
+    }
+    CHECK(f.n_frames == 1);
+    const xyz_frame *fr = &f.frames[0];
+    CHECK(fr->n_atoms == 5);
+    CHECK(fr->numbers[0] == 6 && fr->numbers[1] == 1 && fr->numbers[4] == 1);
+    CHECK(fr->positions[0] == 0.0 && fr->positions[3] == 0.629118 &&
+          fr->positions[6] == -0.629118 && fr->positions[14] == -0.629118);
+    CHECK(!fr->has_cell && fr->has_pbc && fr->pbc[0] == 0 && fr->pbc[1] == 0 && fr->pbc[2] == 0);
+    CHECK(fr->count_line == 1 && fr->comment_line == 2 && xyz_atom_line(fr, 0) == 3 &&
+          xyz_atom_line(fr, 4) == 7);
+    CHECK(fr->n_info == 5);
+    const xyz_info *model = find_info(fr, "model");
+    CHECK(model && strcmp(model->value,
+                          "ANI-2x, 8-model ensemble average (TorchANI BuiltinEnsemble)") == 0);
+    CHECK(model && strcmp(model->text,
+                          "model=\"ANI-2x, 8-model ensemble average (TorchANI BuiltinEnsemble)\"") ==
+                       0);
+    const xyz_info *name = find_info(fr, "name");
+    CHECK(name && strcmp(name->text, "name=g2_CH4") == 0);
+    CHECK(find_info(fr, "energy_hartree") != NULL);
+    CHECK_ROUND_TRIP(&f);
+
+    /* The writer: Lattice absent, kept keys in order, results dropped. */
+    xyz_buffer out = {0};
+    double energy = -1102.3456;
+    CHECK(xyz_write_frame(&out, fr, &energy, NULL) == 0);
+    static const char want_line2[] =
+        "Properties=species:S:1:pos:R:3 name=g2_CH4 model=\"ANI-2x, 8-model "
+        "ensemble average (TorchANI BuiltinEnsemble)\" dtype=float64 "
+        "units=\"positions/cell angstrom, energy hartree, forces "
+        "hartree/angstrom\" energy=-1102.3456000000001 pbc=\"F F F\"\n"
+        "C    0.0000000000000000e+00";
+    const char *line2 = out.data ? strchr(out.data, '\n') : NULL;
+    CHECK(line2 && strncmp(line2 + 1, want_line2, sizeof want_line2 - 1) == 0);
+    xyz_buffer_free(&out);
+    xyz_file_free(&f);
+
+    status = xyz_read_file(data_path("g2_CH3Cl.extxyz"), &f, err, sizeof err);
+    CHECK(status == XYZ_OK);
+    if (status == XYZ_OK) {
+        CHECK(f.n_frames == 1 && f.frames[0].n_atoms == 5 && f.frames[0].numbers[1] == 17);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    } else {
+        fprintf(stderr, "  %s\n", err);
+    }
+
+    status = xyz_read_file(data_path("water_box_64_triclinic.extxyz"), &f, err, sizeof err);
+    CHECK(status == XYZ_OK);
+    if (status == XYZ_OK) {
+        fr = &f.frames[0];
+        CHECK(f.n_frames == 1 && fr->n_atoms == 192 && fr->numbers[0] == 8 &&
+              fr->numbers[1] == 1);
+        static const double cell[9] = {12.4172, 0.0, 0.0, 3.1043, 12.4172, 0.0,
+                                       -1.8626, 2.4834, 12.4172};
+        CHECK(fr->has_cell && memcmp(fr->cell, cell, sizeof cell) == 0);
+        CHECK(fr->pbc[0] && fr->pbc[1] && fr->pbc[2]);
+        CHECK(fr->positions[0] == 13.21775692);
+        CHECK_ROUND_TRIP(&f);
+        out = (xyz_buffer){0};
+        CHECK(xyz_write_frame(&out, fr, NULL, NULL) == 0);
+        CHECK(out.data && strncmp(out.data,
+                                  "192\nLattice=\"12.4172 0 0 3.1043 12.4172 0 -1.8626 2.4834 "
+                                  "12.4172\" Properties=species:S:1:pos:R:3 name=",
+                                  99) == 0);
+        xyz_buffer_free(&out);
+        xyz_file_free(&f);
+    } else {
+        fprintf(stderr, "  %s\n", err);
+    }
+}
+
+static void test_multi_frame(void)
+{
+    xyz_file f;
+    const char *text = "2\n"
+                       "first\n"
+                       "O 0 0 0\n"
+                       "H 0 0 0.96\n"
+                       "\n"
+                       "3\n"
+                       "Properties=species:S:1:pos:R:3 name=second\n"
+                       "C 1 2 3\n"
+                       "N 4 5 6\n"
+                       "S 7 8 9\n"
+                       "\n"
+                       "   \n";
+    if (!PARSE_OK(text, &f))
+        return;
+    CHECK(f.n_frames == 2);
+    CHECK_STR(f.name, "t.xyz");
+    CHECK(f.frames[0].n_atoms == 2 && f.frames[1].n_atoms == 3);
+    CHECK(f.frames[0].count_line == 1 && f.frames[1].count_line == 6);
+    CHECK(f.frames[1].comment_line == 7 && xyz_atom_line(&f.frames[1], 2) == 10);
+    CHECK(f.frames[1].numbers[0] == 6 && f.frames[1].numbers[1] == 7 &&
+          f.frames[1].numbers[2] == 16);
+    CHECK(f.frames[1].positions[8] == 9.0);
+    CHECK(f.frames[0].n_info == 1 && strcmp(f.frames[0].info[0].key, "first") == 0 &&
+          f.frames[0].info[0].value == NULL);
+    CHECK_ROUND_TRIP(&f);
+    xyz_file_free(&f);
+
+    /* no newline at the end; CRLF line ends */
+    if (PARSE_OK("1\r\nname=x\r\nH 1.5 2.5 3.5\r\n1\r\n\r\nHe 0 0 0", &f)) {
+        CHECK(f.n_frames == 2 && f.frames[0].positions[2] == 3.5 && f.frames[1].numbers[0] == 2);
+        CHECK(f.frames[0].n_info == 1 && strcmp(f.frames[0].info[0].text, "name=x") == 0);
+        CHECK(f.frames[1].n_info == 0);
+        xyz_file_free(&f);
+    }
+}
+
+static void test_plain_xyz(void)
+{
+    xyz_file f;
+    const char *text = "3\n"
+                       "water molecule, from somewhere\n"
+                       "O   0.0 0.0 0.0  extra 1 2\n"
+                       "h\t0.9572 0 0\n"
+                       "8 -0.24 0.927 0.0 more\n";
+    if (!PARSE_OK(text, &f))
+        return;
+    const xyz_frame *fr = &f.frames[0];
+    CHECK(fr->n_atoms == 3 && fr->numbers[0] == 8 && fr->numbers[1] == 1 && fr->numbers[2] == 8);
+    CHECK(fr->positions[3] == 0.9572 && fr->positions[6] == -0.24 && fr->positions[7] == 0.927);
+    CHECK(!fr->has_cell && !fr->has_pbc && !fr->pbc[0] && !fr->pbc[1] && !fr->pbc[2]);
+    CHECK(fr->n_info == 4);
+    CHECK_ROUND_TRIP(&f);
+    xyz_file_free(&f);
+
+    /* an apostrophe in a free comment: read as ASE does, written back quoted */
+    if (PARSE_OK("1\nJohn's molecule\nH 0 0 0\n", &f)) {
+        fr = &f.frames[0];
+        CHECK(fr->n_info == 1 && strcmp(fr->info[0].key, "Johns molecule") == 0);
+        CHECK_STR(fr->info[0].text, "\"Johns molecule\"");
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* a value whose quote is never closed: the rest of the line, quoted anew */
+    if (PARSE_OK("1\nx=1 name=\"abc 'def' pbc=T\nH 0 0 0\n", &f)) {
+        fr = &f.frames[0];
+        CHECK(fr->n_info == 2 && !fr->has_pbc && !fr->pbc[0]);
+        CHECK_STR(fr->info[0].text, "x=1");
+        CHECK_STR(fr->info[1].value, "abc 'def' pbc=T");
+        CHECK_STR(fr->info[1].text, "name=\"abc 'def' pbc=T\"");
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* an empty comment line */
+    if (PARSE_OK("1\n\nH 0 0 0\n", &f)) {
+        CHECK(f.frames[0].n_info == 0);
+        xyz_file_free(&f);
+    }
+}
+
+static void test_comment_line(void)
+{
+    xyz_file f;
+    const char *text = "1\n"
+                       "a=\"x y\" b='c d' c={1 2} d=[3,4] e=\"say \\\"hi\\\"\" f=plain g"
+                       "  h = 7 energy=-3.5 stress=\"1 2 3 4 5 6 7 8 9\" forces_ok=1 uid=\"\"\n"
+                       "H 0 0 0\n";
+    if (!PARSE_OK(text, &f))
+        return;
+    const xyz_frame *fr = &f.frames[0];
+    CHECK(fr->n_info == 12);
+    static const char *const keys[] = {"a", "b", "c", "d", "e", "f", "g", "h", "energy", "stress",
+                                       "forces_ok", "uid"};
+    static const char *const values[] = {"x y", "c d", "1 2", "3,4", "say \"hi\"", "plain",
+                                         NULL, "7", "-3.5", "1 2 3 4 5 6 7 8 9", "1", ""};
+    static const char *const texts[] = {"a=\"x y\"", "b='c d'", "c={1 2}", "d=[3,4]",
+                                        "e=\"say \\\"hi\\\"\"", "f=plain", "g", "h=7",
+                                        "energy=-3.5", "stress=\"1 2 3 4 5 6 7 8 9\"",
+                                        "forces_ok=1", "uid=\"\""};
+    for (size_t i = 0; i < 12 && i < fr->n_info; i++) {
+        CHECK_STR(fr->info[i].key, keys[i]);
+        if (values[i])
+            CHECK_STR(fr->info[i].value, values[i]);
+        else
+            CHECK(fr->info[i].value == NULL);
+        CHECK_STR(fr->info[i].text, texts[i]);
+    }
+    CHECK_ROUND_TRIP(&f);
+    xyz_buffer out = {0};
+    CHECK(xyz_write_frame(&out, fr, NULL, NULL) == 0);
+    CHECK_STR(out.data, "1\nProperties=species:S:1:pos:R:3 a=\"x y\" b='c d' c={1 2} d=[3,4] "
+                        "e=\"say \\\"hi\\\"\" f=plain g h=7 uid=\"\" pbc=\"F F F\"\n"
+                        "H    0.0000000000000000e+00   0.0000000000000000e+00   "
+                        "0.0000000000000000e+00\n");
+    xyz_buffer_free(&out);
+    xyz_file_free(&f);
+}
+
+static void test_cell_and_pbc(void)
+{
+    xyz_file f;
+    /* Lattice without pbc: periodic in all three directions, as ASE */
+    if (PARSE_OK("1\nLattice=\"10 0 0 0 11 0 0 0 12\"\nH 0 0 0\n", &f)) {
+        const xyz_frame *fr = &f.frames[0];
+        CHECK(fr->has_cell && !fr->has_pbc && fr->pbc[0] && fr->pbc[1] && fr->pbc[2]);
+        CHECK(fr->cell[0] == 10 && fr->cell[4] == 11 && fr->cell[8] == 12 && fr->cell[1] == 0);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* commas, brackets, spaced '=' and other flag spellings */
+    if (PARSE_OK("1\nLattice=[1.5,0,0, 0,2.5,0, 0,0,3.5] pbc = \"True false t\"\nH 0 0 0\n",
+                 &f)) {
+        const xyz_frame *fr = &f.frames[0];
+        CHECK(fr->has_cell && fr->cell[0] == 1.5 && fr->cell[4] == 2.5 && fr->cell[8] == 3.5);
+        CHECK(fr->has_pbc && fr->pbc[0] == 1 && fr->pbc[1] == 0 && fr->pbc[2] == 1);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* pbc without Lattice; one flag for all three */
+    if (PARSE_OK("1\npbc=T\nH 0 0 0\n1\npbc=\"F T F\"\nH 0 0 0\n", &f)) {
+        CHECK(!f.frames[0].has_cell && f.frames[0].pbc[0] && f.frames[0].pbc[1] &&
+              f.frames[0].pbc[2]);
+        CHECK(!f.frames[1].pbc[0] && f.frames[1].pbc[1] && !f.frames[1].pbc[2]);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* pbc="F F F" with a Lattice stays non-periodic */
+    if (PARSE_OK("1\nLattice=\"5 0 0 0 5 0 0 0 5\" pbc=\"F F F\"\nH 0 0 0\n", &f)) {
+        CHECK(f.frames[0].has_cell && !f.frames[0].pbc[0] && !f.frames[0].pbc[2]);
+        xyz_file_free(&f);
+    }
+}
+
+static void test_columns(void)
+{
+    xyz_file f;
+    /* skipped columns before, between and after the ones we need */
+    const char *text = "2\n"
+                       "Properties=id:I:1:vel:R:3:species:S:1:flag:L:1:pos:R:3:tag:S:2 x=1\n"
+                       "7 9 9 9 Cl T 1.0 2.0 3.0 a b\n"
+                       "8 9 9 9 o F -1.0 -2.0 -3.0 c d extra\n";
+    if (PARSE_OK(text, &f)) {
+        const xyz_frame *fr = &f.frames[0];
+        CHECK(fr->numbers[0] == 17 && fr->numbers[1] == 8);
+        CHECK(fr->positions[0] == 1.0 && fr->positions[5] == -3.0);
+        CHECK(fr->n_info == 1);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* atomic numbers: Z column, or numbers in the species column */
+    if (PARSE_OK("2\nProperties=Z:I:1:pos:R:3\n6 0 0 0\n1 0 0 1.1\n", &f)) {
+        CHECK(f.frames[0].numbers[0] == 6 && f.frames[0].numbers[1] == 1);
+        xyz_file_free(&f);
+    }
+    if (PARSE_OK("2\nProperties=symbols:S:1:positions:R:3\n17 0 0 0\n118 0 0 2\n", &f)) {
+        CHECK(f.frames[0].numbers[0] == 17 && f.frames[0].numbers[1] == 118);
+        xyz_file_free(&f);
+    }
+    /* the writer's forces column reads back */
+    if (PARSE_OK("2\nLattice=\"10 0 0 0 10 0 0 0 10\" name=x energy=5 pbc=\"T T F\"\n"
+                 "O 0 -1.25 3\nCl 0.1 2 -0\n",
+                 &f)) {
+        xyz_buffer out = {0};
+        const double energy = -1102.3456;
+        const double forces[6] = {0.5, -0.25, 1e-3, 0, 0, 0};
+        CHECK(xyz_write_frame(&out, &f.frames[0], &energy, forces) == 0);
+        CHECK_STR(out.data,
+                  "2\n"
+                  "Lattice=\"10 0 0 0 10 0 0 0 10\" Properties=species:S:1:pos:R:3:forces:R:3 "
+                  "name=x energy=-1102.3456000000001 pbc=\"T T F\"\n"
+                  "O    0.0000000000000000e+00  -1.2500000000000000e+00   "
+                  "3.0000000000000000e+00   5.0000000000e-01  -2.5000000000e-01   "
+                  "1.0000000000e-03\n"
+                  "Cl   1.0000000000000001e-01   2.0000000000000000e+00  "
+                  "-0.0000000000000000e+00   0.0000000000e+00   0.0000000000e+00   "
+                  "0.0000000000e+00\n");
+        xyz_file g;
+        char err[XYZ_ERROR_SIZE];
+        CHECK(xyz_read_memory("w", out.data, out.size, &g, err, sizeof err) == XYZ_OK);
+        if (g.n_frames == 1) {
+            CHECK(memcmp(g.frames[0].positions, f.frames[0].positions, 6 * sizeof(double)) == 0);
+            CHECK(g.frames[0].n_info == 2 && strcmp(g.frames[0].info[1].text,
+                                                    "energy=-1102.3456000000001") == 0);
+        }
+        xyz_file_free(&g);
+        xyz_buffer_free(&out);
+        xyz_file_free(&f);
+    }
+}
+
+/* Exact coordinates survive the round trip, whatever their size. */
+static void test_exact_positions(void)
+{
+    xyz_file f;
+    const char *text = "4\n\n"
+                       "H 0.1 0.2 0.30000000000000004\n"
+                       "H 1e-300 -1.7976931348623157e308 4.9406564584124654e-324\n"
+                       "H 123456789.123456789 -0.0 2.2250738585072014e-308\n"
+                       "H 0x1p-3 1E5 +7\n";
+    if (PARSE_OK(text, &f)) {
+        CHECK(f.frames[0].positions[2] == 0.30000000000000004);
+        CHECK(f.frames[0].positions[9] == 0.125 && f.frames[0].positions[11] == 7.0);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+    /* the process locale does not matter */
+    const char *locales[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8", "C.UTF-8"};
+    for (size_t i = 0; i < sizeof locales / sizeof *locales; i++) {
+        if (!setlocale(LC_ALL, locales[i]))
+            continue;
+        if (PARSE_OK("1\nLattice=\"1.5 0 0 0 1.5 0 0 0 1.5\"\nH 0.25 0.5 0.75\n", &f)) {
+            CHECK(f.frames[0].positions[0] == 0.25 && f.frames[0].cell[0] == 1.5);
+            xyz_buffer out = {0};
+            CHECK(xyz_write_frame(&out, &f.frames[0], NULL, NULL) == 0);
+            CHECK(out.data && strstr(out.data, "2.5000000000000000e-01") &&
+                  strstr(out.data, "Lattice=\"1.5 0 0"));
+            xyz_buffer_free(&out);
+            xyz_file_free(&f);
+        }
+    }
+    setlocale(LC_ALL, "C");
+}
+
+static void test_errors(void)
+{
+    /* file level */
+    char err[XYZ_ERROR_SIZE];
+    xyz_file f;
+    CHECK(xyz_read_file("/nonexistent/missing.xyz", &f, err, sizeof err) == XYZ_ERROR_IO);
+    CHECK_STR(err, "/nonexistent/missing.xyz: cannot open: No such file or directory");
+    xyz_file_free(&f);
+    CHECK(xyz_read_file("/", &f, err, sizeof err) == XYZ_ERROR_IO);
+    CHECK_STR(err, "/: cannot read: Is a directory");
+    xyz_file_free(&f);
+    EXPECT_ERROR("", "t.xyz: file is empty");
+    EXPECT_ERROR("\n  \n\n", "t.xyz: file is empty (only blank lines)");
+    CHECK(xyz_read_memory("nul.xyz", "1\nx\nH 0\0 0 0\n", 14, &f, err, sizeof err) ==
+          XYZ_ERROR_FORMAT);
+    CHECK_STR(err, "nul.xyz: not a text file (a NUL byte on line 3)");
+
+    /* the atom count */
+    EXPECT_ERROR("abc\n\nH 0 0 0\n", "t.xyz:1: frame 1: expected the number of atoms, found \"abc\"");
+    EXPECT_ERROR("2.5\n\nH 0 0 0\n",
+                 "t.xyz:1: frame 1: expected the number of atoms, found \"2.5\"");
+    EXPECT_ERROR("-1\n\nH 0 0 0\n", "t.xyz:1: frame 1: expected the number of atoms, found \"-1\"");
+    EXPECT_ERROR("3 atoms\n\nH 0 0 0\n",
+                 "t.xyz:1: frame 1: expected the number of atoms, found \"3 atoms\"");
+    EXPECT_ERROR("0\n\n", "t.xyz:1: frame 1: the number of atoms must be positive, found \"0\"");
+    EXPECT_ERROR("1\n\nH 0 0 0\nH 0 0 0\n",
+                 "t.xyz:4: frame 2: expected the number of atoms, found \"H 0 0 0\"");
+
+    /* truncated frames */
+    EXPECT_ERROR("3\ncomment\nH 0 0 0\nH 1 0 0\n",
+                 "t.xyz:1: frame 1: truncated: 3 atoms declared but the file ends after 2 atom "
+                 "lines");
+    EXPECT_ERROR("1\n\nH 0 0 0\n\n2\nsecond\nH 0 0 0\n\n\n",
+                 "t.xyz:5: frame 2: truncated: 2 atoms declared but the file ends after 1 atom "
+                 "line");
+    EXPECT_ERROR("5\n", "t.xyz:1: frame 1: truncated: 5 atoms declared but the file ends after "
+                        "the atom count");
+    EXPECT_ERROR("99999999999999999999999\n\nH 0 0 0\n",
+                 "t.xyz:1: frame 1: truncated: too many atoms declared but the file ends after "
+                 "1 atom line");
+
+    /* atom lines */
+    EXPECT_ERROR("2\n\nH 0 0 0\nH 1 0\n",
+                 "t.xyz:4: frame 1, atom 2: expected 4 columns, found 3");
+    EXPECT_ERROR("3\n\nH 0 0 0\n\nH 1 0 0\n",
+                 "t.xyz:4: frame 1, atom 2: expected 4 columns, found 0");
+    EXPECT_ERROR("1\nProperties=species:S:1:pos:R:3:forces:R:3\nH 0 0 0\n",
+                 "t.xyz:3: frame 1, atom 1: expected 7 columns, found 4");
+    EXPECT_ERROR("2\n\nH 0 0 0\nH 0 abc 0\n",
+                 "t.xyz:4: frame 1, atom 2: coordinate \"abc\" is not a number");
+    EXPECT_ERROR("1\n\nH 1.0.0 0 0\n", "t.xyz:3: frame 1, atom 1: coordinate \"1.0.0\" is not a "
+                                       "number");
+    EXPECT_ERROR("1\n\nH 0 0 1e\n", "t.xyz:3: frame 1, atom 1: coordinate \"1e\" is not a number");
+    EXPECT_ERROR("1\n\nH 0 0 1,5\n",
+                 "t.xyz:3: frame 1, atom 1: coordinate \"1,5\" is not a number");
+    EXPECT_ERROR("1\n\nH nan 0 0\n",
+                 "t.xyz:3: frame 1, atom 1: coordinate \"nan\" is not a finite number");
+    EXPECT_ERROR("1\n\nH 0 NaN 0\n",
+                 "t.xyz:3: frame 1, atom 1: coordinate \"NaN\" is not a finite number");
+    EXPECT_ERROR("1\n\nH 0 0 inf\n",
+                 "t.xyz:3: frame 1, atom 1: coordinate \"inf\" is not a finite number");
+    EXPECT_ERROR("1\n\nH 0 0 -Infinity\n",
+                 "t.xyz:3: frame 1, atom 1: coordinate \"-Infinity\" is not a finite number");
+    EXPECT_ERROR("1\n\nH 1e999 0 0\n",
+                 "t.xyz:3: frame 1, atom 1: coordinate \"1e999\" is not a finite number");
+    EXPECT_ERROR("2\n\nH 0 0 0\nXx 1 0 0\n", "t.xyz:4: frame 1, atom 2: unknown element \"Xx\"");
+    EXPECT_ERROR("1\n\nX 0 0 0\n", "t.xyz:3: frame 1, atom 1: unknown element \"X\"");
+    EXPECT_ERROR("1\n\nC1 0 0 0\n", "t.xyz:3: frame 1, atom 1: unknown element \"C1\"");
+    EXPECT_ERROR("1\n\n0 0 0 0\n", "t.xyz:3: frame 1, atom 1: unknown element \"0\"");
+    EXPECT_ERROR("1\n\n119 0 0 0\n", "t.xyz:3: frame 1, atom 1: unknown element \"119\"");
+    /* the element is checked before the coordinates */
+    EXPECT_ERROR("1\n\nXx nan 0 0\n", "t.xyz:3: frame 1, atom 1: unknown element \"Xx\"");
+    /* in the second frame, line numbers count from the file's start */
+    EXPECT_ERROR("1\nfirst\nH 0 0 0\n2\nsecond\nO 0 0 0\nH 0 0 nan\n",
+                 "t.xyz:7: frame 2, atom 2: coordinate \"nan\" is not a finite number");
+
+    /* Lattice */
+    EXPECT_ERROR("1\nLattice=\"1 0 0 0 1 0 0 0\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Lattice \"1 0 0 0 1 0 0 0\": expected 9 numbers, "
+                 "found 8");
+    EXPECT_ERROR("1\nLattice=\"1 0 0 0 1 0 0 0 1 0\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Lattice \"1 0 0 0 1 0 0 0 1 0\": expected 9 "
+                 "numbers, found 10");
+    EXPECT_ERROR("1\nLattice=\"1 0 0 0 a 0 0 0 1\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Lattice \"1 0 0 0 a 0 0 0 1\": \"a\" is not a "
+                 "finite number");
+    EXPECT_ERROR("1\nLattice=\"1 0 0 0 nan 0 0 0 1\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Lattice \"1 0 0 0 nan 0 0 0 1\": \"nan\" is not a "
+                 "finite number");
+    EXPECT_ERROR("1\nLattice pbc=\"T T T\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Lattice: expected Lattice=\"a1 a2 a3 b1 b2 b3 c1 "
+                 "c2 c3\"");
+
+    /* pbc */
+    EXPECT_ERROR("1\npbc=\"T F\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed pbc \"T F\": expected three flags T or F, as "
+                 "pbc=\"T T F\"");
+    EXPECT_ERROR("1\npbc=\"T F X\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed pbc \"T F X\": expected three flags T or F, as "
+                 "pbc=\"T T F\"");
+    EXPECT_ERROR("1\npbc=\"T T T T\"\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed pbc \"T T T T\": expected three flags T or F, as "
+                 "pbc=\"T T F\"");
+    EXPECT_ERROR("1\npbc=yes\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed pbc \"yes\": expected three flags T or F, as "
+                 "pbc=\"T T F\"");
+
+    /* Properties */
+    EXPECT_ERROR("1\nProperties=species:S:1:pos:R\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1:pos:R\": expected "
+                 "NAME:TYPE:COUNT triples");
+    EXPECT_ERROR("1\nProperties=species:S:1:pos:X:3\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1:pos:X:3\": column type "
+                 "\"X\" is not S, R, I or L");
+    EXPECT_ERROR("1\nProperties=species:S:1:pos:R:0\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1:pos:R:0\": column count "
+                 "\"0\" is not a positive integer");
+    EXPECT_ERROR("1\nProperties=species:S:1:pos:R:three\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1:pos:R:three\": column "
+                 "count \"three\" is not a positive integer");
+    EXPECT_ERROR("1\nProperties=pos:R:3\n0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"pos:R:3\": no species column");
+    EXPECT_ERROR("1\nProperties=species:S:1:xyz:R:3\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1:xyz:R:3\": no pos column");
+    EXPECT_ERROR("1\nProperties=species:S:1:pos:R:2\nH 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1:pos:R:2\": the pos column "
+                 "must be R:3");
+    EXPECT_ERROR("1\nProperties=species:S:2:pos:R:3\nH H 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:2:pos:R:3\": the species "
+                 "column must have count 1");
+    EXPECT_ERROR("1\nProperties=species:S:1::R:3:pos:R:3\nH 0 0 0 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"species:S:1::R:3:pos:R:3\": empty "
+                 "column name");
+    EXPECT_ERROR("1\nProperties\nH 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Properties \"\": empty column name");
+
+    /* a long offending text is shortened in the message */
+    EXPECT_ERROR("1\nLattice=\"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23\"\n"
+                 "H 0 0 0\n",
+                 "t.xyz:2: frame 1: malformed Lattice \"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 "
+                 "17 18 19 ...\": expected 9 numbers, found 23");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        data_dir = argv[1];
+    test_elements();
+    test_reference_files();
+    test_multi_frame();
+    test_plain_xyz();
+    test_comment_line();
+    test_cell_and_pbc();
+    test_columns();
+    test_exact_positions();
+    test_errors();
+    if (failures) {
+        fprintf(stderr, "%d check(s) failed\n", failures);
+        return 1;
+    }
+    printf("all xyz tests passed\n");
+    return 0;
+}

@@ -1,0 +1,25 @@
+/* TorchANI reference structures (tests/data/reference) for the tests. */
+#ifndef MLFF_TESTS_REFERENCE_H
+#define MLFF_TESTS_REFERENCE_H
+
+#include <stdint.h>
+
+#define HARTREE_TO_EV 27.211386024367243
+
+typedef struct reference {
+    char name[64];
+    int n_atoms;
+    int32_t *species;   /* atomic numbers */
+    double *positions;  /* n x 3 */
+    double energy;      /* eV */
+    double *forces;     /* n x 3, eV/Angstrom */
+} reference;
+
+/* The non-periodic public structures, NULL-terminated. */
+extern const char *const reference_molecules[];
+
+/* Loads dir/<name>.json; returns 0 on failure (message printed). */
+int reference_load(reference *r, const char *dir, const char *name);
+void reference_free(reference *r);
+
+#endif

@@ -1,0 +1,230 @@
+#include "op_cases.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double test_uniform(test_rng *rng, double lo, double hi)
+{
+    /* xorshift64*: deterministic across platforms. */
+    rng->state ^= rng->state >> 12;
+    rng->state ^= rng->state << 25;
+    rng->state ^= rng->state >> 27;
+    uint64_t r = rng->state * 2685821657736338717ULL;
+    return lo + (hi - lo) * (double)(r >> 11) / 9007199254740992.0;
+}
+
+static int random_param(mlff_graph *g, test_rng *rng, int64_t rows, int64_t cols, double lo, double hi)
+{
+    double *v = malloc((size_t)(rows * cols) * sizeof *v);
+    if (!v)
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "test: out of memory");
+    for (int64_t k = 0; k < rows * cols; k++)
+        v[k] = test_uniform(rng, lo, hi);
+    int t = mlff_graph_param(g, "random", MLFF_DTYPE_REAL, rows, cols, MLFF_DTYPE_F64, v);
+    free(v);
+    return t;
+}
+
+static int index_param(mlff_graph *g, int64_t rows, int64_t cols, const int32_t *data)
+{
+    return mlff_graph_param(g, "index", MLFF_DTYPE_I32, rows, cols, MLFF_DTYPE_I32, data);
+}
+
+/* Vectors of random direction with lengths in [lo, hi]. */
+static int random_vectors(mlff_graph *g, test_rng *rng, int64_t rows, double lo, double hi)
+{
+    double *v = malloc((size_t)rows * 3 * sizeof *v);
+    if (!v)
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "test: out of memory");
+    for (int64_t r = 0; r < rows; r++) {
+        double len = 0;
+        for (int d = 0; d < 3; d++) {
+            v[3 * r + d] = test_uniform(rng, -1, 1);
+            len += v[3 * r + d] * v[3 * r + d];
+        }
+        double want = test_uniform(rng, lo, hi) / sqrt(len);
+        for (int d = 0; d < 3; d++)
+            v[3 * r + d] *= want;
+    }
+    int t = mlff_graph_param(g, "vectors", MLFF_DTYPE_REAL, rows, 3, MLFF_DTYPE_F64, v);
+    free(v);
+    return t;
+}
+
+#define WRT1(a) (wrt[0] = (a), *n_wrt = 1)
+#define WRT2(a, b) (wrt[0] = (a), wrt[1] = (b), *n_wrt = 2)
+#define CASE(fn) static int fn(mlff_graph *g, test_rng *rng, int wrt[OP_CASE_MAX_WRT], int *n_wrt)
+
+CASE(case_add)
+{
+    int x = random_param(g, rng, 4, 3, -1, 1), y = random_param(g, rng, 4, 3, -1, 1);
+    WRT2(x, y);
+    return mlff_op_add(g, x, y);
+}
+
+CASE(case_scale)
+{
+    int x = random_param(g, rng, 4, 3, -1, 1);
+    WRT1(x);
+    return mlff_op_scale(g, x, -1.7);
+}
+
+CASE(case_mul)
+{
+    int x = random_param(g, rng, 4, 3, -1, 1), y = random_param(g, rng, 4, 3, -1, 1);
+    WRT2(x, y);
+    return mlff_op_mul(g, x, y);
+}
+
+CASE(case_mul_broadcast)
+{
+    int x = random_param(g, rng, 4, 3, -1, 1), y = random_param(g, rng, 4, 1, -1, 1);
+    WRT2(x, y);
+    return mlff_op_mul(g, x, y);
+}
+
+CASE(case_concat_cols)
+{
+    int x = random_param(g, rng, 4, 2, -1, 1), y = random_param(g, rng, 4, 3, -1, 1);
+    WRT2(x, y);
+    return mlff_op_concat_cols(g, x, y);
+}
+
+CASE(case_gather_rows)
+{
+    static const int32_t idx[7] = {4, 0, 2, 2, 1, 4, 3};
+    int x = random_param(g, rng, 5, 3, -1, 1);
+    WRT1(x);
+    return mlff_op_gather_rows(g, x, index_param(g, 7, 1, idx), MLFF_DTYPE_REAL);
+}
+
+CASE(case_scatter_add_rows)
+{
+    static const int32_t idx[7] = {4, 0, 2, 2, 1, 4, 0};
+    int x = random_param(g, rng, 7, 3, -1, 1);
+    WRT1(x);
+    return mlff_op_scatter_add_rows(g, x, index_param(g, 7, 1, idx), MLFF_FIXED_ROWS, 5,
+                                    MLFF_DTYPE_REAL);
+}
+
+CASE(case_sum_cols)
+{
+    int x = random_param(g, rng, 4, 5, -1, 1);
+    WRT1(x);
+    return mlff_op_sum_cols(g, x, 0.3);
+}
+
+CASE(case_linear)
+{
+    int x = random_param(g, rng, 4, 3, -1, 1);
+    int w = random_param(g, rng, 5, 3, -1, 1), b = random_param(g, rng, 5, 1, -1, 1);
+    WRT1(x);
+    return mlff_op_linear(g, x, w, b, 1);
+}
+
+CASE(case_linear_grouped)
+{
+    int x = random_param(g, rng, 4, 6, -1, 1);
+    int w = random_param(g, rng, 8, 3, -1, 1), b = random_param(g, rng, 8, 1, -1, 1);
+    WRT1(x);
+    return mlff_op_linear(g, x, w, b, 2);
+}
+
+CASE(case_celu)
+{
+    int x = random_param(g, rng, 4, 5, -0.5, 0.5);
+    WRT1(x);
+    return mlff_op_celu(g, x, 0.1);
+}
+
+CASE(case_pair_vectors)
+{
+    static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 4, 2, 3, 3, 1, 4, 2};
+    int pos = random_param(g, rng, 5, 3, -2, 2), shifts = random_param(g, rng, 6, 3, -1, 1);
+    WRT1(pos);
+    return mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs), shifts);
+}
+
+CASE(case_norm3)
+{
+    int v = random_vectors(g, rng, 6, 0.5, 2.0);
+    WRT1(v);
+    return mlff_op_norm3(g, v);
+}
+
+CASE(case_cosine_cutoff)
+{
+    int d = random_param(g, rng, 6, 1, 0.5, 2.5);
+    WRT1(d);
+    return mlff_op_cosine_cutoff(g, d, 2.0);
+}
+
+/* Five atoms of three species, every ordered pair sorted by center. */
+static const int32_t atom_species[5] = {0, 1, 1, 2, 0};
+
+static int all_pairs(mlff_graph *g)
+{
+    int32_t pairs[20 * 2];
+    int p = 0;
+    for (int i = 0; i < 5; i++)
+        for (int j = 0; j < 5; j++)
+            if (i != j) {
+                pairs[2 * p] = i;
+                pairs[2 * p + 1] = j;
+                p++;
+            }
+    return index_param(g, 20, 2, pairs);
+}
+
+static int column(mlff_graph *g, int64_t n, const double *values)
+{
+    return mlff_graph_param(g, "column", MLFF_DTYPE_REAL, n, 1, MLFF_DTYPE_F64, values);
+}
+
+CASE(case_ani_radial)
+{
+    static const double shifts[4] = {0.9, 1.4, 1.9, 2.4};
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2); /* some beyond the 3.0 cutoff */
+    WRT1(vec);
+    return mlff_op_ani_radial(g, vec, all_pairs(g), index_param(g, 5, 1, atom_species),
+                              column(g, 4, shifts), 4.0, 3.0, 3);
+}
+
+CASE(case_ani_angular)
+{
+    static const double shift_theta[4] = {0.39, 1.18, 1.96, 2.75}, shift_r[2] = {1.0, 2.0};
+    int32_t triples[5 * 6 * 2];
+    int t = 0;
+    for (int center = 0; center < 5; center++)
+        for (int a = 0; a < 4; a++)
+            for (int b = a + 1; b < 4; b++) {
+                triples[2 * t] = center * 4 + a;
+                triples[2 * t + 1] = center * 4 + b;
+                t++;
+            }
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2);
+    WRT1(vec);
+    return mlff_op_ani_angular(g, vec, all_pairs(g), index_param(g, t, 2, triples),
+                               index_param(g, 5, 1, atom_species), column(g, 4, shift_theta),
+                               column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+}
+
+const op_case op_cases[] = {
+    {"add", MLFF_OP_ADD, case_add},
+    {"scale", MLFF_OP_SCALE, case_scale},
+    {"mul", MLFF_OP_MUL, case_mul},
+    {"mul (broadcast column)", MLFF_OP_MUL, case_mul_broadcast},
+    {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols},
+    {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows},
+    {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows},
+    {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
+    {"linear", MLFF_OP_LINEAR, case_linear},
+    {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
+    {"celu", MLFF_OP_CELU, case_celu},
+    {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
+    {"norm3", MLFF_OP_NORM3, case_norm3},
+    {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff},
+    {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial},
+    {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular},
+};
+const int n_op_cases = sizeof op_cases / sizeof *op_cases;

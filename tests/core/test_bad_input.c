@@ -1,0 +1,128 @@
+/*
+ * Bad input through the C API: each case gives its status, a message that
+ * names the problem, and the system and atom it is about; nothing crashes.
+ * Usage: test_bad_input SCRATCH_DIR
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlff.h"
+
+static int failures;
+
+static void expect(mlff_context *ctx, mlff_status got, mlff_status want, const char *needle,
+                   int64_t want_system, int64_t want_atom, const char *what)
+{
+    int64_t system = -2, atom = -2;
+    mlff_last_error_location(ctx, &system, &atom);
+    const char *msg = mlff_last_error(ctx);
+    int ok = got == want && strstr(msg, needle) && system == want_system && atom == want_atom;
+    printf("%-4s %-34s status %d, system %lld, atom %lld: %s\n", ok ? "ok" : "FAIL", what, (int)got,
+           (long long)system, (long long)atom, msg);
+    failures += !ok;
+}
+
+/* Two systems: water, then methane whose atom 2 we spoil. */
+static int32_t z[8] = {8, 1, 1, 6, 1, 1, 1, 1};
+static double pos[8 * 3] = {
+    0.0, 0.0, 0.119, 0.0, 0.763, -0.477, 0.0, -0.763, -0.477,
+    0.0, 0.0, 0.0, 0.629, 0.629, 0.629, -0.629, -0.629, 0.629, 0.629, -0.629, -0.629, -0.629, 0.629, -0.629,
+};
+static int64_t offsets[3] = {0, 3, 8};
+
+static mlff_status evaluate(mlff_model *model)
+{
+    mlff_batch b = {2, offsets, z, pos, NULL, NULL};
+    double e[2], f[8 * 3];
+    return mlff_evaluate(model, &b, e, f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    mlff_settings settings;
+    mlff_default_settings(&settings);
+    settings.device = MLFF_DEVICE_CPU;
+    mlff_context *ctx;
+    mlff_model *model = NULL;
+    if (mlff_context_create(&settings, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
+        fprintf(stderr, "%s\n", mlff_last_error(ctx));
+        return 1;
+    }
+    expect(ctx, evaluate(model), MLFF_OK, "", -1, -1, "valid batch");
+
+    z[5] = 11;
+    expect(ctx, evaluate(model), MLFF_ERROR_BAD_INPUT, "element Na (Z=11) is not in model ANI-2x", 1, 2,
+           "unknown element");
+    z[5] = 1;
+
+    pos[5 * 3 + 1] = NAN;
+    expect(ctx, evaluate(model), MLFF_ERROR_BAD_INPUT, "not finite", 1, 2, "NaN coordinate");
+    pos[5 * 3 + 1] = INFINITY;
+    expect(ctx, evaluate(model), MLFF_ERROR_BAD_INPUT, "not finite", 1, 2, "infinite coordinate");
+    pos[5 * 3 + 1] = -0.629;
+
+    double keep[3] = {pos[15], pos[16], pos[17]};
+    pos[15] = pos[12] + 0.05;
+    pos[16] = pos[13];
+    pos[17] = pos[14];
+    expect(ctx, evaluate(model), MLFF_ERROR_BAD_INPUT, "closer than 0.1 Angstrom", 1, 2,
+           "overlapping atoms");
+    memcpy(pos + 15, keep, sizeof keep);
+
+    uint8_t pbc[6] = {0, 0, 0, 1, 1, 1};
+    double cells[18] = {0};
+    mlff_batch periodic = {2, offsets, z, pos, cells, pbc};
+    double e[2];
+    expect(ctx, mlff_evaluate(model, &periodic, e, NULL), MLFF_ERROR_UNSUPPORTED, "not supported yet", 1, -1,
+           "periodic system");
+
+    int64_t bad_offsets[3] = {0, 5, 3};
+    mlff_batch decreasing = {2, bad_offsets, z, pos, NULL, NULL};
+    expect(ctx, mlff_evaluate(model, &decreasing, e, NULL), MLFF_ERROR_INVALID_ARGUMENT, "decrease", -1, -1,
+           "decreasing offsets");
+    expect(ctx, evaluate(model), MLFF_OK, "", -1, -1, "valid batch after errors");
+
+    /* Model files: missing, corrupt (one flipped byte), and not a model at all. */
+    mlff_model *other = NULL;
+    expect(ctx, mlff_model_load(ctx, "/nonexistent/model.mlff", &other), MLFF_ERROR_IO,
+           "/nonexistent/model.mlff", -1, -1, "missing model file");
+    mlff_model_info info;
+    mlff_model_get_info(model, &info);
+    FILE *in = fopen(info.path, "rb");
+    fseek(in, 0, SEEK_END);
+    long size = ftell(in);
+    fseek(in, 0, SEEK_SET);
+    unsigned char *bytes = malloc((size_t)size);
+    if (fread(bytes, 1, (size_t)size, in) != (size_t)size)
+        return 1;
+    fclose(in);
+    char path[1024];
+    snprintf(path, sizeof path, "%s/corrupt.mlff", argv[1]);
+    bytes[size / 2] ^= 0x40;
+    FILE *out = fopen(path, "wb");
+    fwrite(bytes, 1, (size_t)size, out);
+    fclose(out);
+    expect(ctx, mlff_model_load(ctx, path, &other), MLFF_ERROR_MODEL_FORMAT, "checksum", -1, -1,
+           "corrupt model file");
+    out = fopen(path, "wb");
+    fputs("not a model\n", out);
+    fclose(out);
+    expect(ctx, mlff_model_load(ctx, path, &other), MLFF_ERROR_MODEL_FORMAT, path, -1, -1,
+           "not a model file");
+    remove(path);
+    free(bytes);
+    mlff_context_destroy(ctx);
+
+    /* Devices this build lacks are errors, not a quiet fall back to the CPU. */
+    settings.device = MLFF_DEVICE_OPENCL;
+    mlff_status s = mlff_context_create(&settings, &ctx);
+    expect(ctx, s, MLFF_ERROR_DEVICE, "opencl", -1, -1, "unavailable device");
+    mlff_context_destroy(ctx);
+
+    printf("%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
