@@ -384,10 +384,10 @@ static mlff_status params_line(importer *im, const char *path, int line, const c
                                const char *s, const char *e)
 {
     float_array *array = float_array_for(im, key);
-    int ok;
-    if (strcmp(key, "Rcr") == 0 || strcmp(key, "Rca") == 0) {
-        int *have = key[2] == 'r' ? &im->have_rcr : &im->have_rca;
-        double *value = key[2] == 'r' ? &im->rcr : &im->rca;
+    int radial = strcmp(key, "Rcr") == 0;
+    if (radial || strcmp(key, "Rca") == 0) {
+        int *have = radial ? &im->have_rcr : &im->have_rca;
+        double *value = radial ? &im->rcr : &im->rca;
         if (*have)
             return text_error(im->err, MLFF_ERROR_MODEL_FORMAT, path, line, "%s given twice", key);
         if (!parse_double(s, e, value) || *value <= 0)
@@ -399,7 +399,7 @@ static mlff_status params_line(importer *im, const char *path, int line, const c
     if (array) {
         if (array->n > 0)
             return text_error(im->err, MLFF_ERROR_MODEL_FORMAT, path, line, "%s given twice", key);
-        ok = for_each_item(im, s, e, float_item, array);
+        int ok = for_each_item(im, s, e, float_item, array);
         if (im->out_of_memory)
             return MLFF_ERROR_OUT_OF_MEMORY;
         if (!ok)
@@ -608,7 +608,7 @@ static mlff_status lex_error(lexer *lx, int line, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return mlff_fail(lx->err, MLFF_ERROR_MODEL_FORMAT, "NeuroChem network %s, line %d: %s",
+    return mlff_fail(lx->err, MLFF_ERROR_MODEL_FORMAT, "NeuroChem file %s, line %d: %s",
                      lx->path, line, what);
 }
 
@@ -688,13 +688,14 @@ static mlff_status expect_punct(lexer *lx, char c)
     return s;
 }
 
+/* The next token must be the word w, or any word when w is NULL. */
 static mlff_status expect_word(lexer *lx, const char *w, token *t)
 {
     char buf[64];
     mlff_status s = next_token(lx, t);
-    if (s == MLFF_OK && !is_word(t, w) && (w[0] != '\0' || t->kind != TOK_WORD))
-        s = lex_error(lx, t->line, "expected %s%s%s, found %s", w[0] ? "'" : "a word",
-                      w, w[0] ? "'" : "", describe(t, buf, sizeof buf));
+    if (s == MLFF_OK && (w ? !is_word(t, w) : t->kind != TOK_WORD))
+        s = lex_error(lx, t->line, "expected %s%s%s, found %s", w ? "'" : "a word", w ? w : "",
+                      w ? "'" : "", describe(t, buf, sizeof buf));
     return s;
 }
 
@@ -773,7 +774,7 @@ static mlff_status layer_assignment(lexer *lx, const token *key, const token *v,
             if (!parse_int(v->s, v->e, LLONG_MIN, LLONG_MAX, &type))
                 ok = 0;
             else if (type != 0)
-                return mlff_fail(lx->err, MLFF_ERROR_UNSUPPORTED, "NeuroChem network %s, line %d: "
+                return mlff_fail(lx->err, MLFF_ERROR_UNSUPPORTED, "NeuroChem file %s, line %d: "
                                  "layer type %lld is not supported (only dense layers, type 0)",
                                  lx->path, key->line, type);
         } else {
@@ -823,7 +824,7 @@ static mlff_status parse_network(lexer *lx, nnf_network *net)
         s = lex_error(lx, v.line, "bad inputsize '%.*s'", (int)(v.e - v.s), v.s);
     if (s == MLFF_OK)
         s = expect_word(lx, "atom_net", &t);
-    if (s == MLFF_OK && (s = expect_word(lx, "", &t)) == MLFF_OK &&
+    if (s == MLFF_OK && (s = expect_word(lx, NULL, &t)) == MLFF_OK &&
         (!is_symbol(t.s, t.e) || !copy_span(net->symbol, sizeof net->symbol, t.s, t.e)))
         s = lex_error(lx, t.line, "'%.*s' is not an element symbol", (int)(t.e - t.s), t.s);
     if (s == MLFF_OK)

@@ -73,18 +73,23 @@ static int cpu_is_gpu(const mlff_backend *be)
 static mlff_status cpu_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
 {
     (void)be;
-    /* Round up to whole cache lines so that aligned_alloc accepts the size. */
-    size_t size = (bytes + 63) & ~(size_t)63;
-    *buffer = aligned_alloc(64, size ? size : 64);
-    if (!*buffer)
+    /* Whole cache lines (aligned_alloc wants a multiple of the alignment), after the header. */
+    size_t size = CPU_BUFFER_HEADER + ((bytes + 63) & ~(size_t)63);
+    char *block = aligned_alloc(64, size);
+    if (!block)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory (%zu bytes)", bytes);
+    memset(block, 0, CPU_BUFFER_HEADER);
+    *buffer = block + CPU_BUFFER_HEADER;
     return MLFF_OK;
 }
 
 static void cpu_buffer_free(mlff_backend *be, void *buffer)
 {
     (void)be;
-    free(buffer);
+    if (!buffer)
+        return;
+    cpu_buffer_drop_packs(cpu_buffer_header_of(buffer));
+    free((char *)buffer - CPU_BUFFER_HEADER);
 }
 
 static mlff_status cpu_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
@@ -92,6 +97,7 @@ static mlff_status cpu_buffer_write(mlff_backend *be, void *buffer, size_t offse
 {
     (void)be;
     (void)err;
+    cpu_buffer_header_of(buffer)->generation++;
     memcpy((char *)buffer + offset, src, bytes);
     return MLFF_OK;
 }

@@ -40,10 +40,30 @@ typedef struct cpu_csr {
 mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride, int64_t n,
                           int64_t n_keys, cpu_csr *out, mlff_error *err);
 
+/* Every CPU buffer starts CPU_BUFFER_HEADER bytes after a header that keeps
+ * packed copies of it (weights laid out for the GEMM). A write bumps the
+ * generation, which makes those copies stale; they are rebuilt on next use. */
+#define CPU_BUFFER_HEADER 64
+struct cpu_pack;
+typedef struct cpu_buffer_header {
+    uint64_t generation;
+    struct cpu_pack *packs;
+} cpu_buffer_header;
+
+static inline cpu_buffer_header *cpu_buffer_header_of(const void *data)
+{
+    return (cpu_buffer_header *)((char *)(uintptr_t)data - CPU_BUFFER_HEADER);
+}
+
+void cpu_buffer_drop_packs(cpu_buffer_header *h);
+
 typedef mlff_status (*cpu_kernel_fn)(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 
 /* Kernels whose tensors are all of the plan's real type, per type: [0] float, [1] double. */
 extern const cpu_kernel_fn cpu_real_kernels[2][MLFF_OP_COUNT];
+/* Dense layers in float32 through the packed GEMM (cpu_dense.c). */
+mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 /* Kernels that mix types (gather, scatter): one each. */
 mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);

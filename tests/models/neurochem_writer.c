@@ -390,7 +390,7 @@ static int write_text_file(const char *path, char *content)
 
 static int write_member_network(ncw_model *m, int e, int member)
 {
-    const ncw_network *net = ncw_network(m, e, member);
+    const ncw_network *net = ncw_get_network(m, e, member);
     char *nnf = ncw_path(m, e, member, "");
     char *desc = network_text(&m->spec, m->spec.elements[e]);
     int r = nnf && desc ? ncw_write_nnf(nnf, desc, strlen(desc) + 1) : fail("out of memory");
@@ -414,15 +414,17 @@ static int write_member_network(ncw_model *m, int e, int member)
 static int write_all(ncw_model *m)
 {
     const ncw_spec *s = &m->spec;
-    char *model_dir = format("%s/model", m->dir), *p;
-    int r = model_dir ? make_dir(model_dir) : fail("out of memory");
-    free(model_dir);
+    char *model_dir = format("%s/model", m->dir);
+    char *params = format("%s/model/aev.params", m->dir);
+    char *sae = format("%s/model/sae_linfit.dat", m->dir);
+    int r = model_dir && params && sae ? make_dir(model_dir) : fail("out of memory");
     r = r ? r : write_text_file(m->info_path, format("model/aev.params\nmodel/sae_linfit.dat\n"
                                                       "model/train\n%d\n", s->ensemble_size));
-    r = r ? r : write_text_file((p = format("%s/model/aev.params", m->dir)), params_text(s));
-    free(p);
-    r = r ? r : write_text_file((p = format("%s/model/sae_linfit.dat", m->dir)), sae_text(s));
-    free(p);
+    r = r ? r : write_text_file(params, params_text(s));
+    r = r ? r : write_text_file(sae, sae_text(s));
+    free(model_dir);
+    free(params);
+    free(sae);
     for (int member = 0; member < s->ensemble_size && r == 0; member++) {
         char *d1 = format("%s%d", m->prefix, member), *d2 = format("%s%d/networks", m->prefix, member);
         r = d1 && d2 ? make_dir(d1) : fail("out of memory");
@@ -490,7 +492,7 @@ void ncw_model_free(ncw_model *m)
     free(m);
 }
 
-const ncw_network *ncw_network(const ncw_model *m, int element, int member)
+const ncw_network *ncw_get_network(const ncw_model *m, int element, int member)
 {
     return &m->networks[element * m->spec.ensemble_size + member];
 }

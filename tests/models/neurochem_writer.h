@@ -10,7 +10,7 @@
  *   char *dir = ncw_make_temp_dir("mytest");
  *   ncw_model *m = ncw_write(&spec, dir); // NULL on failure (reason on stderr)
  *   ... mlff_neurochem_import(m->info_path, ...) ...
- *   const ncw_layer *l0 = &ncw_network(m, element, member)->layers[0];
+ *   const ncw_layer *l0 = &ncw_get_network(m, element, member)->layers[0];
  *   ncw_model_free(m);
  *   ncw_remove_tree(dir); free(dir);
  *
@@ -93,7 +93,7 @@ typedef struct ncw_model {
 ncw_model *ncw_write(const ncw_spec *spec, const char *dir);
 void ncw_model_free(ncw_model *m);
 
-const ncw_network *ncw_network(const ncw_model *m, int element, int member);
+const ncw_network *ncw_get_network(const ncw_model *m, int element, int member);
 
 /* Path of a member's network file plus suffix: suffix "" gives the .nnf,
  * "-l1.wparam" its first weight file. New string. */

@@ -273,8 +273,10 @@ static void test_round_trip(const char *dir, uint8_t **bytes, size_t *size, char
     DIR *d = opendir(dir);
     int entries = 0;
     for (struct dirent *e; d && (e = readdir(d));)
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-            entries++, CHECK(!strstr(e->d_name, ".tmp."), "leftover %s", e->d_name);
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            entries++;
+            CHECK(!strstr(e->d_name, ".tmp."), "leftover %s", e->d_name);
+        }
     if (d)
         closedir(d);
     CHECK(entries == 2, "%d files in the directory, expected 2", entries);

@@ -1,0 +1,119 @@
+/*
+ * float32 dense layers on the packed GEMM. Weights are packed the first time
+ * a layer runs (per group, forward as W^T, backward as W) and the packed
+ * copies live in the weight buffer's header until the buffer is written.
+ */
+#include <stdlib.h>
+
+#include "cpu_gemm.h"
+#include "cpu_internal.h"
+
+typedef struct cpu_pack {
+    int transposed;
+    int64_t groups;
+    uint64_t generation;
+    cpu_packed_b *per_group;
+    struct cpu_pack *next;
+} cpu_pack;
+
+static void pack_free(cpu_pack *p)
+{
+    for (int64_t g = 0; g < p->groups; g++)
+        cpu_packed_b_free(&p->per_group[g]);
+    free(p->per_group);
+    free(p);
+}
+
+void cpu_buffer_drop_packs(cpu_buffer_header *h)
+{
+    while (h->packs) {
+        cpu_pack *next = h->packs->next;
+        pack_free(h->packs);
+        h->packs = next;
+    }
+}
+
+static void drop_stale_packs(cpu_buffer_header *h)
+{
+    for (cpu_pack **link = &h->packs; *link;) {
+        cpu_pack *p = *link;
+        if (p->generation == h->generation) {
+            link = &p->next;
+            continue;
+        }
+        *link = p->next;
+        pack_free(p);
+    }
+}
+
+/* The packed form of W [groups * out, in], made if missing or stale. */
+static const cpu_packed_b *packed_weights(const mlff_exec_tensor *w, int64_t groups, int transposed,
+                                          mlff_error *err)
+{
+    cpu_buffer_header *h = cpu_buffer_header_of(w->buffer);
+    for (cpu_pack *p = h->packs; p; p = p->next)
+        if (p->transposed == transposed && p->groups == groups && p->generation == h->generation)
+            return p->per_group;
+    drop_stale_packs(h);
+    cpu_pack *p = calloc(1, sizeof *p);
+    if (p)
+        p->per_group = calloc((size_t)groups, sizeof *p->per_group);
+    if (!p || !p->per_group) {
+        free(p);
+        mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory packing weights");
+        return NULL;
+    }
+    p->transposed = transposed;
+    p->groups = groups;
+    p->generation = h->generation;
+    const int64_t out = w->rows / groups, in = w->cols;
+    for (int64_t g = 0; g < groups; g++)
+        if (!cpu_pack_b(&p->per_group[g], (const float *)w->buffer + g * out * in, out, in, in,
+                        transposed)) {
+            p->groups = g;
+            pack_free(p);
+            mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory packing weights");
+            return NULL;
+        }
+    p->next = h->packs;
+    h->packs = p;
+    return p->per_group;
+}
+
+/* out = A B (+ bias) per group, work split over (group, panel). */
+static void grouped_gemm(mlff_backend *be, int64_t rows, int64_t groups, const float *a,
+                         int64_t a_cols, const cpu_packed_b *b, const float *bias, float *c,
+                         int64_t c_cols)
+{
+    const int64_t panels = b[0].n_panels, tasks = groups * panels;
+    CPU_PARALLEL_FOR(tasks * (rows + 1) * 8)
+    for (int64_t t = 0; t < tasks; t++) {
+        const int64_t g = t / panels, p = t % panels;
+        cpu_sgemm_panels(rows, a + g * b[g].k, groups * b[g].k, &b[g], p, p + 1,
+                         bias ? bias + g * b[g].n : NULL, c + g * b[g].n, groups * b[g].n);
+    }
+    (void)a_cols;
+    (void)c_cols;
+}
+
+mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    const int64_t groups = n->attrs.i[0];
+    const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 1, err);
+    if (!w)
+        return err->status;
+    grouped_gemm(be, n->output.rows, groups, n->inputs[0].buffer, n->inputs[0].cols, w,
+                 n->inputs[2].buffer, n->output.buffer, n->output.cols);
+    return MLFF_OK;
+}
+
+mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    const int64_t groups = n->attrs.i[0];
+    const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 0, err);
+    if (!w)
+        return err->status;
+    grouped_gemm(be, n->output.rows, groups, n->inputs[0].buffer, n->inputs[0].cols, w, NULL,
+                 n->output.buffer, n->output.cols);
+    return MLFF_OK;
+}

@@ -1,0 +1,89 @@
+#include "cpu_gemm.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MR 6 /* rows of A per micro-tile: 2 x 6 accumulators fit any of the ISAs' registers */
+
+typedef float vfloat __attribute__((vector_size(64), aligned(64))); /* 16 floats */
+
+int cpu_pack_b(cpu_packed_b *p, const float *w, int64_t rows, int64_t cols, int64_t ldw,
+               int transposed)
+{
+    p->k = transposed ? cols : rows;
+    p->n = transposed ? rows : cols;
+    p->n_panels = (p->n + CPU_GEMM_NR - 1) / CPU_GEMM_NR;
+    size_t bytes = (size_t)(p->n_panels * p->k * CPU_GEMM_NR) * sizeof(float);
+    p->data = aligned_alloc(64, bytes ? bytes : 64);
+    if (!p->data)
+        return 0;
+    for (int64_t panel = 0; panel < p->n_panels; panel++) {
+        float *dst = p->data + panel * p->k * CPU_GEMM_NR;
+        for (int64_t kk = 0; kk < p->k; kk++)
+            for (int64_t j = 0; j < CPU_GEMM_NR; j++) {
+                int64_t col = panel * CPU_GEMM_NR + j;
+                float v = 0;
+                if (col < p->n)
+                    v = transposed ? w[col * ldw + kk] : w[kk * ldw + col];
+                dst[kk * CPU_GEMM_NR + j] = v;
+            }
+    }
+    return 1;
+}
+
+void cpu_packed_b_free(cpu_packed_b *p)
+{
+    free(p->data);
+    memset(p, 0, sizeof *p);
+}
+
+/* One micro-tile: mr (<= MR, a constant after inlining) rows by NR columns. */
+static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const float *a, int64_t lda,
+                                                       const float *bp, const float *bias, float *c,
+                                                       int64_t ldc, int64_t cols)
+{
+    vfloat acc[MR][2];
+    for (int r = 0; r < mr; r++)
+        acc[r][0] = acc[r][1] = (vfloat){0};
+    for (int64_t kk = 0; kk < k; kk++) {
+        const vfloat b0 = *(const vfloat *)(bp + kk * CPU_GEMM_NR);
+        const vfloat b1 = *(const vfloat *)(bp + kk * CPU_GEMM_NR + 16);
+        for (int r = 0; r < mr; r++) {
+            const float s = a[r * lda + kk];
+            acc[r][0] += s * b0;
+            acc[r][1] += s * b1;
+        }
+    }
+    for (int r = 0; r < mr; r++) {
+        float out[CPU_GEMM_NR] __attribute__((aligned(64)));
+        *(vfloat *)out = acc[r][0];
+        *(vfloat *)(out + 16) = acc[r][1];
+        for (int64_t j = 0; j < cols; j++)
+            c[r * ldc + j] = out[j] + (bias ? bias[j] : 0.0f);
+    }
+}
+
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
+                      int64_t p1, const float *bias, float *c, int64_t ldc)
+{
+    for (int64_t panel = p0; panel < p1; panel++) {
+        const float *bp = b->data + panel * b->k * CPU_GEMM_NR;
+        const int64_t col0 = panel * CPU_GEMM_NR;
+        const int64_t cols = b->n - col0 < CPU_GEMM_NR ? b->n - col0 : CPU_GEMM_NR;
+        const float *bias_p = bias ? bias + col0 : NULL;
+        /* The panel stays in cache while every row block of A streams past it. */
+        for (int64_t r = 0; r < m; r += MR) {
+            const float *ar = a + r * lda;
+            float *cr = c + r * ldc + col0;
+            switch (m - r < MR ? m - r : MR) {
+            case 1: tile(1, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            case 2: tile(2, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            case 3: tile(3, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            case 4: tile(4, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            case 5: tile(5, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            default: tile(MR, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+/*
+ * ANI-2x energy + forces on the CPU backend: methane, benzene, the 100-water
+ * cluster, and a batch of 64 molecules of 7-10 atoms. Each case warms up,
+ * then runs repeatedly with freshly perturbed positions (nothing can be
+ * cached between calls) and reports the median time, the GFLOP/s of its
+ * dense layers, and that as a fraction of the FMA peak measured in the same
+ * run. Not a test: numbers depend on the machine and its load.
+ *
+ *   bench_cpu REFERENCE_DIR [threads] [float32|float64]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/context.h"
+#include "../tests/common/reference.h"
+#include "mlff.h"
+#include "peak.h"
+
+typedef struct bench_case {
+    const char *name;
+    int n_systems;
+    int64_t offsets[65];
+    int32_t *z;
+    double *positions;
+    int64_t n_atoms;
+} bench_case;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Cases from reference molecules; the batch cycles through four molecules of 8-9 atoms. */
+static int make_case(bench_case *c, const char *dir, const char *name, const char *const *molecules,
+                     int n)
+{
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    c->n_systems = n;
+    reference refs[4];
+    int n_refs = 0;
+    for (; n_refs < 4 && molecules[n_refs]; n_refs++)
+        if (!reference_load(&refs[n_refs], dir, molecules[n_refs]))
+            return 0;
+    for (int s = 0; s < n; s++)
+        c->offsets[s + 1] = c->offsets[s] + refs[s % n_refs].n_atoms;
+    c->n_atoms = c->offsets[n];
+    c->z = malloc((size_t)c->n_atoms * sizeof *c->z);
+    c->positions = malloc((size_t)c->n_atoms * 3 * sizeof *c->positions);
+    for (int s = 0; s < n; s++) {
+        const reference *r = &refs[s % n_refs];
+        memcpy(c->z + c->offsets[s], r->species, (size_t)r->n_atoms * sizeof *c->z);
+        memcpy(c->positions + 3 * c->offsets[s], r->positions, (size_t)r->n_atoms * 3 * sizeof(double));
+    }
+    for (int k = 0; k < n_refs; k++)
+        reference_free(&refs[k]);
+    return 1;
+}
+
+/* FLOPs of the dense layers (forward and input gradient) in the last run. */
+static double dense_flops(const mlff_model *m)
+{
+    const mlff_graph *g = m->graph;
+    double flops = 0;
+    for (int k = 0; k < g->n_nodes; k++) {
+        const mlff_graph_node *n = &g->nodes[k];
+        if (n->op != MLFF_OP_LINEAR && n->op != MLFF_OP_LINEAR_VJP)
+            continue;
+        const mlff_graph_tensor *w = &g->tensors[n->inputs[1]];
+        flops += 2.0 * (double)mlff_plan_rows(m->plan, n->output) * (double)w->rows * (double)w->cols;
+    }
+    return flops;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64]\n", argv[0]);
+        return 2;
+    }
+    int threads = argc > 2 ? atoi(argv[2]) : 0;
+    int f64 = argc > 3 && strcmp(argv[3], "float64") == 0;
+    static const char *const methane[] = {"g2_CH4", NULL}, *const benzene[] = {"g2_C6H6", NULL},
+                             *const water[] = {"water_cluster_100", NULL},
+                             *const small[] = {"g2_CH3CH2OH", "g2_CH3COOH", "g2_CH3CONH2", "g2_C4H4S", NULL};
+    bench_case cases[4];
+    if (!make_case(&cases[0], argv[1], "methane", methane, 1) ||
+        !make_case(&cases[1], argv[1], "benzene", benzene, 1) ||
+        !make_case(&cases[2], argv[1], "water cluster (300 atoms)", water, 1) ||
+        !make_case(&cases[3], argv[1], "64 molecules of 8-9 atoms", small, 64))
+        return 1;
+
+    mlff_settings s;
+    mlff_default_settings(&s);
+    s.device = MLFF_DEVICE_CPU;
+    s.n_threads = threads;
+    s.precision = f64 ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
+    mlff_context *ctx;
+    mlff_model *model;
+    if (mlff_context_create(&s, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
+        fprintf(stderr, "%s\n", mlff_last_error(ctx));
+        return 1;
+    }
+    const char *isa;
+    double peak = bench_peak_gflops(threads > 0 ? threads : 2, &isa);
+    printf("device: %s, %s, energy + forces\n", mlff_device_description(ctx), f64 ? "float64" : "float32");
+    printf("measured FMA peak: %.0f GFLOP/s (%s)\n\n", peak, isa);
+    printf("| case | atoms | median ms | min ms | runs | dense GFLOP | GFLOP/s | of peak |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+
+    unsigned seed = 1;
+    for (int k = 0; k < 4; k++) {
+        bench_case *c = &cases[k];
+        double *pos = malloc((size_t)c->n_atoms * 3 * sizeof *pos);
+        double *forces = malloc((size_t)c->n_atoms * 3 * sizeof *forces);
+        double energies[64], times[400];
+        mlff_batch b = {c->n_systems, c->offsets, c->z, pos, NULL, NULL};
+        int runs = 0;
+        double spent = 0;
+        for (int it = -5; runs < 400 && (runs < 10 || spent < 2.0); it++) {
+            for (int64_t a = 0; a < 3 * c->n_atoms; a++)
+                pos[a] = c->positions[a] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
+            double t0 = now();
+            if (mlff_evaluate(model, &b, energies, forces) != MLFF_OK) {
+                fprintf(stderr, "%s\n", mlff_last_error(ctx));
+                return 1;
+            }
+            double t = now() - t0;
+            if (it >= 0) {
+                times[runs++] = t;
+                spent += t;
+            }
+        }
+        qsort(times, (size_t)runs, sizeof *times, compare);
+        double median = times[runs / 2], gflop = dense_flops(model) / 1e9;
+        printf("| %s | %lld | %.3f | %.3f | %d | %.3f | %.1f | %.0f%% |\n", c->name,
+               (long long)c->n_atoms, 1e3 * median, 1e3 * times[0], runs, gflop, gflop / median,
+               peak > 0 ? 100 * gflop / median / peak : 0);
+        free(pos);
+        free(forces);
+        free(c->z);
+        free(c->positions);
+    }
+    mlff_context_destroy(ctx);
+    return 0;
+}
