@@ -44,7 +44,8 @@ int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int spec
              op_tensor(g, triples)->cols == 2 && op_tensor(g, triples)->dtype == MLFF_DTYPE_I32 &&
              op_tensor(g, species)->dtype == MLFF_DTYPE_I32 &&
              is_real_column(g, shift_theta, v->dtype) && is_real_column(g, shift_r, v->dtype) &&
-             n_species > 0 && rc > 0.0;
+             op_tensor(g, shift_theta)->rows <= MLFF_ANI_MAX_ANGLE_SHIFTS && n_species > 0 &&
+             rc > 0.0;
     if (!op_require(g, ok, MLFF_OP_ANI_ANGULAR, "bad inputs"))
         return -1;
     int64_t n_species_pairs = n_species * (n_species + 1) / 2;

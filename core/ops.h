@@ -19,6 +19,9 @@
 
 #define MLFF_MAX_OP_INPUTS 8
 
+/* ani_angular takes at most this many angle shifts (kernels keep them on the stack). */
+#define MLFF_ANI_MAX_ANGLE_SHIFTS 64
+
 /* X(ENUM, "name") in a fixed order: op ids are stable within a version. */
 #define MLFF_OP_LIST(X)                                                                           \
     /* out = value everywhere. No inputs; attrs f[0] = value. */                                  \

@@ -42,18 +42,22 @@ static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const 
                                                        const float *bp, const float *bias, float *c,
                                                        int64_t ldc, int64_t cols)
 {
+    /* Fully unrolled row loops let the compiler keep acc in registers. */
     vfloat acc[MR][2];
+#pragma GCC unroll 8
     for (int r = 0; r < mr; r++)
         acc[r][0] = acc[r][1] = (vfloat){0};
     for (int64_t kk = 0; kk < k; kk++) {
         const vfloat b0 = *(const vfloat *)(bp + kk * CPU_GEMM_NR);
         const vfloat b1 = *(const vfloat *)(bp + kk * CPU_GEMM_NR + 16);
+#pragma GCC unroll 8
         for (int r = 0; r < mr; r++) {
             const float s = a[r * lda + kk];
             acc[r][0] += s * b0;
             acc[r][1] += s * b1;
         }
     }
+#pragma GCC unroll 8
     for (int r = 0; r < mr; r++) {
         float out[CPU_GEMM_NR] __attribute__((aligned(64)));
         *(vfloat *)out = acc[r][0];

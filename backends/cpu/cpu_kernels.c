@@ -1,6 +1,6 @@
 /* Instantiates the real-typed CPU kernels for float and double. */
-#include <math.h>
 #include <string.h>
+#include <tgmath.h> /* exp, pow, ... of float for float: the f32 kernels stay in float */
 
 #include "cpu_internal.h"
 

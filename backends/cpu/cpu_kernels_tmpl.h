@@ -181,7 +181,7 @@ KERNEL(celu)
     real *y = OUT;
     CPU_PARALLEL_FOR(total / 256)
     for (int64_t k = 0; k < total; k++)
-        y[k] = x[k] > 0 ? x[k] : alpha * (real)expm1(x[k] / alpha);
+        y[k] = x[k] > 0 ? x[k] : alpha * expm1(x[k] / alpha);
     return MLFF_OK;
 }
 
@@ -193,7 +193,7 @@ KERNEL(celu_vjp)
     real *gx = OUT;
     CPU_PARALLEL_FOR(total / 256)
     for (int64_t k = 0; k < total; k++)
-        gx[k] = x[k] > 0 ? gy[k] : gy[k] * (real)exp(x[k] / alpha);
+        gx[k] = x[k] > 0 ? gy[k] : gy[k] * exp(x[k] / alpha);
     return MLFF_OK;
 }
 
@@ -270,12 +270,12 @@ KERNEL(norm3_vjp)
 /* fc(d) = 0.5 cos(pi d / rc) + 0.5 inside the cutoff, and its derivative. */
 static inline real FN(cutoff_fn)(real d, real rc)
 {
-    return d < rc ? (real)0.5 * (real)cos((real)M_PI * d / rc) + (real)0.5 : 0;
+    return d < rc ? (real)0.5 * cos((real)M_PI * d / rc) + (real)0.5 : 0;
 }
 
 static inline real FN(cutoff_grad)(real d, real rc)
 {
-    return d < rc ? (real)-0.5 * (real)M_PI / rc * (real)sin((real)M_PI * d / rc) : 0;
+    return d < rc ? (real)-0.5 * (real)M_PI / rc * sin((real)M_PI * d / rc) : 0;
 }
 
 KERNEL(cosine_cutoff)
@@ -334,7 +334,7 @@ KERNEL(ani_radial)
             real *slot = row + (int64_t)species[ij[2 * p + 1]] * n_shifts;
             for (int64_t r = 0; r < n_shifts; r++) {
                 const real t = d - shift[r];
-                slot[r] += (real)0.25 * (real)exp(-eta * t * t) * fc;
+                slot[r] += (real)0.25 * exp(-eta * t * t) * fc;
             }
         }
     }
@@ -360,7 +360,7 @@ KERNEL(ani_radial_vjp)
             const real *g = gy + ij[2 * p] * cols + (int64_t)species[ij[2 * p + 1]] * n_shifts;
             for (int64_t r = 0; r < n_shifts; r++) {
                 const real t = d - shift[r];
-                const real e = (real)exp(-eta * t * t);
+                const real e = exp(-eta * t * t);
                 dE_dd += g[r] * (real)0.25 * e * (dfc - 2 * eta * t * fc);
             }
         }
@@ -407,7 +407,7 @@ static inline int FN(triple_setup)(FN(triple) * t, const mlff_exec_node *n, int6
         return 0;
     const real dot = t->va[0] * t->vb[0] + t->va[1] * t->vb[1] + t->va[2] * t->vb[2];
     t->cos_raw = dot / (t->da * t->db);
-    t->theta = (real)acos((real)0.95 * t->cos_raw);
+    t->theta = acos((real)0.95 * t->cos_raw);
     t->slot = FN(species_pair)(species[ij[2 * a + 1]], species[ij[2 * b + 1]], n_species) * block;
     return 1;
 }
@@ -440,14 +440,15 @@ KERNEL(ani_angular)
             if (!FN(triple_setup)(&tr, n, abc[2 * t], abc[2 * t + 1]))
                 continue;
             const real mean_d = (tr.da + tr.db) / 2, fcc = 2 * tr.fca * tr.fcb;
+            real angular[MLFF_ANI_MAX_ANGLE_SHIFTS];
+            for (int64_t z = 0; z < n_z; z++)
+                angular[z] = pow((1 + cos(tr.theta - shift_z[z])) / 2, zeta);
             for (int64_t r = 0; r < n_r; r++) {
                 const real u = mean_d - shift_r[r];
-                const real radial = (real)exp(-eta * u * u) * fcc;
+                const real radial = exp(-eta * u * u) * fcc;
                 real *out = row + tr.slot + r * n_z;
-                for (int64_t z = 0; z < n_z; z++) {
-                    const real base = (1 + (real)cos(tr.theta - shift_z[z])) / 2;
-                    out[z] += (real)pow(base, zeta) * radial;
-                }
+                for (int64_t z = 0; z < n_z; z++)
+                    out[z] += angular[z] * radial;
             }
         }
     }
@@ -491,26 +492,32 @@ KERNEL(ani_angular_vjp)
             /* Sums over the block of this triple's gradient times the angular
              * factor A_z, its theta-derivative A'_z, the radial factor B_r and
              * its derivative B'_r with respect to the mean distance. */
+            real a_z[MLFF_ANI_MAX_ANGLE_SHIFTS], da_z[MLFF_ANI_MAX_ANGLE_SHIFTS];
+            for (int64_t z = 0; z < n_z; z++) {
+                const real phase = tr.theta - shift_z[z];
+                const real base = (1 + cos(phase)) / 2;
+                a_z[z] = pow(base, zeta);
+                da_z[z] = zeta * pow(base, zeta - 1) * (-sin(phase) / 2);
+            }
             real s_ab = 0, s_dtheta = 0, s_dmean = 0;
             for (int64_t r = 0; r < n_r; r++) {
                 const real u = mean_d - shift_r[r];
-                const real b_r = (real)exp(-eta * u * u), db_r = -2 * eta * u * b_r;
+                const real b_r = exp(-eta * u * u), db_r = -2 * eta * u * b_r;
                 const real *g = g_row + tr.slot + r * n_z;
+                real g_a = 0, g_da = 0;
                 for (int64_t z = 0; z < n_z; z++) {
-                    const real phase = tr.theta - shift_z[z];
-                    const real base = (1 + (real)cos(phase)) / 2;
-                    const real a_z = (real)pow(base, zeta);
-                    const real da_z = zeta * (real)pow(base, zeta - 1) * (real)(-sin(phase) / 2);
-                    s_ab += g[z] * a_z * b_r;
-                    s_dtheta += g[z] * da_z * b_r;
-                    s_dmean += g[z] * a_z * db_r;
+                    g_a += g[z] * a_z[z];
+                    g_da += g[z] * da_z[z];
                 }
+                s_ab += g_a * b_r;
+                s_dtheta += g_da * b_r;
+                s_dmean += g_a * db_r;
             }
             const real fcc = 2 * tr.fca * tr.fcb;
             const real dfa = FN(cutoff_grad)(tr.da, (real)n->attrs.f[2]);
             const real dfb = FN(cutoff_grad)(tr.db, (real)n->attrs.f[2]);
             const real c95 = (real)0.95 * tr.cos_raw;
-            const real dtheta_dcos = (real)-0.95 / (real)sqrt(1 - c95 * c95);
+            const real dtheta_dcos = (real)-0.95 / sqrt(1 - c95 * c95);
             const real inv_dadb = 1 / (tr.da * tr.db);
             /* dE/dd_a (through the mean distance and fc(d_a)); likewise b. */
             const real de_dda = fcc * s_dmean / 2 + 2 * dfa * tr.fcb * s_ab;
