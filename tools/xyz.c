@@ -1,6 +1,8 @@
 /* XYZ / extended XYZ reader and writer (see xyz.h for the rules). */
 #include "xyz.h"
 
+#include "mlff.h"
+
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -11,25 +13,11 @@
 /* ------------------------------------------------------------------------ */
 /* Elements                                                                 */
 
-static const char *const element_symbols[XYZ_MAX_ATOMIC_NUMBER + 1] = {
-    NULL,
-    "H",  "He", "Li", "Be", "B",  "C",  "N",  "O",  "F",  "Ne", /*   1-10  */
-    "Na", "Mg", "Al", "Si", "P",  "S",  "Cl", "Ar", "K",  "Ca", /*  11-20  */
-    "Sc", "Ti", "V",  "Cr", "Mn", "Fe", "Co", "Ni", "Cu", "Zn", /*  21-30  */
-    "Ga", "Ge", "As", "Se", "Br", "Kr", "Rb", "Sr", "Y",  "Zr", /*  31-40  */
-    "Nb", "Mo", "Tc", "Ru", "Rh", "Pd", "Ag", "Cd", "In", "Sn", /*  41-50  */
-    "Sb", "Te", "I",  "Xe", "Cs", "Ba", "La", "Ce", "Pr", "Nd", /*  51-60  */
-    "Pm", "Sm", "Eu", "Gd", "Tb", "Dy", "Ho", "Er", "Tm", "Yb", /*  61-70  */
-    "Lu", "Hf", "Ta", "W",  "Re", "Os", "Ir", "Pt", "Au", "Hg", /*  71-80  */
-    "Tl", "Pb", "Bi", "Po", "At", "Rn", "Fr", "Ra", "Ac", "Th", /*  81-90  */
-    "Pa", "U",  "Np", "Pu", "Am", "Cm", "Bk", "Cf", "Es", "Fm", /*  91-100 */
-    "Md", "No", "Lr", "Rf", "Db", "Sg", "Bh", "Hs", "Mt", "Ds", /* 101-110 */
-    "Rg", "Cn", "Nh", "Fl", "Mc", "Lv", "Ts", "Og",             /* 111-118 */
-};
-
+/* The periodic table is the library's (mlff_element_symbol/number); the
+ * reader only adds ASE's case-insensitivity ("CL" is Cl). */
 const char *xyz_element_symbol(int z)
 {
-    return z >= 1 && z <= XYZ_MAX_ATOMIC_NUMBER ? element_symbols[z] : NULL;
+    return mlff_element_symbol(z);
 }
 
 static char ascii_lower(char c)
@@ -51,10 +39,11 @@ int xyz_element_number(const char *symbol, size_t len)
 {
     if (!symbol || len == 0 || len > 2)
         return 0;
-    for (int z = 1; z <= XYZ_MAX_ATOMIC_NUMBER; z++)
-        if (equal_nocase(symbol, len, element_symbols[z]))
-            return z;
-    return 0;
+    char canonical[3] = {0};
+    canonical[0] = (char)(ascii_lower(symbol[0]) - 'a' + 'A');
+    if (len == 2)
+        canonical[1] = ascii_lower(symbol[1]);
+    return mlff_element_number(canonical);
 }
 
 static int starts_with_nocase(const char *s, const char *prefix)

@@ -12,17 +12,8 @@
 #include "../common/json_lite.h"
 #include "../common/reference.h"
 #include "mlff.h"
+#include "../common/check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                      \
-    do {                                      \
-        if (!(cond)) {                        \
-            fprintf(stderr, "FAIL: " __VA_ARGS__); \
-            fputc('\n', stderr);              \
-            failures++;                       \
-        }                                     \
-    } while (0)
 
 static mlff_model *open_model(mlff_context **ctx, mlff_precision precision)
 {

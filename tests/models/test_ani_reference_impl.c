@@ -18,22 +18,12 @@
 #include "models/model_file.h"
 #include "models/neurochem.h"
 #include "neurochem_writer.h"
+#include "../common/check.h"
 
 #define HARTREE_TO_EV 27.211386024367243
 #define MAX_ATOMS 16
 #define MAX_AEV 512
 
-static int failures;
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL (line %d): ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fputc('\n', stderr);                           \
-            failures++;                                    \
-        }                                                  \
-    } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* Reference ANI                                                            */

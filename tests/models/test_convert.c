@@ -15,18 +15,8 @@
 #include "core/sha256.h"
 #include "models/model_file.h"
 #include "neurochem_writer.h"
+#include "../common/check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL (line %d): ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fputc('\n', stderr);                           \
-            failures++;                                    \
-        }                                                  \
-    } while (0)
 
 /* Runs argv[0] with argv; returns its exit status (-1 if it did not exit). */
 static int run(char **argv)

@@ -14,19 +14,9 @@
 
 #include "core/sha256.h"
 #include "models/model_file.h"
+#include "../common/check.h"
 #include "neurochem_writer.h" /* temp dirs and whole-file helpers */
 
-static int failures;
-
-#define CHECK(cond, ...)                           \
-    do {                                           \
-        if (!(cond)) {                             \
-            fprintf(stderr, "FAIL (line %d): ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);          \
-            fputc('\n', stderr);                   \
-            failures++;                            \
-        }                                          \
-    } while (0)
 
 /* ------------------------------------------------------------------------ */
 /* A sample model file                                                      */

@@ -15,18 +15,8 @@
 #include "models/model_file.h"
 #include "models/neurochem.h"
 #include "neurochem_writer.h"
+#include "../common/check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                   \
-    do {                                                   \
-        if (!(cond)) {                                     \
-            fprintf(stderr, "FAIL (line %d): ", __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                  \
-            fputc('\n', stderr);                           \
-            failures++;                                    \
-        }                                                  \
-    } while (0)
 
 static char *root; /* temp directory for the whole test */
 

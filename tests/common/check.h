@@ -1,0 +1,20 @@
+/* The assertion of the C tests: reports the failed condition with its line
+ * and counts it; the test returns failures ? 1 : 0 at the end. */
+#ifndef MLFF_TESTS_CHECK_H
+#define MLFF_TESTS_CHECK_H
+
+#include <stdio.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                   \
+    do {                                                   \
+        if (!(cond)) {                                     \
+            fprintf(stderr, "FAIL (line %d): ", __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                  \
+            fputc('\n', stderr);                           \
+            failures++;                                    \
+        }                                                  \
+    } while (0)
+
+#endif
