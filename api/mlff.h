@@ -55,7 +55,7 @@ MLFF_API const char *mlff_strerror(mlff_status status);
 
 typedef enum mlff_device_kind {
     MLFF_DEVICE_AUTO = 0,   /* a real GPU through OpenCL or Vulkan if present, else the CPU */
-    MLFF_DEVICE_CPU = 1,    /* the OpenMP CPU backend */
+    MLFF_DEVICE_CPU = 1,    /* the CPU backend (its own threads, n_threads) */
     MLFF_DEVICE_OPENCL = 2, /* OpenCL (any device type, PoCL included) */
     MLFF_DEVICE_VULKAN = 3  /* Vulkan (any device type, lavapipe included) */
 } mlff_device_kind;

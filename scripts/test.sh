@@ -18,6 +18,4 @@ if [ "${1:-}" = --sanitize ]; then
 fi
 
 scripts/setup.sh "$build_dir" "${options[@]}"
-# OpenMP threads that spin while waiting slow a shared 2-core machine down a lot.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-PASSIVE}
 meson test -C "$build_dir" --print-errorlogs --num-processes 2 ${MESON_TEST_ARGS:-}

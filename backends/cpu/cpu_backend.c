@@ -1,34 +1,27 @@
-/* The OpenMP CPU backend: host buffers, and every op as a plain C kernel.
+/* The CPU backend: host buffers, a pool of threads, and every op as a plain C kernel.
  * It is the numerical reference that the other backends are tested against. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <unistd.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #include "cpu_internal.h"
 
+/* The CPUs this process may run on (taskset and container limits included). */
 static int available_threads(void)
 {
-#ifdef _OPENMP
-    return omp_get_max_threads();
-#else
-    return 1;
-#endif
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 static void cpu_list_devices(char *buf, size_t size)
 {
     size_t len = strlen(buf);
-    snprintf(buf + len, size - len, "cpu 0: %d threads (%s)\n", available_threads(),
-#ifdef _OPENMP
-             "OpenMP"
-#else
-             "serial build"
-#endif
-    );
+    snprintf(buf + len, size - len, "cpu 0: %d threads\n", available_threads());
 }
 
 static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
@@ -39,6 +32,10 @@ static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out
     if (!be)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
     be->n_threads = opts->n_threads > 0 ? opts->n_threads : available_threads();
+    if (!(be->pool = cpu_pool_create(be->n_threads))) {
+        free(be);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: cannot start %d threads", opts->n_threads);
+    }
     snprintf(be->description, sizeof be->description, "cpu: %d thread%s", be->n_threads,
              be->n_threads == 1 ? "" : "s");
     *out = be;
@@ -49,6 +46,7 @@ static void cpu_close(mlff_backend *be)
 {
     if (!be)
         return;
+    cpu_pool_destroy(be->pool);
     cpu_arena_free(&be->arena);
     free(be);
 }

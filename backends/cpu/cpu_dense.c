@@ -7,6 +7,7 @@
 
 #include "cpu_gemm.h"
 #include "cpu_internal.h"
+#include "cpu_pool.h"
 
 typedef struct cpu_pack {
     int transposed;
@@ -81,19 +82,33 @@ static const cpu_packed_b *packed_weights(const mlff_exec_tensor *w, int64_t gro
 }
 
 /* out = A B (+ bias) per group, work split over (group, panel). */
-static void grouped_gemm(mlff_backend *be, int64_t rows, int64_t groups, const float *a,
-                         int64_t a_cols, const cpu_packed_b *b, const float *bias, float *c,
-                         int64_t c_cols)
+typedef struct gemm_job {
+    const float *a, *bias;
+    const cpu_packed_b *b;
+    float *c;
+    int64_t groups;
+} gemm_job;
+
+static void gemm_tasks(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
-    const int64_t panels = b[0].n_panels, tasks = groups * panels;
-    CPU_PARALLEL_FOR(tasks * (rows + 1) * 8)
-    for (int64_t t = 0; t < tasks; t++) {
+    const gemm_job *j = extra;
+    const int64_t panels = j->b[0].n_panels;
+    for (int64_t t = begin; t < end; t++) {
         const int64_t g = t / panels, p = t % panels;
-        cpu_sgemm_panels(rows, a + g * b[g].k, groups * b[g].k, &b[g], p, p + 1,
-                         bias ? bias + g * b[g].n : NULL, c + g * b[g].n, groups * b[g].n);
+        const cpu_packed_b *b = &j->b[g];
+        cpu_sgemm_panels(n->output.rows, j->a + g * b->k, j->groups * b->k, b, p, p + 1,
+                         j->bias ? j->bias + g * b->n : NULL, j->c + g * b->n, j->groups * b->n);
     }
-    (void)a_cols;
-    (void)c_cols;
+}
+
+static void grouped_gemm(mlff_backend *be, const mlff_exec_node *n, const cpu_packed_b *b,
+                         const float *bias)
+{
+    gemm_job job = {n->inputs[0].buffer, bias, b, n->output.buffer, n->attrs.i[0]};
+    const int64_t tasks = job.groups * b[0].n_panels;
+    /* Threads pay off once a task holds some real work. */
+    const int64_t flops_per_task = n->output.rows * b[0].k * CPU_GEMM_NR;
+    cpu_pool_for(be->pool, tasks, flops_per_task < 4096 ? tasks + 1 : 2, gemm_tasks, n, &job);
 }
 
 mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
@@ -102,8 +117,7 @@ mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error
     const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 1, err);
     if (!w)
         return err->status;
-    grouped_gemm(be, n->output.rows, groups, n->inputs[0].buffer, n->inputs[0].cols, w,
-                 n->inputs[2].buffer, n->output.buffer, n->output.cols);
+    grouped_gemm(be, n, w, n->inputs[2].buffer);
     return MLFF_OK;
 }
 
@@ -113,7 +127,6 @@ mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_e
     const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 0, err);
     if (!w)
         return err->status;
-    grouped_gemm(be, n->output.rows, groups, n->inputs[0].buffer, n->inputs[0].cols, w, NULL,
-                 n->output.buffer, n->output.cols);
+    grouped_gemm(be, n, w, NULL);
     return MLFF_OK;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "../backend.h"
+#include "cpu_pool.h"
 
 /* Scratch memory for one node at a time (index sorts). Reset before each
  * node; grows to the largest need and then stays, so a steady state of
@@ -20,6 +21,7 @@ typedef struct cpu_arena {
 
 struct mlff_backend {
     int n_threads;
+    cpu_pool *pool;
     char description[96];
     cpu_arena arena;
 };
@@ -67,15 +69,6 @@ mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlf
 /* Kernels that mix types (gather, scatter): one each. */
 mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
-
-/* Parallel loops: OpenMP with the context's thread count, serial for small n. */
-#define CPU_PRAGMA(x) _Pragma(#x)
-#ifdef _OPENMP
-#define CPU_PARALLEL_FOR(n) \
-    CPU_PRAGMA(omp parallel for num_threads(be->n_threads) schedule(static) if ((n) > 32))
-#else
-#define CPU_PARALLEL_FOR(n)
-#endif
 
 /* Reads element k of a tensor of any real dtype as double. */
 static inline double cpu_load(const mlff_exec_tensor *t, int64_t k)

@@ -10,6 +10,9 @@
 #define IDX(k) ((const int32_t *)n->inputs[k].buffer)
 #define OUT ((real *)n->output.buffer)
 #define UNUSED_ARGS ((void)be, (void)err)
+#define RANGE(name) static void FN(name)(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+/* Below this many items a loop is not worth waking the workers for. */
+#define SERIAL_BELOW 64
 
 KERNEL(fill)
 {
@@ -28,7 +31,6 @@ KERNEL(add)
     const int64_t total = n->output.rows * n->output.cols;
     const real *a = IN(0), *b = IN(1);
     real *y = OUT;
-    CPU_PARALLEL_FOR(total / 256)
     for (int64_t k = 0; k < total; k++)
         y[k] = a[k] + b[k];
     return MLFF_OK;
@@ -40,7 +42,6 @@ KERNEL(scale)
     const int64_t total = n->output.rows * n->output.cols;
     const real f = (real)n->attrs.f[0], *x = IN(0);
     real *y = OUT;
-    CPU_PARALLEL_FOR(total / 256)
     for (int64_t k = 0; k < total; k++)
         y[k] = f * x[k];
     return MLFF_OK;
@@ -52,7 +53,6 @@ KERNEL(mul)
     const int64_t rows = n->output.rows, cols = n->output.cols, bcols = n->inputs[1].cols;
     const real *a = IN(0), *b = IN(1);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
             y[r * cols + c] = a[r * cols + c] * b[r * bcols + (bcols == 1 ? 0 : c)];
@@ -65,7 +65,6 @@ KERNEL(concat_cols)
     const int64_t rows = n->output.rows, ka = n->inputs[0].cols, kb = n->inputs[1].cols;
     const real *a = IN(0), *b = IN(1);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++) {
         memcpy(y + r * (ka + kb), a + r * ka, (size_t)ka * sizeof(real));
         memcpy(y + r * (ka + kb) + ka, b + r * kb, (size_t)kb * sizeof(real));
@@ -80,7 +79,6 @@ KERNEL(slice_cols)
     const int64_t start = n->attrs.i[0], count = n->attrs.i[1];
     const real *x = IN(0);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++)
         memcpy(y + r * count, x + r * k + start, (size_t)count * sizeof(real));
     return MLFF_OK;
@@ -93,7 +91,6 @@ KERNEL(sum_cols)
     const double f = n->attrs.f[0];
     const real *x = IN(0);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++) {
         double s = 0.0;
         for (int64_t c = 0; c < k; c++)
@@ -109,7 +106,6 @@ KERNEL(broadcast_cols)
     const int64_t rows = n->output.rows, k = n->output.cols;
     const real f = (real)n->attrs.f[0], *x = IN(0);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < k; c++)
             y[r * k + c] = f * x[r];
@@ -130,15 +126,14 @@ static inline real FN(dot)(const real *a, const real *b, int64_t len)
     return t;
 }
 
-KERNEL(linear)
+RANGE(linear_rows)
 {
-    UNUSED_ARGS;
-    const int64_t rows = n->output.rows, groups = n->attrs.i[0];
+    (void)extra;
+    const int64_t groups = n->attrs.i[0];
     const int64_t in = n->inputs[1].cols, out = n->inputs[1].rows / groups;
     const real *x = IN(0), *w = IN(1), *b = IN(2);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
-    for (int64_t r = 0; r < rows; r++)
+    for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < groups; g++) {
             const real *xr = x + r * groups * in + g * in;
             for (int64_t o = 0; o < out; o++) {
@@ -146,18 +141,23 @@ KERNEL(linear)
                 y[r * groups * out + wo] = b[wo] + FN(dot)(w + wo * in, xr, in);
             }
         }
+}
+
+KERNEL(linear)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows, 2, FN(linear_rows), n, NULL);
     return MLFF_OK;
 }
 
-KERNEL(linear_vjp)
+RANGE(linear_vjp_rows)
 {
-    UNUSED_ARGS;
-    const int64_t rows = n->output.rows, groups = n->attrs.i[0];
+    (void)extra;
+    const int64_t groups = n->attrs.i[0];
     const int64_t in = n->inputs[1].cols, out = n->inputs[1].rows / groups;
     const real *gy = IN(0), *w = IN(1);
     real *gx = OUT;
-    CPU_PARALLEL_FOR(rows)
-    for (int64_t r = 0; r < rows; r++)
+    for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < groups; g++) {
             real *gxr = gx + r * groups * in + g * in;
             for (int64_t c = 0; c < in; c++)
@@ -170,30 +170,44 @@ KERNEL(linear_vjp)
                     gxr[c] += s * wr[c];
             }
         }
+}
+
+KERNEL(linear_vjp)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows, 2, FN(linear_vjp_rows), n, NULL);
     return MLFF_OK;
+}
+
+RANGE(celu_items)
+{
+    (void)extra;
+    const real alpha = (real)n->attrs.f[0], *x = IN(0);
+    real *y = OUT;
+    for (int64_t k = begin; k < end; k++)
+        y[k] = x[k] > 0 ? x[k] : alpha * expm1(x[k] / alpha);
 }
 
 KERNEL(celu)
 {
-    UNUSED_ARGS;
-    const int64_t total = n->output.rows * n->output.cols;
-    const real alpha = (real)n->attrs.f[0], *x = IN(0);
-    real *y = OUT;
-    CPU_PARALLEL_FOR(total / 256)
-    for (int64_t k = 0; k < total; k++)
-        y[k] = x[k] > 0 ? x[k] : alpha * expm1(x[k] / alpha);
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows * n->output.cols, 1 << 14, FN(celu_items), n, NULL);
     return MLFF_OK;
+}
+
+RANGE(celu_vjp_items)
+{
+    (void)extra;
+    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *x = IN(1);
+    real *gx = OUT;
+    for (int64_t k = begin; k < end; k++)
+        gx[k] = x[k] > 0 ? gy[k] : gy[k] * exp(x[k] / alpha);
 }
 
 KERNEL(celu_vjp)
 {
-    UNUSED_ARGS;
-    const int64_t total = n->output.rows * n->output.cols;
-    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *x = IN(1);
-    real *gx = OUT;
-    CPU_PARALLEL_FOR(total / 256)
-    for (int64_t k = 0; k < total; k++)
-        gx[k] = x[k] > 0 ? gy[k] : gy[k] * exp(x[k] / alpha);
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows * n->output.cols, 1 << 14, FN(celu_vjp_items), n, NULL);
     return MLFF_OK;
 }
 
@@ -204,27 +218,19 @@ KERNEL(pair_vectors)
     const real *pos = IN(0), *shift = IN(2);
     const int32_t *ij = IDX(1);
     real *v = OUT;
-    CPU_PARALLEL_FOR(pairs)
     for (int64_t p = 0; p < pairs; p++)
         for (int d = 0; d < 3; d++)
             v[3 * p + d] = pos[3 * ij[2 * p + 1] + d] - pos[3 * ij[2 * p] + d] + shift[3 * p + d];
     return MLFF_OK;
 }
 
-KERNEL(pair_vectors_vjp)
+/* Pairs by center atom [0] and by neighbour atom [1]. */
+RANGE(pair_vectors_vjp_atoms)
 {
-    const int64_t pairs = n->inputs[0].rows, atoms = n->output.rows;
+    const cpu_csr as_center = ((const cpu_csr *)extra)[0], as_neighbour = ((const cpu_csr *)extra)[1];
     const real *gv = IN(0);
-    const int32_t *ij = IDX(1);
     real *gpos = OUT;
-    cpu_csr as_center, as_neighbour;
-    mlff_status s = cpu_csr_build(be, ij, 2, pairs, atoms, &as_center, err);
-    if (s == MLFF_OK)
-        s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &as_neighbour, err);
-    if (s != MLFF_OK)
-        return s;
-    CPU_PARALLEL_FOR(atoms)
-    for (int64_t a = 0; a < atoms; a++) {
+    for (int64_t a = begin; a < end; a++) {
         double g[3] = {0, 0, 0};
         for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
             for (int d = 0; d < 3; d++)
@@ -235,7 +241,19 @@ KERNEL(pair_vectors_vjp)
         for (int d = 0; d < 3; d++)
             gpos[3 * a + d] = (real)g[d];
     }
-    return MLFF_OK;
+}
+
+KERNEL(pair_vectors_vjp)
+{
+    const int64_t pairs = n->inputs[0].rows, atoms = n->output.rows;
+    const int32_t *ij = IDX(1);
+    cpu_csr by[2];
+    mlff_status s = cpu_csr_build(be, ij, 2, pairs, atoms, &by[0], err);
+    if (s == MLFF_OK)
+        s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &by[1], err);
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, atoms, SERIAL_BELOW, FN(pair_vectors_vjp_atoms), n, by);
+    return s;
 }
 
 KERNEL(norm3)
@@ -244,7 +262,6 @@ KERNEL(norm3)
     const int64_t rows = n->output.rows;
     const real *v = IN(0);
     real *y = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++)
         y[r] = (real)sqrt((double)v[3 * r] * v[3 * r] + (double)v[3 * r + 1] * v[3 * r + 1] +
                           (double)v[3 * r + 2] * v[3 * r + 2]);
@@ -257,7 +274,6 @@ KERNEL(norm3_vjp)
     const int64_t rows = n->output.rows;
     const real *gy = IN(0), *v = IN(1);
     real *gv = OUT;
-    CPU_PARALLEL_FOR(rows)
     for (int64_t r = 0; r < rows; r++) {
         const real len = (real)sqrt((double)v[3 * r] * v[3 * r] + (double)v[3 * r + 1] * v[3 * r + 1] +
                                     (double)v[3 * r + 2] * v[3 * r + 2]);
@@ -284,7 +300,6 @@ KERNEL(cosine_cutoff)
     const int64_t total = n->output.rows * n->output.cols;
     const real rc = (real)n->attrs.f[0], *d = IN(0);
     real *y = OUT;
-    CPU_PARALLEL_FOR(total)
     for (int64_t k = 0; k < total; k++)
         y[k] = FN(cutoff_fn)(d[k], rc);
     return MLFF_OK;
@@ -296,7 +311,6 @@ KERNEL(cosine_cutoff_vjp)
     const int64_t total = n->output.rows * n->output.cols;
     const real rc = (real)n->attrs.f[0], *gy = IN(0), *d = IN(1);
     real *gd = OUT;
-    CPU_PARALLEL_FOR(total)
     for (int64_t k = 0; k < total; k++)
         gd[k] = gy[k] * FN(cutoff_grad)(d[k], rc);
     return MLFF_OK;
@@ -309,20 +323,15 @@ static inline real FN(length3)(const real *v)
 
 /* ---- ANI radial terms: one row of pairs per center atom ---- */
 
-KERNEL(ani_radial)
+RANGE(ani_radial_atoms)
 {
-    const int64_t pairs = n->inputs[0].rows, atoms = n->output.rows, cols = n->output.cols;
-    const int64_t n_shifts = n->inputs[3].rows;
+    const cpu_csr by_center = *(const cpu_csr *)extra;
+    const int64_t cols = n->output.cols, n_shifts = n->inputs[3].rows;
     const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
     const real *vec = IN(0), *shift = IN(3);
     const int32_t *ij = IDX(1), *species = IDX(2);
     real *y = OUT;
-    cpu_csr by_center;
-    mlff_status s = cpu_csr_build(be, ij, 2, pairs, atoms, &by_center, err);
-    if (s != MLFF_OK)
-        return s;
-    CPU_PARALLEL_FOR(atoms)
-    for (int64_t i = 0; i < atoms; i++) {
+    for (int64_t i = begin; i < end; i++) {
         real *row = y + i * cols;
         memset(row, 0, (size_t)cols * sizeof(real));
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
@@ -338,20 +347,27 @@ KERNEL(ani_radial)
             }
         }
     }
-    return MLFF_OK;
 }
 
-KERNEL(ani_radial_vjp)
+KERNEL(ani_radial)
 {
-    UNUSED_ARGS;
-    const int64_t pairs = n->output.rows, cols = n->inputs[0].cols;
+    cpu_csr by_center;
+    mlff_status s = cpu_csr_build(be, IDX(1), 2, n->inputs[0].rows, n->output.rows, &by_center, err);
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_radial_atoms), n, &by_center);
+    return s;
+}
+
+RANGE(ani_radial_vjp_pairs)
+{
+    (void)extra;
+    const int64_t cols = n->inputs[0].cols;
     const int64_t n_shifts = n->inputs[4].rows;
     const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
     const real *gy = IN(0), *vec = IN(1), *shift = IN(4);
     const int32_t *ij = IDX(2), *species = IDX(3);
     real *gv = OUT;
-    CPU_PARALLEL_FOR(pairs)
-    for (int64_t p = 0; p < pairs; p++) {
+    for (int64_t p = begin; p < end; p++) {
         const real *v = vec + 3 * p;
         const real d = FN(length3)(v);
         const real fc = FN(cutoff_fn)(d, rc), dfc = FN(cutoff_grad)(d, rc);
@@ -367,6 +383,12 @@ KERNEL(ani_radial_vjp)
         for (int k = 0; k < 3; k++)
             gv[3 * p + k] = d > 0 ? dE_dd * v[k] / d : 0;
     }
+}
+
+KERNEL(ani_radial_vjp)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_radial_vjp_pairs), n, NULL);
     return MLFF_OK;
 }
 
@@ -412,26 +434,28 @@ static inline int FN(triple_setup)(FN(triple) * t, const mlff_exec_node *n, int6
     return 1;
 }
 
-KERNEL(ani_angular)
+/* Triples grouped by their center atom (the center of their first pair). */
+static mlff_status FN(triples_by_center)(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
+                                         int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err)
 {
-    const int64_t atoms = n->output.rows, cols = n->output.cols, triples = n->inputs[2].rows;
+    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(n_triples > 0 ? n_triples : 1) * sizeof *center);
+    if (!center)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
+    for (int64_t t = 0; t < n_triples; t++)
+        center[t] = pairs[2 * triples[2 * t]];
+    return cpu_csr_build(be, center, 1, n_triples, atoms, out, err);
+}
+
+RANGE(ani_angular_atoms)
+{
+    const cpu_csr by_center = *(const cpu_csr *)extra;
+    const int64_t cols = n->output.cols;
     const int64_t n_z = n->inputs[4].rows, n_r = n->inputs[5].rows;
     const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1];
     const real *shift_z = IN(4), *shift_r = IN(5);
-    const int32_t *ij = IDX(1), *abc = IDX(2);
+    const int32_t *abc = IDX(2);
     real *y = OUT;
-    /* Triple (a, b) belongs to the center of pair a. */
-    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(triples > 0 ? triples : 1) * sizeof *center);
-    if (!center)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
-    for (int64_t t = 0; t < triples; t++)
-        center[t] = ij[2 * abc[2 * t]];
-    cpu_csr by_center;
-    mlff_status s = cpu_csr_build(be, center, 1, triples, atoms, &by_center, err);
-    if (s != MLFF_OK)
-        return s;
-    CPU_PARALLEL_FOR(atoms)
-    for (int64_t i = 0; i < atoms; i++) {
+    for (int64_t i = begin; i < end; i++) {
         real *row = y + i * cols;
         memset(row, 0, (size_t)cols * sizeof(real));
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
@@ -452,41 +476,40 @@ KERNEL(ani_angular)
             }
         }
     }
-    return MLFF_OK;
 }
 
-KERNEL(ani_angular_vjp)
+KERNEL(ani_angular)
 {
-    /* inputs: 0 gy, 1 vec, 2 pairs, 3 triples, 4 species, 5 shift_theta, 6 shift_r;
-     * the forward op's inputs are these shifted by one. */
-    mlff_exec_node fwd = *n;
-    for (int k = 0; k < 6; k++)
-        fwd.inputs[k] = n->inputs[k + 1];
-    const int64_t pairs = n->output.rows, atoms = n->inputs[0].rows, cols = n->inputs[0].cols;
-    const int64_t triples = n->inputs[3].rows;
+    cpu_csr by_center;
+    mlff_status s = FN(triples_by_center)(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,
+                                          &by_center, err);
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_angular_atoms), n, &by_center);
+    return s;
+}
+
+/* The backward kernel reads the forward node's view of its inputs. */
+typedef struct FN(angular_vjp_job) {
+    cpu_csr by_center;
+    mlff_exec_node forward;
+} FN(angular_vjp_job);
+
+RANGE(ani_angular_vjp_atoms)
+{
+    const FN(angular_vjp_job) *job = extra;
+    const cpu_csr by_center = job->by_center;
+    const int64_t cols = n->inputs[0].cols;
     const int64_t n_z = n->inputs[5].rows, n_r = n->inputs[6].rows;
     const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1];
     const real *gy = IN(0), *shift_z = IN(5), *shift_r = IN(6);
-    const int32_t *ij = IDX(2), *abc = IDX(3);
+    const int32_t *abc = IDX(3);
     real *gv = OUT;
-    memset(gv, 0, (size_t)pairs * 3 * sizeof(real));
-    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(triples > 0 ? triples : 1) * sizeof *center);
-    if (!center)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
-    for (int64_t t = 0; t < triples; t++)
-        center[t] = ij[2 * abc[2 * t]];
-    cpu_csr by_center;
-    mlff_status s = cpu_csr_build(be, center, 1, triples, atoms, &by_center, err);
-    if (s != MLFF_OK)
-        return s;
-    /* A center's triples only touch that center's pairs: no two threads write one row. */
-    CPU_PARALLEL_FOR(atoms)
-    for (int64_t i = 0; i < atoms; i++) {
+    for (int64_t i = begin; i < end; i++) {
         const real *g_row = gy + i * cols;
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
             const int64_t t = by_center.items[q], a = abc[2 * t], b = abc[2 * t + 1];
             FN(triple) tr;
-            if (!FN(triple_setup)(&tr, &fwd, a, b))
+            if (!FN(triple_setup)(&tr, &job->forward, a, b))
                 continue;
             const real mean_d = (tr.da + tr.db) / 2;
             /* Sums over the block of this triple's gradient times the angular
@@ -533,8 +556,22 @@ KERNEL(ani_angular_vjp)
             }
         }
     }
-    (void)pairs;
-    return MLFF_OK;
+}
+
+KERNEL(ani_angular_vjp)
+{
+    /* inputs: 0 gy, 1 vec, 2 pairs, 3 triples, 4 species, 5 shift_theta, 6 shift_r;
+     * the forward op's inputs are these shifted by one. */
+    FN(angular_vjp_job) job = {.forward = *n};
+    for (int k = 0; k < 6; k++)
+        job.forward.inputs[k] = n->inputs[k + 1];
+    memset(n->output.buffer, 0, (size_t)n->output.rows * 3 * sizeof(real));
+    mlff_status s = FN(triples_by_center)(be, IDX(2), IDX(3), n->inputs[3].rows, n->inputs[0].rows,
+                                          &job.by_center, err);
+    /* A center's triples only touch that center's pairs: no two threads write one row. */
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, n->inputs[0].rows, SERIAL_BELOW, FN(ani_angular_vjp_atoms), n, &job);
+    return s;
 }
 
 #undef KERNEL
