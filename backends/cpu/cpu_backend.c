@@ -36,6 +36,11 @@ static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out
         free(be);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: cannot start %d threads", opts->n_threads);
     }
+    memcpy(be->kernels, cpu_plain_kernels, sizeof be->kernels);
+    be->kernels[0][MLFF_OP_LINEAR] = cpu_linear_f32;
+    be->kernels[0][MLFF_OP_LINEAR_VJP] = cpu_linear_vjp_f32;
+    be->kernels[0][MLFF_OP_CELU] = cpu_celu_f32;
+    be->kernels[0][MLFF_OP_CELU_VJP] = cpu_celu_vjp_f32;
     snprintf(be->description, sizeof be->description, "cpu: %d thread%s", be->n_threads,
              be->n_threads == 1 ? "" : "s");
     *out = be;
@@ -115,7 +120,7 @@ static mlff_status cpu_compute(mlff_backend *be, const mlff_exec_node *nodes, in
     for (int k = 0; k < n_nodes; k++) {
         const mlff_exec_node *n = &nodes[k];
         const int type = n->output.dtype == MLFF_DTYPE_F64 ? 1 : 0;
-        cpu_kernel_fn kernel = cpu_real_kernels[type][n->op];
+        cpu_kernel_fn kernel = be->kernels[type][n->op];
         if (!kernel)
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "cpu: op %s is not implemented",
                              mlff_op_get(n->op)->name);

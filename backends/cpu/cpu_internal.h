@@ -19,9 +19,12 @@ typedef struct cpu_arena {
     int n_spill, cap_spill;
 } cpu_arena;
 
+typedef mlff_status (*cpu_kernel_fn)(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+
 struct mlff_backend {
     int n_threads;
     cpu_pool *pool;
+    cpu_kernel_fn kernels[2][MLFF_OP_COUNT]; /* what runs, per type: [0] float, [1] double */
     char description[96];
     cpu_arena arena;
 };
@@ -59,13 +62,15 @@ static inline cpu_buffer_header *cpu_buffer_header_of(const void *data)
 
 void cpu_buffer_drop_packs(cpu_buffer_header *h);
 
-typedef mlff_status (*cpu_kernel_fn)(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
-
-/* Kernels whose tensors are all of the plan's real type, per type: [0] float, [1] double. */
-extern const cpu_kernel_fn cpu_real_kernels[2][MLFF_OP_COUNT];
-/* Dense layers in float32 through the packed GEMM (cpu_dense.c). */
+/* Every op as plain loops, per type: [0] float, [1] double (cpu_kernels.c).
+ * They are the reference that the faster float32 kernels are tested against. */
+extern const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT];
+/* Faster float32 kernels: dense layers on the packed GEMM (cpu_dense.c) and
+ * vectorised activations (cpu_activation.c). */
 mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_celu_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_celu_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 /* Kernels that mix types (gather, scatter): one each. */
 mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);

@@ -20,7 +20,7 @@
 #undef real
 #undef REAL_SUFFIX
 
-#define KERNEL_TABLE(sfx, linear_fn, linear_vjp_fn)                                            \
+#define KERNEL_TABLE(sfx)                                              \
     {                                                                  \
         [MLFF_OP_FILL] = fill_##sfx,                                   \
         [MLFF_OP_ADD] = add_##sfx,                                     \
@@ -32,8 +32,8 @@
         [MLFF_OP_SCATTER_ADD_ROWS] = cpu_scatter_add_rows,             \
         [MLFF_OP_SUM_COLS] = sum_cols_##sfx,                           \
         [MLFF_OP_BROADCAST_COLS] = broadcast_cols_##sfx,               \
-        [MLFF_OP_LINEAR] = linear_fn,                                  \
-        [MLFF_OP_LINEAR_VJP] = linear_vjp_fn,                          \
+        [MLFF_OP_LINEAR] = linear_##sfx,                               \
+        [MLFF_OP_LINEAR_VJP] = linear_vjp_##sfx,                       \
         [MLFF_OP_CELU] = celu_##sfx,                                   \
         [MLFF_OP_CELU_VJP] = celu_vjp_##sfx,                           \
         [MLFF_OP_PAIR_VECTORS] = pair_vectors_##sfx,                   \
@@ -48,12 +48,4 @@
         [MLFF_OP_ANI_ANGULAR_VJP] = ani_angular_vjp_##sfx,             \
     }
 
-/* float32 dense layers use the packed GEMM; the template's loops remain the
- * float64 path (and the plain reference for the GEMM's tests). */
-const cpu_kernel_fn cpu_real_kernels[2][MLFF_OP_COUNT] = {
-    KERNEL_TABLE(f32, cpu_linear_f32, cpu_linear_vjp_f32),
-    KERNEL_TABLE(f64, linear_f64, linear_vjp_f64),
-};
-
-/* The loops above for float32 too, for tests that check the GEMM against them. */
-const cpu_kernel_fn cpu_reference_linear_f32[2] = {linear_f32, linear_vjp_f32};
+const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT] = {KERNEL_TABLE(f32), KERNEL_TABLE(f64)};

@@ -1,16 +1,14 @@
 /*
- * The float32 GEMM path of the CPU backend (packed weights, vector kernels)
- * against the plain loops it replaced, on shapes that exercise every row and
- * column remainder and grouped layers; and packed weights rebuilt after the
- * weight buffer is written.
+ * The fast float32 kernels of the CPU backend against the plain loops they
+ * replace: the GEMM (packed weights) on shapes that exercise every row and
+ * column remainder and grouped layers, packed weights rebuilt after the
+ * weight buffer is written, and the vectorised CELU and its derivative.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../../backends/cpu/cpu_internal.h"
-
-extern const cpu_kernel_fn cpu_reference_linear_f32[2];
 
 static int failures;
 
@@ -53,12 +51,12 @@ static void check(mlff_backend *be, int64_t rows, int64_t groups, int64_t in, in
         bwd.inputs[0] = (mlff_exec_tensor){gy, MLFF_DTYPE_F32, rows, groups * out};
         bwd.inputs[1] = fwd.inputs[1];
         bwd.output = (mlff_exec_tensor){gx1, MLFF_DTYPE_F32, rows, groups * in};
-        cpu_real_kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
-        cpu_real_kernels[0][MLFF_OP_LINEAR_VJP](be, &bwd, &err);
+        be->kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
+        be->kernels[0][MLFF_OP_LINEAR_VJP](be, &bwd, &err);
         fwd.output.buffer = y2;
         bwd.output.buffer = gx2;
-        cpu_reference_linear_f32[0](be, &fwd, &err);
-        cpu_reference_linear_f32[1](be, &bwd, &err);
+        cpu_plain_kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
+        cpu_plain_kernels[0][MLFF_OP_LINEAR_VJP](be, &bwd, &err);
         double worst = 0;
         for (int64_t k = 0; k < rows * groups * out; k++)
             worst = fmax(worst, fabs(y1[k] - y2[k]));
@@ -75,6 +73,38 @@ static void check(mlff_backend *be, int64_t rows, int64_t groups, int64_t in, in
         mlff_backend_cpu.buffer_free(be, buffers[k]);
 }
 
+/* CELU and its derivative over [-40, 5] with alpha 0.1 (exp of -400 .. 0 inside). */
+static void check_celu(mlff_backend *be)
+{
+    enum { N = 100003 }; /* odd: vector remainders too */
+    mlff_error err;
+    float *x = alloc(be, N * 4), *gy = alloc(be, N * 4), *fast = alloc(be, N * 4), *plain = alloc(be, N * 4);
+    for (int k = 0; k < N; k++) {
+        x[k] = -40.0f + 45.0f * (float)k / N;
+        gy[k] = 1.0f + (float)(k % 7);
+    }
+    double worst[2] = {0, 0};
+    for (int vjp = 0; vjp < 2; vjp++) {
+        mlff_exec_node node = {.op = vjp ? MLFF_OP_CELU_VJP : MLFF_OP_CELU, .n_inputs = 1 + vjp,
+                               .attrs = {.f = {0.1}}};
+        node.inputs[0] = (mlff_exec_tensor){vjp ? gy : x, MLFF_DTYPE_F32, N, 1};
+        node.inputs[1] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, N, 1};
+        node.output = (mlff_exec_tensor){fast, MLFF_DTYPE_F32, N, 1};
+        be->kernels[0][node.op](be, &node, &err);
+        node.output.buffer = plain;
+        cpu_plain_kernels[0][node.op](be, &node, &err);
+        for (int k = 0; k < N; k++)
+            worst[vjp] = fmax(worst[vjp], fabs(fast[k] - plain[k]) / (1e-6 + fabs(plain[k])));
+    }
+    int ok = worst[0] < 1e-5 && worst[1] < 1e-5;
+    failures += !ok;
+    printf("%-4s celu: max relative difference %.2e, derivative %.2e\n", ok ? "ok" : "FAIL", worst[0],
+           worst[1]);
+    void *buffers[] = {x, gy, fast, plain};
+    for (int k = 0; k < 4; k++)
+        mlff_backend_cpu.buffer_free(be, buffers[k]);
+}
+
 int main(void)
 {
     mlff_backend_options opts = {.device_index = -1, .n_threads = 2};
@@ -88,6 +118,7 @@ int main(void)
     };
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         check(be, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], (unsigned)s + 1);
+    check_celu(be);
     mlff_backend_cpu.close(be);
     printf("%d failure(s)\n", failures);
     return failures ? 1 : 0;
