@@ -190,8 +190,12 @@ mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_erro
             need = 16;
         if (need <= pt->capacity)
             continue;
+        /* Sizes that follow the batch get headroom: in MD the pair counts
+         * drift a little every step, and each step must not reallocate. */
         size_t grown = pt->capacity + pt->capacity / 2;
         size_t size = need > grown ? need : grown;
+        if (gt->rows_symbol != MLFF_FIXED_ROWS)
+            size = size > need + need / 4 ? size : need + need / 4;
         if (pt->buffer)
             p->iface->buffer_free(p->be, pt->buffer);
         pt->buffer = NULL;
