@@ -20,12 +20,23 @@ typedef struct mlff_exec_tensor {
     int64_t rows, cols;
 } mlff_exec_tensor;
 
+/* Work the planner may fold into a dense layer's GEMM (backends say which
+ * they can do): it saves a pass over the layer's output. */
+typedef enum mlff_epilogue {
+    MLFF_EPILOGUE_NONE = 0,
+    MLFF_EPILOGUE_CELU = 1,      /* LINEAR: out = celu(x W^T + b) */
+    MLFF_EPILOGUE_CELU_GRAD = 2  /* LINEAR_VJP: out = (gy W) * celu'(x), from y = celu(x) */
+} mlff_epilogue;
+
 typedef struct mlff_exec_node {
     mlff_op op;
     int n_inputs;
     mlff_exec_tensor inputs[MLFF_MAX_OP_INPUTS];
     mlff_exec_tensor output;
     mlff_op_attrs attrs;
+    mlff_epilogue epilogue;
+    double epilogue_alpha;
+    mlff_exec_tensor epilogue_input; /* CELU_GRAD: y, shaped like the output */
 } mlff_exec_node;
 
 typedef struct mlff_backend mlff_backend; /* each backend defines its own */
@@ -45,6 +56,8 @@ typedef struct mlff_backend_iface {
     void (*close)(mlff_backend *be);
     const char *(*describe)(const mlff_backend *be);
     int (*supports_dtype)(const mlff_backend *be, mlff_dtype dtype);
+    /* True when the backend runs `op` in `dtype` with that epilogue folded in. */
+    int (*fuses)(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype);
     /* True for a GPU (used by the automatic device choice). */
     int (*is_gpu)(const mlff_backend *be);
 

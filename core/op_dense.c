@@ -48,12 +48,12 @@ int mlff_op_celu(mlff_graph *g, int x, double alpha)
 OP_VJP(mlff_vjp_celu)
 {
     mlff_graph_node n = op_node(g, node);
-    grads[0] = mlff_op_celu_vjp(g, gy, n.inputs[0], n.attrs.f[0]);
+    grads[0] = mlff_op_celu_vjp(g, gy, n.output, n.attrs.f[0]);
 }
 
-int mlff_op_celu_vjp(mlff_graph *g, int gy, int x, double alpha)
+int mlff_op_celu_vjp(mlff_graph *g, int gy, int y, double alpha)
 {
-    int in[2] = {gy, x};
+    int in[2] = {gy, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
     mlff_op_attrs a = {.f = {alpha}};

@@ -53,7 +53,9 @@
     X(LINEAR_VJP, "linear_vjp")                                                                   \
     /* CELU, f[0] = alpha: x > 0 ? x : alpha * (exp(x / alpha) - 1). */                           \
     X(CELU, "celu")                                                                               \
-    /* backward. inputs (gy, x): gy * (x > 0 ? 1 : exp(x / alpha)), f[0] = alpha. */              \
+    /* backward. inputs (gy, y) with y = celu(x), the forward OUTPUT: the derivative is       \
+     * 1 where y > 0, else exp(x / alpha) = y / alpha + 1; f[0] = alpha. (Taking y rather       \
+     * than x leaves x with one reader, so a dense layer and its CELU can run as one.) */      \
     X(CELU_VJP, "celu_vjp")                                                                       \
     /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]);                                    \
      * out [P, 3] = pos[j] - pos[i] + shift for pair (i, j). */                                   \
@@ -129,7 +131,7 @@ int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, double fac
 int mlff_op_linear(struct mlff_graph *g, int x, int weight, int bias, int64_t groups);
 int mlff_op_linear_vjp(struct mlff_graph *g, int gy, int weight, int64_t groups);
 int mlff_op_celu(struct mlff_graph *g, int x, double alpha);
-int mlff_op_celu_vjp(struct mlff_graph *g, int gy, int x, double alpha);
+int mlff_op_celu_vjp(struct mlff_graph *g, int gy, int y, double alpha);
 int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
 int mlff_op_norm3(struct mlff_graph *g, int v);

@@ -10,9 +10,12 @@ typedef struct plan_tensor {
     mlff_dtype dtype;   /* concrete */
 } plan_tensor;
 
-/* The nodes needed by one set of outputs, in execution order. */
+/* The nodes needed by one set of outputs, in execution order. partner[k] is
+ * the node folded into nodes[k] as its epilogue, or -1 (-2 while planning:
+ * folded into an earlier node). */
 typedef struct node_list {
     int *nodes;
+    int *partner;
     int n;
 } node_list;
 
@@ -46,7 +49,8 @@ static mlff_status collect_nodes(mlff_plan *p, unsigned outputs, node_list *list
     const mlff_graph *g = p->g;
     char *needed = calloc((size_t)g->n_tensors, 1);
     list->nodes = malloc(((size_t)g->n_nodes + 1) * sizeof *list->nodes);
-    if (!needed || !list->nodes) {
+    list->partner = malloc(((size_t)g->n_nodes + 1) * sizeof *list->partner);
+    if (!needed || !list->nodes || !list->partner) {
         free(needed);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning the graph");
     }
@@ -68,7 +72,79 @@ static mlff_status collect_nodes(mlff_plan *p, unsigned outputs, node_list *list
         list->nodes[b] = tmp;
     }
     list->n = n;
+    for (int k = 0; k < n; k++)
+        list->partner[k] = -1;
     free(needed);
+    return MLFF_OK;
+}
+
+/* The epilogue that node b would be as part of node a, or NONE. */
+static mlff_epilogue epilogue_of(const mlff_graph_node *a, const mlff_graph_node *b)
+{
+    if (b->inputs[0] != a->output)
+        return MLFF_EPILOGUE_NONE;
+    if (a->op == MLFF_OP_LINEAR && b->op == MLFF_OP_CELU)
+        return MLFF_EPILOGUE_CELU;
+    if (a->op == MLFF_OP_LINEAR_VJP && b->op == MLFF_OP_CELU_VJP)
+        return MLFF_EPILOGUE_CELU_GRAD;
+    return MLFF_EPILOGUE_NONE;
+}
+
+/*
+ * Folds an activation (or its derivative) into the dense layer that feeds
+ * it, where the layer's output has no other reader, the backend can do it,
+ * and everything the activation reads exists by the time the layer runs.
+ */
+static mlff_status fuse_epilogues(mlff_plan *p, node_list *list, mlff_error *err)
+{
+    const mlff_graph *g = p->g;
+    int *readers = calloc((size_t)g->n_tensors, sizeof *readers);
+    int *made_at = malloc((size_t)g->n_tensors * sizeof *made_at);
+    if (!readers || !made_at) {
+        free(readers);
+        free(made_at);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning the graph");
+    }
+    for (int t = 0; t < g->n_tensors; t++)
+        made_at[t] = -1;
+    for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
+        if (g->outputs[r] >= 0)
+            readers[g->outputs[r]]++;
+    for (int k = 0; k < list->n; k++) {
+        const mlff_graph_node *n = &g->nodes[list->nodes[k]];
+        made_at[n->output] = k;
+        for (int j = 0; j < n->n_inputs; j++)
+            readers[n->inputs[j]]++;
+    }
+    /* First choose the partners, then drop them from the list. */
+    for (int k = 0; k < list->n; k++) {
+        const mlff_graph_node *a = &g->nodes[list->nodes[k]];
+        if (readers[a->output] != 1 || list->partner[k] == -2)
+            continue;
+        for (int m = k + 1; m < list->n; m++) {
+            const mlff_graph_node *b = &g->nodes[list->nodes[m]];
+            if (b->n_inputs == 0 || b->inputs[0] != a->output)
+                continue;
+            mlff_epilogue e = epilogue_of(a, b);
+            int ready = b->n_inputs < 2 || made_at[b->inputs[1]] < k;
+            if (e != MLFF_EPILOGUE_NONE && ready &&
+                p->iface->fuses(p->be, a->op, e, p->tensors[a->output].dtype)) {
+                list->partner[k] = list->nodes[m];
+                list->partner[m] = -2; /* folded away */
+            }
+            break;
+        }
+    }
+    int kept = 0;
+    for (int k = 0; k < list->n; k++)
+        if (list->partner[k] != -2) {
+            list->nodes[kept] = list->nodes[k];
+            list->partner[kept] = list->partner[k];
+            kept++;
+        }
+    list->n = kept;
+    free(readers);
+    free(made_at);
     return MLFF_OK;
 }
 
@@ -146,8 +222,11 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
         p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
-    for (unsigned mask = 1; s == MLFF_OK && mask < (1u << MLFF_OUTPUT_COUNT); mask++)
+    for (unsigned mask = 1; s == MLFF_OK && mask < (1u << MLFF_OUTPUT_COUNT); mask++) {
         s = collect_nodes(p, mask, &p->runs[mask], err);
+        if (s == MLFF_OK)
+            s = fuse_epilogues(p, &p->runs[mask], err);
+    }
     if (s == MLFF_OK)
         s = upload_params(p, err);
     if (s != MLFF_OK) {
@@ -166,8 +245,10 @@ void mlff_plan_destroy(mlff_plan *p)
         for (int t = 0; t < p->g->n_tensors; t++)
             if (p->tensors[t].buffer)
                 p->iface->buffer_free(p->be, p->tensors[t].buffer);
-    for (unsigned m = 0; m < (1u << MLFF_OUTPUT_COUNT); m++)
+    for (unsigned m = 0; m < (1u << MLFF_OUTPUT_COUNT); m++) {
         free(p->runs[m].nodes);
+        free(p->runs[m].partner);
+    }
     free(p->tensors);
     free(p->exec);
     free(p->staging);
@@ -228,22 +309,33 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
     return p->iface->buffer_write(p->be, pt->buffer, 0, src, n * mlff_dtype_size(pt->dtype), err);
 }
 
+static mlff_exec_tensor exec_tensor(const mlff_plan *p, int t)
+{
+    return (mlff_exec_tensor){p->tensors[t].buffer, p->tensors[t].dtype, p->tensors[t].rows,
+                              p->g->tensors[t].cols};
+}
+
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
 {
     const node_list *list = &p->runs[outputs & ((1u << MLFF_OUTPUT_COUNT) - 1)];
     for (int k = 0; k < list->n; k++) {
         const mlff_graph_node *n = &p->g->nodes[list->nodes[k]];
         mlff_exec_node *e = &p->exec[k];
+        memset(e, 0, sizeof *e);
         e->op = n->op;
         e->n_inputs = n->n_inputs;
         e->attrs = n->attrs;
-        for (int j = 0; j <= n->n_inputs; j++) {
-            int t = j < n->n_inputs ? n->inputs[j] : n->output;
-            mlff_exec_tensor *et = j < n->n_inputs ? &e->inputs[j] : &e->output;
-            et->buffer = p->tensors[t].buffer;
-            et->dtype = p->tensors[t].dtype;
-            et->rows = p->tensors[t].rows;
-            et->cols = p->g->tensors[t].cols;
+        for (int j = 0; j < n->n_inputs; j++)
+            e->inputs[j] = exec_tensor(p, n->inputs[j]);
+        e->output = exec_tensor(p, n->output);
+        if (list->partner[k] >= 0) {
+            /* The folded node's output becomes this node's. */
+            const mlff_graph_node *b = &p->g->nodes[list->partner[k]];
+            e->epilogue = epilogue_of(n, b);
+            e->epilogue_alpha = b->attrs.f[0];
+            if (b->n_inputs > 1)
+                e->epilogue_input = exec_tensor(p, b->inputs[1]);
+            e->output = exec_tensor(p, b->output);
         }
     }
     return p->iface->compute(p->be, p->exec, list->n, err);

@@ -67,6 +67,15 @@ static int cpu_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
     return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_F64 || dtype == MLFF_DTYPE_I32;
 }
 
+/* The float32 GEMM folds CELU and its derivative in; the plain loops fold nothing. */
+static int cpu_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype)
+{
+    (void)be;
+    return dtype == MLFF_DTYPE_F32 &&
+           ((op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
+            (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD));
+}
+
 static int cpu_is_gpu(const mlff_backend *be)
 {
     (void)be;
@@ -139,6 +148,7 @@ const mlff_backend_iface mlff_backend_cpu = {
     .close = cpu_close,
     .describe = cpu_describe,
     .supports_dtype = cpu_supports_dtype,
+    .fuses = cpu_fuses,
     .is_gpu = cpu_is_gpu,
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,

@@ -83,10 +83,11 @@ static const cpu_packed_b *packed_weights(const mlff_exec_tensor *w, int64_t gro
 
 /* out = A B (+ bias) per group, work split over (group, panel). */
 typedef struct gemm_job {
-    const float *a, *bias;
+    const float *a;
     const cpu_packed_b *b;
     float *c;
     int64_t groups;
+    cpu_gemm_epilogue epilogue; /* bias and celu_y point at group 0 */
 } gemm_job;
 
 static void gemm_tasks(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
@@ -96,15 +97,24 @@ static void gemm_tasks(const mlff_exec_node *n, void *extra, int64_t begin, int6
     for (int64_t t = begin; t < end; t++) {
         const int64_t g = t / panels, p = t % panels;
         const cpu_packed_b *b = &j->b[g];
-        cpu_sgemm_panels(n->output.rows, j->a + g * b->k, j->groups * b->k, b, p, p + 1,
-                         j->bias ? j->bias + g * b->n : NULL, j->c + g * b->n, j->groups * b->n);
+        cpu_gemm_epilogue e = j->epilogue;
+        if (e.bias)
+            e.bias += g * b->n;
+        if (e.celu_y)
+            e.celu_y += g * b->n;
+        cpu_sgemm_panels(n->output.rows, j->a + g * b->k, j->groups * b->k, b, p, p + 1, &e,
+                         j->c + g * b->n, j->groups * b->n);
     }
 }
 
 static void grouped_gemm(mlff_backend *be, const mlff_exec_node *n, const cpu_packed_b *b,
                          const float *bias)
 {
-    gemm_job job = {n->inputs[0].buffer, bias, b, n->output.buffer, n->attrs.i[0]};
+    gemm_job job = {n->inputs[0].buffer, b, n->output.buffer, n->attrs.i[0],
+                    {.bias = bias, .alpha = (float)n->epilogue_alpha}};
+    job.epilogue.celu = n->epilogue == MLFF_EPILOGUE_CELU;
+    if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+        job.epilogue.celu_y = n->epilogue_input.buffer;
     const int64_t tasks = job.groups * b[0].n_panels;
     /* Threads pay off once a task holds some real work. */
     const int64_t flops_per_task = n->output.rows * b[0].k * CPU_GEMM_NR;

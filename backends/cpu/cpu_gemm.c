@@ -1,5 +1,7 @@
 #include "cpu_gemm.h"
 
+#include "cpu_math.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,8 +41,8 @@ void cpu_packed_b_free(cpu_packed_b *p)
 
 /* One micro-tile: mr (<= MR, a constant after inlining) rows by NR columns. */
 static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const float *a, int64_t lda,
-                                                       const float *bp, const float *bias, float *c,
-                                                       int64_t ldc, int64_t cols)
+                                                       const float *bp, const cpu_gemm_epilogue *e,
+                                                       int64_t col0, float *c, int64_t ldc, int64_t cols)
 {
     /* Fully unrolled row loops let the compiler keep acc in registers. */
     vfloat acc[MR][2];
@@ -62,31 +64,42 @@ static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const 
         float out[CPU_GEMM_NR] __attribute__((aligned(64)));
         *(vfloat *)out = acc[r][0];
         *(vfloat *)(out + 16) = acc[r][1];
-        for (int64_t j = 0; j < cols; j++)
-            c[r * ldc + j] = out[j] + (bias ? bias[j] : 0.0f);
+        const float inv_alpha = 1.0f / e->alpha;
+        float *cr = c + r * ldc + col0;
+        for (int64_t j = 0; j < cols; j++) {
+            float v = out[j] + (e->bias ? e->bias[col0 + j] : 0.0f);
+            if (e->celu)
+                v = cpu_celu(v, e->alpha, inv_alpha);
+            if (e->celu_y)
+                v *= cpu_celu_grad(e->celu_y[r * ldc + col0 + j], inv_alpha);
+            cr[j] = v;
+        }
     }
 }
 
-__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
+/* O3: the epilogue loop (CELU, its derivative) vectorises only with the full vectoriser. */
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"), optimize("O3")))
 void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
-                      int64_t p1, const float *bias, float *c, int64_t ldc)
+                      int64_t p1, const cpu_gemm_epilogue *epilogue, float *c, int64_t ldc)
 {
     for (int64_t panel = p0; panel < p1; panel++) {
         const float *bp = b->data + panel * b->k * CPU_GEMM_NR;
         const int64_t col0 = panel * CPU_GEMM_NR;
         const int64_t cols = b->n - col0 < CPU_GEMM_NR ? b->n - col0 : CPU_GEMM_NR;
-        const float *bias_p = bias ? bias + col0 : NULL;
         /* The panel stays in cache while every row block of A streams past it. */
         for (int64_t r = 0; r < m; r += MR) {
             const float *ar = a + r * lda;
-            float *cr = c + r * ldc + col0;
+            float *cr = c + r * ldc;
+            cpu_gemm_epilogue e = *epilogue;
+            if (e.celu_y)
+                e.celu_y += r * ldc;
             switch (m - r < MR ? m - r : MR) {
-            case 1: tile(1, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
-            case 2: tile(2, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
-            case 3: tile(3, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
-            case 4: tile(4, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
-            case 5: tile(5, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
-            default: tile(MR, b->k, ar, lda, bp, bias_p, cr, ldc, cols); break;
+            case 1: tile(1, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 2: tile(2, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 3: tile(3, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 4: tile(4, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 5: tile(5, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            default: tile(MR, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
             }
         }
     }

@@ -22,9 +22,17 @@ int cpu_pack_b(cpu_packed_b *p, const float *w, int64_t rows, int64_t cols, int6
                int transposed);
 void cpu_packed_b_free(cpu_packed_b *p);
 
-/* C[0..m)[col0 + (panel range)] for panels [p0, p1) of B: C = A B + bias
- * (bias may be NULL). A is m x k with row stride lda, C has row stride ldc. */
+/* What happens to each result before it is stored. */
+typedef struct cpu_gemm_epilogue {
+    const float *bias;     /* added per column, or NULL */
+    int celu;              /* apply CELU */
+    const float *celu_y;   /* multiply by CELU'(from this output, laid out like C), or NULL */
+    float alpha;
+} cpu_gemm_epilogue;
+
+/* Columns of panels [p0, p1) of C = epilogue(A B). A is m x k with row
+ * stride lda; C and the epilogue's celu_y have row stride ldc. */
 void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
-                      int64_t p1, const float *bias, float *c, int64_t ldc);
+                      int64_t p1, const cpu_gemm_epilogue *epilogue, float *c, int64_t ldc);
 
 #endif

@@ -198,10 +198,10 @@ KERNEL(celu)
 RANGE(celu_vjp_items)
 {
     (void)extra;
-    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *x = IN(1);
+    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
     real *gx = OUT;
     for (int64_t k = begin; k < end; k++)
-        gx[k] = x[k] > 0 ? gy[k] : gy[k] * exp(x[k] / alpha);
+        gx[k] = y[k] > 0 ? gy[k] : gy[k] * (y[k] / alpha + 1);
 }
 
 KERNEL(celu_vjp)

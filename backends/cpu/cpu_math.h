@@ -1,0 +1,45 @@
+/* Vectorisable float32 math shared by the CPU kernels. */
+#ifndef MLFF_BACKENDS_CPU_MATH_H
+#define MLFF_BACKENDS_CPU_MATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+/*
+ * exp(x) for x <= 0 (what CELU needs), as 2^k e^r with |r| <= ln2/2 and a
+ * degree-6 polynomial: relative error about 2e-7, like expf, but plain
+ * arithmetic that vectorises (libm's expf is one call per element).
+ */
+static inline float cpu_exp_nonpositive(float x)
+{
+    x = x < -87.0f ? -87.0f : x;
+    /* Round to nearest by adding and removing 1.5 * 2^23 (vectorises, unlike roundf). */
+    const float k = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
+    const float r = (x - k * 0.693145752f) - k * 1.42860677e-06f;
+    float p = 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    const int32_t bits = ((int32_t)k + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+/* CELU; near zero exp(x) - 1 loses only absolute precision (about 1e-8 alpha). */
+static inline float cpu_celu(float x, float alpha, float inv_alpha)
+{
+    const float e = cpu_exp_nonpositive(x < 0 ? x * inv_alpha : 0.0f);
+    return x > 0 ? x : alpha * (e - 1.0f);
+}
+
+/* CELU's derivative from its output y: 1 where y > 0, else y / alpha + 1. */
+static inline float cpu_celu_grad(float y, float inv_alpha)
+{
+    return y > 0 ? 1.0f : y * inv_alpha + 1.0f;
+}
+
+#endif
