@@ -1,0 +1,532 @@
+/*
+ * Cell lists. Per system:
+ *  1. every atom in "fractional" coordinates u (u = r . H^-1 with H the cell,
+ *     or u = r for a system with no periodic axis), wrapped into [0, 1) along
+ *     the periodic axes; the lattice vectors taken off are remembered (shift);
+ *  2. bins along each axis at least (1 + BIN_MARGIN) cutoff wide measured
+ *     perpendicular to the other two axes (the whole cell along periodic
+ *     axes, the atoms' bounding range along the others), at most about one
+ *     bin per atom; atoms counting-sorted into them;
+ *  3. for every atom, the bins within reach (one bin each way, or more along
+ *     periodic axes whose cell is thinner than the cutoff) are walked over
+ *     "extended" bin coordinates E = bin + m * n_bins, m being the periodic
+ *     image, so that a small cell is visited as often as the cutoff sphere
+ *     needs, self-images included. The image offset reported is relative to
+ *     the caller's positions: n = m + shift_i - shift_j.
+ * An atom's pairs are sorted by (j, stencil position), which for one j is
+ * the order of n, so the list comes out ordered by i, j, n without a global
+ * sort.
+ */
+#include "neighbors.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bins are this much (relatively) wider than the cutoff, against rounding. */
+#define BIN_MARGIN 1e-8
+/* How far (in lattice vectors) an atom may lie outside its cell. */
+#define MAX_SHIFT 536870912.0 /* 2^29 */
+/* Bins per axis before the cap on the total; keeps products in int64. */
+#define MAX_BINS_AXIS 1048576
+/* Search reach, in bins, along one axis (cells much thinner than the cutoff). */
+#define MAX_REACH 1000000
+
+typedef struct nl_work {
+    int64_t atoms_capacity, bins_capacity, keys_capacity;
+    double *frac;       /* [n][3] u of each atom of the system (wrapped along periodic axes) */
+    int32_t *shift;     /* [n][3] lattice vectors taken off to wrap */
+    int32_t *bin;       /* [n] bin of each atom */
+    int32_t *slot_atom; /* [n] atoms (system-local) in bin order */
+    double *slot_pos;   /* [n][3] their wrapped Cartesian positions, in bin order */
+    double *slot_orig;  /* [n][3] their positions as given, in bin order */
+    int32_t *slot_shift; /* [n][3] their shifts, in bin order */
+    int32_t *start;     /* [bins + 1] first slot of each bin */
+    uint64_t *keys;     /* one atom's pairs: j << 32 | q, in the order found; then as much
+                         * room for sorting them */
+    int32_t *found;     /* [q][3]: n of the q-th pair found */
+} nl_work;
+
+static int64_t grown(int64_t capacity, int64_t need)
+{
+    int64_t cap = capacity + capacity / 2;
+    return cap > need ? cap : need;
+}
+
+static void update_work_size(mlff_neighbor_list *list)
+{
+    const nl_work *w = list->work;
+    list->work_size = sizeof *w +
+                      (size_t)w->atoms_capacity * (9 * sizeof(double) + 8 * sizeof(int32_t)) +
+                      (size_t)w->bins_capacity * sizeof(int32_t) +
+                      (size_t)w->keys_capacity * (2 * sizeof(uint64_t) + 3 * sizeof(int32_t));
+}
+
+static int reserve_atoms(nl_work *w, int64_t need)
+{
+    if (need <= w->atoms_capacity)
+        return 1;
+    const int64_t cap = grown(w->atoms_capacity, need);
+    void *p;
+    if (!(p = realloc(w->frac, (size_t)cap * 3 * sizeof(double))))
+        return 0;
+    w->frac = p;
+    if (!(p = realloc(w->shift, (size_t)cap * 3 * sizeof(int32_t))))
+        return 0;
+    w->shift = p;
+    if (!(p = realloc(w->bin, (size_t)cap * sizeof(int32_t))))
+        return 0;
+    w->bin = p;
+    if (!(p = realloc(w->slot_atom, (size_t)cap * sizeof(int32_t))))
+        return 0;
+    w->slot_atom = p;
+    if (!(p = realloc(w->slot_pos, (size_t)cap * 3 * sizeof(double))))
+        return 0;
+    w->slot_pos = p;
+    if (!(p = realloc(w->slot_orig, (size_t)cap * 3 * sizeof(double))))
+        return 0;
+    w->slot_orig = p;
+    if (!(p = realloc(w->slot_shift, (size_t)cap * 3 * sizeof(int32_t))))
+        return 0;
+    w->slot_shift = p;
+    w->atoms_capacity = cap;
+    return 1;
+}
+
+static int reserve_bins(nl_work *w, int64_t n_bins)
+{
+    if (n_bins + 1 <= w->bins_capacity)
+        return 1;
+    const int64_t cap = grown(w->bins_capacity, n_bins + 1);
+    void *p = realloc(w->start, (size_t)cap * sizeof(int32_t));
+    if (!p)
+        return 0;
+    w->start = p;
+    w->bins_capacity = cap;
+    return 1;
+}
+
+static int reserve_keys(nl_work *w, int64_t need)
+{
+    if (need <= w->keys_capacity)
+        return 1;
+    const int64_t cap = grown(w->keys_capacity, need < 256 ? 256 : need);
+    void *p = realloc(w->keys, (size_t)cap * 2 * sizeof(uint64_t)); /* and as much for sorting */
+    if (!p)
+        return 0;
+    w->keys = p;
+    if (!(p = realloc(w->found, (size_t)cap * 3 * sizeof(int32_t))))
+        return 0;
+    w->found = p;
+    w->keys_capacity = cap;
+    return 1;
+}
+
+static int reserve_pairs(mlff_neighbor_list *list, int64_t need)
+{
+    if (need <= list->capacity)
+        return 1;
+    const int64_t cap = grown(list->capacity, need < 1024 ? 1024 : need);
+    void *p = realloc(list->pairs, (size_t)cap * 2 * sizeof(int32_t));
+    if (!p)
+        return 0;
+    list->pairs = p;
+    p = realloc(list->images, (size_t)cap * 3 * sizeof(int32_t));
+    if (!p)
+        return 0;
+    list->images = p;
+    list->capacity = cap;
+    return 1;
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    if (a % b != 0 && a < 0)
+        q--;
+    return q;
+}
+
+/* Sorts k[0..n) using tmp[0..n): insertion sort of blocks of 8, then
+ * bottom-up merges without branches on the data (an atom has tens to a few
+ * hundred pairs, found in an order the branch predictor cannot guess). */
+static void sort_keys(uint64_t *k, uint64_t *tmp, int64_t n)
+{
+    enum { BLOCK = 8 };
+    for (int64_t lo = 0; lo < n; lo += BLOCK) {
+        const int64_t hi = lo + BLOCK < n ? lo + BLOCK : n;
+        for (int64_t a = lo + 1; a < hi; a++) {
+            const uint64_t v = k[a];
+            int64_t b = a;
+            for (; b > lo && k[b - 1] > v; b--)
+                k[b] = k[b - 1];
+            k[b] = v;
+        }
+    }
+    uint64_t *src = k, *dst = tmp;
+    for (int64_t width = BLOCK; width < n; width *= 2) {
+        for (int64_t lo = 0; lo < n; lo += 2 * width) {
+            const int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+            int64_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                const uint64_t x = src[i], y = src[j];
+                const int64_t take_y = y < x;
+                dst[o++] = take_y ? y : x;
+                j += take_y;
+                i += 1 - take_y;
+            }
+            while (i < mid)
+                dst[o++] = src[i++];
+            while (j < hi)
+                dst[o++] = src[j++];
+        }
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != k)
+        memcpy(k, src, (size_t)n * sizeof *k);
+}
+
+static double norm3(const double v[3])
+{
+    return sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2]);
+}
+
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+static mlff_status too_many_pairs(mlff_error *err)
+{
+    return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                     "more than %d neighbour pairs: too many for 32-bit pair indices "
+                     "(split the batch, or use a smaller cutoff or skin)",
+                     INT32_MAX);
+}
+
+static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, mlff_neighbor_list *list,
+                                mlff_error *err)
+{
+    nl_work *w = list->work;
+    const int64_t first = b->system_offsets[s];
+    const int64_t n = b->system_offsets[s + 1] - first;
+    if (n == 0)
+        return MLFF_OK;
+    const double *pos = b->positions + 3 * first;
+
+    int periodic[3] = {0, 0, 0}, any = 0;
+    if (b->pbc)
+        for (int k = 0; k < 3; k++)
+            any |= periodic[k] = b->pbc[3 * s + k] != 0;
+
+    /* H: the cell (zero without periodic axes: n is zero then); rec[k]: the
+     * reciprocal vectors (u_k = r . rec[k]); width[k]: the distance between
+     * the lattice planes of axis k. */
+    double H[9] = {0}, rec[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, width[3] = {1, 1, 1};
+    if (any) {
+        if (!b->cells)
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
+        memcpy(H, b->cells + 9 * s, sizeof H);
+        for (int k = 0; k < 9; k++)
+            if (!isfinite(H[k]))
+                return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "cell is not finite");
+        double cr[3][3];
+        cross3(H + 3, H + 6, cr[0]);
+        cross3(H + 6, H + 0, cr[1]);
+        cross3(H + 0, H + 3, cr[2]);
+        const double det = H[0] * cr[0][0] + H[1] * cr[0][1] + H[2] * cr[0][2];
+        const double scale = norm3(H) * norm3(H + 3) * norm3(H + 6);
+        if (!(fabs(det) > 1e-9 * scale) || !(scale > 0.0))
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
+                                  "cell is singular (determinant %g): a periodic axis needs three "
+                                  "linearly independent lattice vectors",
+                                  det);
+        for (int k = 0; k < 3; k++) {
+            for (int d = 0; d < 3; d++)
+                rec[k][d] = cr[k][d] / det;
+            width[k] = fabs(det) / norm3(cr[k]);
+        }
+    }
+
+    /* 1. Fractional coordinates, wrapped along periodic axes. */
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double magnitude = 0.0; /* largest |r| and |shift . H|, for the rounding tolerance */
+    for (int64_t a = 0; a < n; a++) {
+        const double *r = pos + 3 * a;
+        if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
+        for (int k = 0; k < 3; k++) {
+            double u = r[0] * rec[k][0] + r[1] * rec[k][1] + r[2] * rec[k][2];
+            int32_t sh = 0;
+            if (periodic[k]) {
+                const double f = floor(u);
+                if (!(fabs(f) < MAX_SHIFT))
+                    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
+                                          "atom lies %g cells away along lattice vector %d", f, k + 1);
+                sh = (int32_t)f;
+                u -= f;
+            } else {
+                lo[k] = u < lo[k] ? u : lo[k];
+                hi[k] = u > hi[k] ? u : hi[k];
+            }
+            w->frac[3 * a + k] = u;
+            w->shift[3 * a + k] = sh;
+        }
+        for (int d = 0; d < 3; d++) {
+            const double sd = w->shift[3 * a] * H[d] + w->shift[3 * a + 1] * H[3 + d] +
+                              w->shift[3 * a + 2] * H[6 + d];
+            const double m = fabs(r[d]) + fabs(sd);
+            magnitude = m > magnitude ? m : magnitude;
+        }
+    }
+
+    /* 2. Bins. */
+    const double wide = cutoff * (1.0 + BIN_MARGIN);
+    int64_t nb[3], reach[3];
+    double origin[3], to_bin[3];
+    for (int k = 0; k < 3; k++) {
+        const double extent = periodic[k] ? width[k] : (hi[k] - lo[k]) * width[k];
+        double count = floor(extent / wide);
+        if (!(count >= 1.0))
+            count = 1.0;
+        if (count > MAX_BINS_AXIS)
+            count = MAX_BINS_AXIS;
+        nb[k] = (int64_t)count;
+    }
+    /* O(N) memory: at most about one bin per atom (coarser bins stay valid). */
+    const int64_t max_bins = n > 27 ? n : 27;
+    while (nb[0] * nb[1] * nb[2] > max_bins) {
+        int k = nb[0] >= nb[1] ? 0 : 1;
+        k = nb[k] >= nb[2] ? k : 2;
+        nb[k] = (nb[k] + 1) / 2;
+    }
+    int64_t stencil = 1;
+    double max_reach_length = 0.0; /* |m . H| bound, for the tolerance */
+    for (int k = 0; k < 3; k++) {
+        if (periodic[k]) {
+            origin[k] = 0.0;
+            to_bin[k] = (double)nb[k];
+            const double r = ceil(wide * (double)nb[k] / width[k]);
+            if (!(r <= MAX_REACH))
+                return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
+                                      "cell is %g times thinner than the cutoff along lattice vector %d: "
+                                      "too many periodic images",
+                                      wide / width[k], k + 1);
+            reach[k] = r < 1.0 ? 1 : (int64_t)r;
+            max_reach_length += (double)(reach[k] / nb[k] + 2) * norm3(H + 3 * k);
+        } else {
+            origin[k] = lo[k];
+            to_bin[k] = hi[k] > lo[k] ? (double)nb[k] / (hi[k] - lo[k]) : 0.0;
+            reach[k] = nb[k] > 1 ? 1 : 0;
+        }
+        stencil *= 2 * reach[k] + 1;
+    }
+    if (stencil > INT32_MAX)
+        return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
+                              "cell is too small for the cutoff: too many periodic images");
+    const int64_t n_bins = nb[0] * nb[1] * nb[2];
+    if (!reserve_bins(w, n_bins))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    update_work_size(list);
+
+    /* Counting sort of the atoms into the bins. */
+    int32_t *start = w->start;
+    memset(start, 0, (size_t)(n_bins + 1) * sizeof *start);
+    for (int64_t a = 0; a < n; a++) {
+        int64_t c[3];
+        for (int k = 0; k < 3; k++) {
+            const double x = (w->frac[3 * a + k] - origin[k]) * to_bin[k];
+            c[k] = x > 0.0 ? (int64_t)x : 0;
+            c[k] = c[k] < nb[k] ? c[k] : nb[k] - 1;
+        }
+        const int64_t id = (c[0] * nb[1] + c[1]) * nb[2] + c[2];
+        w->bin[a] = (int32_t)id;
+        start[id + 1]++;
+    }
+    for (int64_t c = 0; c < n_bins; c++)
+        start[c + 1] += start[c];
+    for (int64_t a = 0; a < n; a++) {
+        const int32_t slot = start[w->bin[a]]++;
+        const int32_t *sh = w->shift + 3 * a;
+        w->slot_atom[slot] = (int32_t)a;
+        for (int d = 0; d < 3; d++) {
+            w->slot_pos[3 * slot + d] = pos[3 * a + d] - (sh[0] * H[d] + sh[1] * H[3 + d] + sh[2] * H[6 + d]);
+            w->slot_orig[3 * slot + d] = pos[3 * a + d];
+            w->slot_shift[3 * slot + d] = sh[d];
+        }
+    }
+    memmove(start + 1, start, (size_t)n_bins * sizeof *start);
+    start[0] = 0;
+
+    /* 3. The search. The fast test uses the wrapped positions; pairs that
+     * pass it are measured again exactly as a caller would, from its own
+     * positions and n, so that the list agrees with r_j - r_i + n . cell. */
+    const double rc2 = cutoff * cutoff;
+    const double tol = 1e-12 * (cutoff + 4.0 * magnitude + 2.0 * max_reach_length);
+    const double pre2 = (cutoff + tol) * (cutoff + tol);
+    for (int64_t a = 0; a < n; a++) {
+        const int64_t id = w->bin[a];
+        const int64_t bi[3] = {id / (nb[1] * nb[2]), (id / nb[2]) % nb[1], id % nb[2]};
+        const int32_t *si = w->shift + 3 * a;
+        const double *ri = pos + 3 * a;
+        double wi[3];
+        for (int d = 0; d < 3; d++)
+            wi[d] = ri[d] - (si[0] * H[d] + si[1] * H[3 + d] + si[2] * H[6 + d]);
+        int64_t n_keys = 0;
+        for (int64_t d0 = -reach[0]; d0 <= reach[0]; d0++) {
+            const int64_t e0 = bi[0] + d0;
+            if (!periodic[0] && (e0 < 0 || e0 >= nb[0]))
+                continue;
+            const int64_t m0 = periodic[0] ? floor_div(e0, nb[0]) : 0, c0 = e0 - m0 * nb[0];
+            for (int64_t d1 = -reach[1]; d1 <= reach[1]; d1++) {
+                const int64_t e1 = bi[1] + d1;
+                if (!periodic[1] && (e1 < 0 || e1 >= nb[1]))
+                    continue;
+                const int64_t m1 = periodic[1] ? floor_div(e1, nb[1]) : 0, c1 = e1 - m1 * nb[1];
+                for (int64_t d2 = -reach[2]; d2 <= reach[2]; d2++) {
+                    const int64_t e2 = bi[2] + d2;
+                    if (!periodic[2] && (e2 < 0 || e2 >= nb[2]))
+                        continue;
+                    const int64_t m2 = periodic[2] ? floor_div(e2, nb[2]) : 0, c2 = e2 - m2 * nb[2];
+                    const int64_t cell_id = (c0 * nb[1] + c1) * nb[2] + c2;
+                    const int32_t lo_slot = start[cell_id], hi_slot = start[cell_id + 1];
+                    if (lo_slot == hi_slot)
+                        continue;
+                    /* Atom j's image m lies at slot_pos + m . H: compare with wi - m . H. */
+                    double ci[3];
+                    for (int d = 0; d < 3; d++)
+                        ci[d] = wi[d] - ((double)m0 * H[d] + (double)m1 * H[3 + d] + (double)m2 * H[6 + d]);
+                    for (int32_t slot = lo_slot; slot < hi_slot; slot++) {
+                        const double *wj = w->slot_pos + 3 * slot;
+                        const double x = wj[0] - ci[0], y = wj[1] - ci[1], z = wj[2] - ci[2];
+                        if (x * x + y * y + z * z > pre2)
+                            continue;
+                        const int32_t j = w->slot_atom[slot];
+                        const int32_t *sj = w->slot_shift + 3 * slot;
+                        const int32_t nn[3] = {(int32_t)(m0 + si[0] - sj[0]), (int32_t)(m1 + si[1] - sj[1]),
+                                               (int32_t)(m2 + si[2] - sj[2])};
+                        if (j == a && !(nn[0] | nn[1] | nn[2]))
+                            continue;
+                        const double nv[3] = {(double)nn[0], (double)nn[1], (double)nn[2]};
+                        const double *rj = w->slot_orig + 3 * slot;
+                        double v[3];
+                        for (int d = 0; d < 3; d++)
+                            v[d] = rj[d] - ri[d] + (nv[0] * H[d] + nv[1] * H[3 + d] + nv[2] * H[6 + d]);
+                        if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > rc2)
+                            continue;
+                        if (n_keys == w->keys_capacity) {
+                            if (list->n_pairs + n_keys >= INT32_MAX)
+                                return too_many_pairs(err);
+                            if (!reserve_keys(w, n_keys + 1))
+                                return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
+                            update_work_size(list);
+                        }
+                        /* Found in stencil order: for one j, in the order of n. */
+                        memcpy(w->found + 3 * n_keys, nn, sizeof nn);
+                        w->keys[n_keys] = (uint64_t)j << 32 | (uint64_t)n_keys;
+                        n_keys++;
+                    }
+                }
+            }
+        }
+        if (n_keys == 0)
+            continue;
+        sort_keys(w->keys, w->keys + w->keys_capacity, n_keys);
+
+        const int64_t p0 = list->n_pairs;
+        if (p0 + n_keys > INT32_MAX)
+            return too_many_pairs(err);
+        if (!reserve_pairs(list, p0 + n_keys))
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for %lld neighbour pairs",
+                             (long long)(p0 + n_keys));
+        for (int64_t q = 0; q < n_keys; q++) {
+            const int32_t j = (int32_t)(w->keys[q] >> 32);
+            const int64_t found = (int64_t)(w->keys[q] & 0xffffffffu);
+            int32_t *pair = list->pairs + 2 * (p0 + q);
+            pair[0] = (int32_t)(first + a);
+            pair[1] = (int32_t)(first + j);
+            memcpy(list->images + 3 * (p0 + q), w->found + 3 * found, 3 * sizeof(int32_t));
+        }
+        list->n_pairs = p0 + n_keys;
+    }
+    return MLFF_OK;
+}
+
+mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_neighbor_list *list,
+                                 mlff_error *err)
+{
+    if (!list)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
+    list->n_pairs = 0;
+    if (!batch)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "batch is NULL");
+    if (!(cutoff > 0.0) || !isfinite(cutoff))
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour cutoff must be positive and finite, not %g",
+                         cutoff);
+    if (batch->n_systems < 0)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "negative number of systems");
+    if (batch->n_systems == 0)
+        return MLFF_OK;
+    const int64_t *off = batch->system_offsets;
+    if (!off)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "system offsets are NULL");
+    if (off[0] != 0)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "system offsets must start at 0");
+    int64_t largest = 0;
+    for (int64_t s = 0; s < batch->n_systems; s++) {
+        if (off[s + 1] < off[s])
+            return mlff_fail_atom(err, MLFF_ERROR_INVALID_ARGUMENT, s, -1, "system offsets decrease");
+        largest = off[s + 1] - off[s] > largest ? off[s + 1] - off[s] : largest;
+    }
+    const int64_t n_atoms = off[batch->n_systems];
+    if (n_atoms > INT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "%lld atoms: neighbour lists hold 32-bit atom indices",
+                         (long long)n_atoms);
+    if (n_atoms > 0 && !batch->positions)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "positions are NULL");
+
+    if (!list->work) {
+        list->work = calloc(1, sizeof(nl_work));
+        if (!list->work)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    }
+    if (!reserve_atoms(list->work, largest))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    update_work_size(list);
+
+    for (int64_t s = 0; s < batch->n_systems; s++) {
+        const mlff_status st = build_system(batch, s, cutoff, list, err);
+        if (st != MLFF_OK) {
+            list->n_pairs = 0;
+            return st;
+        }
+    }
+    return MLFF_OK;
+}
+
+void mlff_neighbor_list_free(mlff_neighbor_list *list)
+{
+    if (!list)
+        return;
+    nl_work *w = list->work;
+    if (w) {
+        free(w->frac);
+        free(w->shift);
+        free(w->bin);
+        free(w->slot_atom);
+        free(w->slot_pos);
+        free(w->slot_orig);
+        free(w->slot_shift);
+        free(w->found);
+        free(w->start);
+        free(w->keys);
+        free(w);
+    }
+    free(list->pairs);
+    free(list->images);
+    memset(list, 0, sizeof *list);
+}

@@ -1,0 +1,642 @@
+/*
+ * Cell-list neighbour lists against a brute-force search (all pairs of a
+ * system, all image offsets that can reach the cutoff): non-periodic
+ * clusters, cubic and strongly skewed triclinic boxes, cells thinner than
+ * the cutoff (many images, self-images), slabs and wires, atoms outside the
+ * cell, one batch mixing them with an empty system. Also: order, symmetry,
+ * reuse of memory, errors, and timings of large water-density boxes.
+ * Usage: test_neighbors
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/neighbors.h"
+
+static int failures;
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "FAIL: %s\n", what);
+        failures++;
+    }
+}
+
+/* A fixed xorshift generator: the same systems on every run. */
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static double uniform(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return (double)(rng_state >> 11) * (1.0 / 9007199254740992.0);
+}
+
+static int rand_int(int lo, int hi) /* inclusive */
+{
+    return lo + (int)(uniform() * (hi - lo + 1));
+}
+
+/* One system under construction. */
+typedef struct sys {
+    int n;
+    double *pos;
+    double cell[9];
+    uint8_t pbc[3];
+} sys;
+
+static sys make_sys(int n, const double cell[9], int p0, int p1, int p2)
+{
+    sys s = {n, calloc((size_t)(n ? n : 1) * 3, sizeof(double)), {0}, {(uint8_t)p0, (uint8_t)p1, (uint8_t)p2}};
+    if (cell)
+        memcpy(s.cell, cell, sizeof s.cell);
+    return s;
+}
+
+/* Random atoms inside the cell; along non-periodic axes spread over
+ * [-extra, 1 + extra] of the lattice vector. */
+static void fill_random(sys *s, double extra)
+{
+    for (int a = 0; a < s->n; a++) {
+        double u[3];
+        for (int k = 0; k < 3; k++)
+            u[k] = s->pbc[k] ? uniform() : -extra + (1 + 2 * extra) * uniform();
+        for (int d = 0; d < 3; d++)
+            s->pos[3 * a + d] = u[0] * s->cell[d] + u[1] * s->cell[3 + d] + u[2] * s->cell[6 + d];
+    }
+}
+
+/* Move atoms by random lattice vectors along periodic axes (outside the cell). */
+static void scatter_images(sys *s, int range)
+{
+    for (int a = 0; a < s->n; a++)
+        for (int k = 0; k < 3; k++) {
+            if (!s->pbc[k])
+                continue;
+            const int m = rand_int(-range, range);
+            for (int d = 0; d < 3; d++)
+                s->pos[3 * a + d] += m * s->cell[3 * k + d];
+        }
+}
+
+typedef struct batch_buf {
+    int64_t n_systems;
+    int64_t *offsets;
+    int32_t *z;
+    double *pos, *cells;
+    uint8_t *pbc;
+    mlff_batch b;
+} batch_buf;
+
+static batch_buf make_batch(const sys *systems, int n_systems, int with_cells)
+{
+    batch_buf bb = {0};
+    bb.n_systems = n_systems;
+    bb.offsets = calloc((size_t)n_systems + 1, sizeof *bb.offsets);
+    int64_t n = 0;
+    for (int s = 0; s < n_systems; s++) {
+        n += systems[s].n;
+        bb.offsets[s + 1] = n;
+    }
+    bb.z = calloc((size_t)(n ? n : 1), sizeof *bb.z);
+    bb.pos = calloc((size_t)(n ? n : 1) * 3, sizeof *bb.pos);
+    bb.cells = calloc((size_t)(n_systems ? n_systems : 1) * 9, sizeof *bb.cells);
+    bb.pbc = calloc((size_t)(n_systems ? n_systems : 1) * 3, 1);
+    for (int s = 0; s < n_systems; s++) {
+        memcpy(bb.pos + 3 * bb.offsets[s], systems[s].pos, (size_t)systems[s].n * 3 * sizeof(double));
+        memcpy(bb.cells + 9 * s, systems[s].cell, 9 * sizeof(double));
+        memcpy(bb.pbc + 3 * s, systems[s].pbc, 3);
+    }
+    for (int64_t a = 0; a < n; a++)
+        bb.z[a] = 8;
+    bb.b = (mlff_batch){n_systems, bb.offsets, bb.z, bb.pos, with_cells ? bb.cells : NULL,
+                        with_cells ? bb.pbc : NULL};
+    return bb;
+}
+
+static void free_batch(batch_buf *bb)
+{
+    free(bb->offsets);
+    free(bb->z);
+    free(bb->pos);
+    free(bb->cells);
+    free(bb->pbc);
+}
+
+/* The pair vector exactly as the library's users compute it. */
+static double pair_d2(const mlff_batch *b, int64_t s, int32_t i, int32_t j, const int32_t n[3])
+{
+    const double *c = b->cells ? b->cells + 9 * s : NULL;
+    double d2 = 0;
+    double v[3];
+    for (int d = 0; d < 3; d++) {
+        double shift = 0.0;
+        if (c && (n[0] | n[1] | n[2]))
+            shift = n[0] * c[d] + n[1] * c[3 + d] + n[2] * c[6 + d];
+        v[d] = b->positions[3 * j + d] - b->positions[3 * i + d] + shift;
+    }
+    d2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+    return d2;
+}
+
+typedef struct ref_list {
+    int64_t n, cap;
+    int32_t *t; /* [n][5]: i, j, n0, n1, n2 */
+} ref_list;
+
+static void ref_push(ref_list *r, int32_t i, int32_t j, const int32_t n[3])
+{
+    if (r->n == r->cap) {
+        r->cap = r->cap ? 2 * r->cap : 1024;
+        r->t = realloc(r->t, (size_t)r->cap * 5 * sizeof *r->t);
+    }
+    int32_t *t = r->t + 5 * r->n++;
+    t[0] = i;
+    t[1] = j;
+    t[2] = n[0];
+    t[3] = n[1];
+    t[4] = n[2];
+}
+
+/* Brute force: every i, j of each system and, per pair, every image offset
+ * whose fractional separation can be within the cutoff (plus one). Loops
+ * in (i, j, n0, n1, n2) order, so the result comes out sorted. */
+static void brute_force(const mlff_batch *b, double cutoff, ref_list *r)
+{
+    r->n = 0;
+    const double rc2 = cutoff * cutoff;
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        int per[3] = {0, 0, 0}, any = 0;
+        for (int k = 0; k < 3 && b->pbc; k++)
+            any |= per[k] = b->pbc[3 * s + k] != 0;
+        double rec[3][3] = {{0}}, width[3] = {0};
+        const double *c = b->cells ? b->cells + 9 * s : NULL;
+        if (any) {
+            const double *A = c, *B = c + 3, *C = c + 6;
+            double cr[3][3] = {{B[1] * C[2] - B[2] * C[1], B[2] * C[0] - B[0] * C[2], B[0] * C[1] - B[1] * C[0]},
+                               {C[1] * A[2] - C[2] * A[1], C[2] * A[0] - C[0] * A[2], C[0] * A[1] - C[1] * A[0]},
+                               {A[1] * B[2] - A[2] * B[1], A[2] * B[0] - A[0] * B[2], A[0] * B[1] - A[1] * B[0]}};
+            const double det = A[0] * cr[0][0] + A[1] * cr[0][1] + A[2] * cr[0][2];
+            for (int k = 0; k < 3; k++) {
+                for (int d = 0; d < 3; d++)
+                    rec[k][d] = cr[k][d] / det;
+                width[k] = fabs(det) / sqrt(cr[k][0] * cr[k][0] + cr[k][1] * cr[k][1] + cr[k][2] * cr[k][2]);
+            }
+        }
+        for (int64_t i = b->system_offsets[s]; i < b->system_offsets[s + 1]; i++)
+            for (int64_t j = b->system_offsets[s]; j < b->system_offsets[s + 1]; j++) {
+                int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+                for (int k = 0; k < 3; k++) {
+                    if (!per[k])
+                        continue;
+                    double du = 0;
+                    for (int d = 0; d < 3; d++)
+                        du += (b->positions[3 * j + d] - b->positions[3 * i + d]) * rec[k][d];
+                    const double reach = cutoff / width[k];
+                    lo[k] = (int)floor(-du - reach) - 1;
+                    hi[k] = (int)ceil(-du + reach) + 1;
+                }
+                int32_t n[3];
+                for (n[0] = lo[0]; n[0] <= hi[0]; n[0]++)
+                    for (n[1] = lo[1]; n[1] <= hi[1]; n[1]++)
+                        for (n[2] = lo[2]; n[2] <= hi[2]; n[2]++) {
+                            if (i == j && !(n[0] | n[1] | n[2]))
+                                continue;
+                            if (pair_d2(b, s, (int32_t)i, (int32_t)j, n) <= rc2)
+                                ref_push(r, (int32_t)i, (int32_t)j, n);
+                        }
+            }
+    }
+}
+
+static int system_of(const mlff_batch *b, int32_t a)
+{
+    int s = 0;
+    while (b->system_offsets[s + 1] <= a)
+        s++;
+    return s;
+}
+
+static int triple_cmp(const int32_t *x, const int32_t *y)
+{
+    for (int k = 0; k < 5; k++)
+        if (x[k] != y[k])
+            return x[k] < y[k] ? -1 : 1;
+    return 0;
+}
+
+static void get_triple(const mlff_neighbor_list *l, int64_t p, int32_t t[5])
+{
+    t[0] = l->pairs[2 * p];
+    t[1] = l->pairs[2 * p + 1];
+    memcpy(t + 2, l->images + 3 * p, 3 * sizeof(int32_t));
+}
+
+/* Order, distances, same system, and (j, i, -n) present for every (i, j, n). */
+static void check_invariants(const mlff_batch *b, double cutoff, const mlff_neighbor_list *l, const char *name)
+{
+    char what[256];
+    int ordered = 1, within = 1, same_system = 1, symmetric = 1;
+    for (int64_t p = 0; p < l->n_pairs; p++) {
+        int32_t t[5], u[5];
+        get_triple(l, p, t);
+        if (p > 0) {
+            get_triple(l, p - 1, u);
+            ordered &= triple_cmp(u, t) < 0;
+        }
+        const int s = system_of(b, t[0]);
+        same_system &= s == system_of(b, t[1]);
+        within &= pair_d2(b, s, t[0], t[1], t + 2) <= cutoff * cutoff;
+        /* The reverse pair, by binary search (the list is sorted). */
+        const int32_t rev[5] = {t[1], t[0], -t[2], -t[3], -t[4]};
+        int64_t lo = 0, hi = l->n_pairs;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            get_triple(l, mid, u);
+            if (triple_cmp(u, rev) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < l->n_pairs)
+            get_triple(l, lo, u);
+        symmetric &= lo < l->n_pairs && triple_cmp(u, rev) == 0;
+    }
+    snprintf(what, sizeof what, "%s: sorted by i, j, n", name);
+    check(ordered, what);
+    snprintf(what, sizeof what, "%s: every pair within the cutoff", name);
+    check(within, what);
+    snprintf(what, sizeof what, "%s: pairs within one system", name);
+    check(same_system, what);
+    snprintf(what, sizeof what, "%s: both directions of every pair", name);
+    check(symmetric, what);
+}
+
+static void compare(const mlff_batch *b, double cutoff, const char *name)
+{
+    mlff_neighbor_list l = {0};
+    mlff_error err;
+    mlff_error_clear(&err);
+    ref_list r = {0};
+    char what[1024];
+    const mlff_status st = mlff_neighbors_build(b, cutoff, &l, &err);
+    snprintf(what, sizeof what, "%s: build succeeds (%s)", name, err.message);
+    check(st == MLFF_OK, what);
+    brute_force(b, cutoff, &r);
+    int same = l.n_pairs == r.n;
+    for (int64_t p = 0; same && p < r.n; p++) {
+        int32_t t[5];
+        get_triple(&l, p, t);
+        if (triple_cmp(t, r.t + 5 * p) != 0) {
+            fprintf(stderr, "  %s: pair %lld is (%d %d | %d %d %d), reference (%d %d | %d %d %d)\n", name,
+                    (long long)p, t[0], t[1], t[2], t[3], t[4], r.t[5 * p], r.t[5 * p + 1], r.t[5 * p + 2],
+                    r.t[5 * p + 3], r.t[5 * p + 4]);
+            same = 0;
+        }
+    }
+    snprintf(what, sizeof what, "%s: same pairs as brute force (%lld vs %lld)", name, (long long)l.n_pairs,
+             (long long)r.n);
+    check(same, what);
+    check_invariants(b, cutoff, &l, name);
+    int self_images = 0;
+    for (int64_t p = 0; p < l.n_pairs; p++)
+        self_images += l.pairs[2 * p] == l.pairs[2 * p + 1];
+    printf("%-34s %6lld atoms %8lld pairs (%d self-image)\n", name, (long long)b->system_offsets[b->n_systems],
+           (long long)l.n_pairs, self_images);
+
+    /* Building again reuses everything. */
+    int32_t *pairs = l.pairs, *images = l.images;
+    void *work = l.work;
+    const int64_t cap = l.capacity, n_pairs = l.n_pairs;
+    const size_t work_size = l.work_size;
+    mlff_neighbors_build(b, cutoff, &l, &err);
+    snprintf(what, sizeof what, "%s: second build reuses memory", name);
+    check(l.pairs == pairs && l.images == images && l.work == work && l.capacity == cap &&
+              l.work_size == work_size && l.n_pairs == n_pairs,
+          what);
+    mlff_neighbor_list_free(&l);
+    free(r.t);
+}
+
+static void cubic(double cell[9], double a)
+{
+    memset(cell, 0, 9 * sizeof(double));
+    cell[0] = cell[4] = cell[8] = a;
+}
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static void timing(int n_atoms, double cutoff)
+{
+    const double side = cbrt(n_atoms / 0.1); /* water: ~0.1 atoms per cubic Angstrom */
+    double cell[9];
+    cubic(cell, side);
+    sys s = make_sys(n_atoms, cell, 1, 1, 1);
+    fill_random(&s, 0);
+    batch_buf bb = make_batch(&s, 1, 1);
+    mlff_neighbor_list l = {0};
+    mlff_error err;
+    mlff_error_clear(&err);
+    double t0 = now();
+    mlff_status st = mlff_neighbors_build(&bb.b, cutoff, &l, &err);
+    double t1 = now();
+    st |= mlff_neighbors_build(&bb.b, cutoff, &l, &err);
+    double t2 = now();
+    check(st == MLFF_OK, "timing: build succeeds");
+    printf("timing: %d atoms (%.1f A box, cutoff %.1f): %lld pairs (%.1f per atom), first build %.3f s, "
+           "again %.3f s; scratch %.1f MB, pairs %.1f MB\n",
+           n_atoms, side, cutoff, (long long)l.n_pairs, (double)l.n_pairs / n_atoms, t1 - t0, t2 - t1,
+           l.work_size / 1e6, l.capacity * 5 * 4 / 1e6);
+    /* Too big for brute force: check the invariants instead (cheap ones on the big box). */
+    if (n_atoms <= 20000)
+        check_invariants(&bb.b, cutoff, &l, "timing box");
+    mlff_neighbor_list_free(&l);
+    free_batch(&bb);
+    free(s.pos);
+}
+
+int main(void)
+{
+    const double rc = 5.2;
+    double cell[9];
+
+    /* Non-periodic cluster, with and without cells/pbc arrays. */
+    {
+        double box[9];
+        cubic(box, 14.0);
+        sys s = make_sys(150, box, 0, 0, 0);
+        fill_random(&s, 0);
+        memset(s.cell, 0, sizeof s.cell); /* a non-periodic system needs no cell */
+        batch_buf bb = make_batch(&s, 1, 0);
+        compare(&bb.b, rc, "cluster (no cells, no pbc)");
+        free_batch(&bb);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "cluster (zero cell, pbc F F F)");
+        free_batch(&bb);
+        /* A flat, sparse one: bins capped at about one per atom. */
+        for (int a = 0; a < s.n; a++) {
+            s.pos[3 * a] *= 30;
+            s.pos[3 * a + 1] *= 20;
+            s.pos[3 * a + 2] = 0.01 * a;
+        }
+        bb = make_batch(&s, 1, 0);
+        compare(&bb.b, rc, "sparse flat cluster");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* Cubic box. */
+    {
+        cubic(cell, 15.0);
+        sys s = make_sys(340, cell, 1, 1, 1);
+        fill_random(&s, 0);
+        batch_buf bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "cubic box 15 A");
+        free_batch(&bb);
+        scatter_images(&s, 3);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "cubic box, atoms outside");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* Strongly skewed triclinic boxes (one with width < 2 cutoff). */
+    {
+        const double tri[9] = {14.0, 0.0, 0.0, 11.0, 9.0, 0.0, -8.0, 6.5, 10.0};
+        sys s = make_sys(250, tri, 1, 1, 1);
+        fill_random(&s, 0);
+        batch_buf bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "triclinic skewed");
+        free_batch(&bb);
+        scatter_images(&s, 4);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "triclinic skewed, atoms outside");
+        free_batch(&bb);
+        free(s.pos);
+        const double lean[9] = {20.0, 0.0, 0.0, 19.0, 6.0, 0.0, 18.5, 5.5, 7.0};
+        s = make_sys(120, lean, 1, 1, 1);
+        fill_random(&s, 0);
+        scatter_images(&s, 2);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "triclinic leaning (thin)");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* Cells smaller than the cutoff: many images, self-images. */
+    {
+        cubic(cell, 3.1);
+        sys s = make_sys(3, cell, 1, 1, 1);
+        fill_random(&s, 0);
+        batch_buf bb = make_batch(&s, 1, 1);
+        compare(&bb.b, 5.1, "3.1 A cubic cell, 3 atoms");
+        free_batch(&bb);
+        scatter_images(&s, 5);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, 5.1, "3.1 A cell, atoms outside");
+        free_batch(&bb);
+        free(s.pos);
+        const double small_tri[9] = {4.0, 0.0, 0.0, 3.5, 3.0, 0.0, 1.0, 1.0, 3.5};
+        s = make_sys(5, small_tri, 1, 1, 1);
+        fill_random(&s, 0);
+        scatter_images(&s, 2);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "small triclinic cell");
+        free_batch(&bb);
+        free(s.pos);
+        cubic(cell, 1.7);
+        s = make_sys(1, cell, 1, 1, 1);
+        fill_random(&s, 0);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "one atom, 1.7 A cell");
+        free_batch(&bb);
+        free(s.pos);
+        /* Between cutoff and twice the cutoff. */
+        cubic(cell, 8.0);
+        s = make_sys(40, cell, 1, 1, 1);
+        fill_random(&s, 0);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "8 A cubic cell");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* Slabs (T T F) and wires (T F F), atoms spilling past the cell along
+     * the open axes. */
+    {
+        const double slab_cell[9] = {12.0, 0.0, 0.0, 3.0, 11.0, 0.0, 1.0, -2.0, 25.0};
+        sys s = make_sys(200, slab_cell, 1, 1, 0);
+        fill_random(&s, 0.3);
+        scatter_images(&s, 2);
+        batch_buf bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "slab T T F");
+        free_batch(&bb);
+        free(s.pos);
+        const double thin_slab[9] = {4.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 10.0};
+        s = make_sys(6, thin_slab, 1, 0, 1);
+        fill_random(&s, 0.5);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "thin slab T F T");
+        free_batch(&bb);
+        free(s.pos);
+        const double wire[9] = {6.0, 0.0, 0.0, 1.0, 20.0, 0.0, 0.5, 2.0, 18.0};
+        s = make_sys(120, wire, 1, 0, 0);
+        fill_random(&s, 0.2);
+        scatter_images(&s, 3);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "wire T F F");
+        free_batch(&bb);
+        free(s.pos);
+        const double thin_wire[9] = {0.0, 0.0, 2.5, 12.0, 0.0, 0.0, 0.0, 12.0, 0.0};
+        s = make_sys(8, thin_wire, 1, 0, 0);
+        fill_random(&s, 0);
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "thin wire along z");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* Exact geometry: a simple cubic lattice whose spacing divides the
+     * cutoff, so that many pairs lie exactly at the cutoff (kept: <=), with
+     * atoms exactly on the cell faces and just below zero. */
+    {
+        cubic(cell, 20.0);
+        sys s = make_sys(512, cell, 1, 1, 1);
+        for (int a = 0; a < 512; a++) {
+            s.pos[3 * a] = 2.5 * (a % 8);
+            s.pos[3 * a + 1] = 2.5 * (a / 8 % 8);
+            s.pos[3 * a + 2] = 2.5 * (a / 64);
+        }
+        batch_buf bb = make_batch(&s, 1, 1);
+        compare(&bb.b, 5.0, "lattice, pairs at the cutoff");
+        free_batch(&bb);
+        for (int a = 0; a < 512; a += 3) {
+            const int k = a % 3;
+            if (s.pos[3 * a + k] == 0.0)
+                s.pos[3 * a + k] = a % 2 ? 20.0 : -1e-13;
+        }
+        bb = make_batch(&s, 1, 1);
+        compare(&bb.b, 5.0, "lattice, atoms on the faces");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* A flat slab (every atom at the same height along the open axis) and
+     * a cluster far from the origin. */
+    {
+        const double slab_cell[9] = {9.0, 0.0, 0.0, 4.5, 7.8, 0.0, 0.0, 0.0, 15.0};
+        sys s = make_sys(60, slab_cell, 1, 1, 0);
+        fill_random(&s, 0);
+        for (int a = 0; a < s.n; a++)
+            s.pos[3 * a + 2] = 3.0;
+        batch_buf bb = make_batch(&s, 1, 1);
+        compare(&bb.b, rc, "flat slab T T F");
+        free_batch(&bb);
+        free(s.pos);
+        double box[9];
+        cubic(box, 13.0);
+        s = make_sys(100, box, 0, 0, 0);
+        fill_random(&s, 0);
+        for (int a = 0; a < 3 * s.n; a++)
+            s.pos[a] += 1e5;
+        bb = make_batch(&s, 1, 0);
+        compare(&bb.b, rc, "cluster far from the origin");
+        free_batch(&bb);
+        free(s.pos);
+    }
+    /* One batch mixing all kinds, with empty systems among them. */
+    {
+        sys parts[8];
+        double box[9];
+        cubic(box, 12.0);
+        parts[0] = make_sys(80, box, 0, 0, 0);
+        fill_random(&parts[0], 0);
+        parts[1] = make_sys(0, box, 1, 1, 1);
+        cubic(box, 3.1);
+        parts[2] = make_sys(3, box, 1, 1, 1);
+        fill_random(&parts[2], 0);
+        scatter_images(&parts[2], 2);
+        const double tri[9] = {11.0, 0.0, 0.0, 7.0, 9.0, 0.0, -5.0, 4.0, 10.0};
+        parts[3] = make_sys(120, tri, 1, 1, 1);
+        fill_random(&parts[3], 0);
+        scatter_images(&parts[3], 2);
+        const double slab_cell[9] = {9.0, 0.0, 0.0, 0.0, 10.0, 0.0, 0.0, 0.0, 30.0};
+        parts[4] = make_sys(90, slab_cell, 1, 1, 0);
+        fill_random(&parts[4], 0.1);
+        parts[5] = make_sys(0, NULL, 0, 0, 0);
+        const double wire[9] = {5.0, 0.0, 0.0, 0.0, 15.0, 0.0, 0.0, 0.0, 15.0};
+        parts[6] = make_sys(50, wire, 1, 0, 0);
+        fill_random(&parts[6], 0);
+        cubic(box, 10.0);
+        parts[7] = make_sys(100, box, 1, 1, 1);
+        fill_random(&parts[7], 0);
+        batch_buf bb = make_batch(parts, 8, 1);
+        compare(&bb.b, rc, "mixed batch (2 empty systems)");
+        free_batch(&bb);
+        for (int k = 0; k < 8; k++)
+            free(parts[k].pos);
+    }
+    /* Nothing at all. */
+    {
+        mlff_neighbor_list l = {0};
+        mlff_error err;
+        mlff_error_clear(&err);
+        const int64_t off0[1] = {0}, off2[3] = {0, 0, 0};
+        mlff_batch none = {0, off0, NULL, NULL, NULL, NULL};
+        check(mlff_neighbors_build(&none, rc, &l, &err) == MLFF_OK && l.n_pairs == 0, "no systems");
+        mlff_batch empty = {2, off2, NULL, NULL, NULL, NULL};
+        check(mlff_neighbors_build(&empty, rc, &l, &err) == MLFF_OK && l.n_pairs == 0, "empty systems");
+        mlff_neighbor_list_free(&l);
+        mlff_neighbor_list_free(&l); /* twice is harmless */
+    }
+    /* Errors. */
+    {
+        mlff_neighbor_list l = {0};
+        mlff_error err;
+        mlff_error_clear(&err);
+        cubic(cell, 10.0);
+        sys parts[2] = {make_sys(10, cell, 1, 1, 1), make_sys(10, cell, 1, 1, 0)};
+        fill_random(&parts[0], 0);
+        fill_random(&parts[1], 0);
+        memset(parts[1].cell + 6, 0, 3 * sizeof(double)); /* c = 0: singular */
+        batch_buf bb = make_batch(parts, 2, 1);
+        mlff_status st = mlff_neighbors_build(&bb.b, rc, &l, &err);
+        check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == -1 && strstr(err.message, "singular"),
+              "zero lattice vector: bad input, system 1");
+        printf("singular cell: %s\n", err.message);
+        for (int d = 0; d < 3; d++) /* c = a + b: coplanar */
+            bb.cells[9 + 6 + d] = bb.cells[9 + d] + bb.cells[9 + 3 + d];
+        mlff_error_clear(&err);
+        st = mlff_neighbors_build(&bb.b, rc, &l, &err);
+        check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == -1, "coplanar cell: bad input");
+        check(l.n_pairs == 0, "no pairs after an error");
+        mlff_error_clear(&err);
+        check(mlff_neighbors_build(&bb.b, 0.0, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "cutoff 0");
+        check(mlff_neighbors_build(&bb.b, -1.0, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "negative cutoff");
+        check(mlff_neighbors_build(&bb.b, NAN, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "NaN cutoff");
+        bb.pbc[5] = 0; /* system 1 no longer periodic: its cell does not matter */
+        bb.pbc[3] = bb.pbc[4] = 0;
+        check(mlff_neighbors_build(&bb.b, rc, &l, &err) == MLFF_OK, "singular cell of a non-periodic system");
+        bb.pos[3 * 13 + 1] = NAN;
+        mlff_error_clear(&err);
+        st = mlff_neighbors_build(&bb.b, rc, &l, &err);
+        check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == 3, "NaN position: bad input, atom 3");
+        mlff_neighbor_list_free(&l);
+        free_batch(&bb);
+        free(parts[0].pos);
+        free(parts[1].pos);
+    }
+
+    timing(12288, rc);
+    timing(100000, rc);
+
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("all neighbour-list tests passed\n");
+    return 0;
+}
