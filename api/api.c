@@ -50,12 +50,13 @@ static mlff_status check_settings(const mlff_settings *s, mlff_error *err)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)s->precision);
     if (s->n_threads < 0)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "n_threads is negative");
+    if (!(s->skin >= 0.0 && s->skin < 1e3))
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "skin %g is not a distance", s->skin);
     switch (s->neighbors) {
     case MLFF_NEIGHBORS_AUTO:
     case MLFF_NEIGHBORS_DENSE:
-        return MLFF_OK;
     case MLFF_NEIGHBORS_SPARSE:
-        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "sparse neighbour lists are not available yet");
+        return MLFF_OK;
     }
     return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "unknown neighbors mode %d", (int)s->neighbors);
 }
@@ -146,19 +147,26 @@ MLFF_API mlff_status mlff_model_get_info(const mlff_model *model, mlff_model_inf
     return MLFF_OK;
 }
 
-MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch, double *energies,
-                                   double *forces)
+MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
+                                  const mlff_results *results)
 {
     if (!model)
         return MLFF_ERROR_INVALID_ARGUMENT;
     mlff_context *ctx = model->ctx;
     mlff_error_clear(&ctx->error);
-    if (!batch)
-        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch is NULL");
-    mlff_status s = mlff_model_run(model, batch, energies, forces);
+    if (!batch || !results)
+        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch or results is NULL");
+    mlff_status s = mlff_model_run(model, batch, results);
     if (s == MLFF_OK)
         ctx->stats.evaluations++;
     return s;
+}
+
+MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch, double *energies,
+                                   double *forces)
+{
+    mlff_results results = {.energies = energies, .forces = forces};
+    return mlff_compute(model, batch, &results);
 }
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats)

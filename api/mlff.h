@@ -65,10 +65,11 @@ typedef enum mlff_precision {
     MLFF_PRECISION_FLOAT64 = 1
 } mlff_precision;
 
+/* How pairs are found. Both give the same numbers; they differ in cost. */
 typedef enum mlff_neighbors {
-    MLFF_NEIGHBORS_AUTO = 0,
-    MLFF_NEIGHBORS_DENSE = 1,  /* all pairs within each system */
-    MLFF_NEIGHBORS_SPARSE = 2  /* cell lists (not available yet) */
+    MLFF_NEIGHBORS_AUTO = 0,   /* dense for small molecules on a GPU, else sparse */
+    MLFF_NEIGHBORS_DENSE = 1,  /* all pairs within each system: O(N^2), no periodic systems */
+    MLFF_NEIGHBORS_SPARSE = 2  /* cell lists: O(N), periodic boundaries */
 } mlff_neighbors;
 
 typedef struct mlff_settings {
@@ -77,7 +78,10 @@ typedef struct mlff_settings {
     mlff_precision precision;
     int n_threads;            /* CPU threads; 0: all available */
     mlff_neighbors neighbors;
-    uint8_t reserved[64];     /* room to grow without breaking the ABI; keep zero */
+    double skin;              /* Verlet skin in Angstrom (sparse path): the neighbour list is
+                               * reused until some atom moved more than skin / 2; 0 rebuilds it
+                               * every call. For MD; results do not depend on it. */
+    uint8_t reserved[56];     /* room to grow without breaking the ABI; keep zero */
 } mlff_settings;
 
 /* Fill *settings with the defaults (auto device, float32, all threads). */
@@ -137,15 +141,26 @@ typedef struct mlff_batch {
     const int64_t *system_offsets;  /* n_systems + 1, starting at 0, non-decreasing */
     const int32_t *atomic_numbers;  /* one per atom */
     const double *positions;        /* n_atoms x 3, Angstrom */
-    const double *cells;            /* n_systems x 3 x 3, rows are lattice vectors; may be NULL */
-    const uint8_t *pbc;             /* n_systems x 3 periodic flags; NULL: none periodic */
+    const double *cells;            /* n_systems x 3 x 3, rows are lattice vectors; may be NULL
+                                     * when nothing is periodic */
+    const uint8_t *pbc;             /* n_systems x 3 periodic flags (per lattice vector);
+                                     * NULL: none periodic */
 } mlff_batch;
 
-/*
- * Evaluate every system of the batch in one pass.
- * energies: n_systems values in eV; forces: n_atoms x 3 in eV/Angstrom.
- * Either may be NULL to skip it.
- */
+/* Where mlff_compute writes; NULL skips an output. */
+typedef struct mlff_results {
+    double *energies; /* n_systems, eV */
+    double *forces;   /* n_atoms x 3, eV/Angstrom */
+    double *virials;  /* n_systems x 9 (row-major 3x3), eV: W = -dE/d(strain) with atoms and
+                       * cell strained together; the stress is -W / volume (ASE's sign) */
+    void *reserved[8];
+} mlff_results;
+
+/* Evaluate every system of the batch in one pass. */
+MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
+                                  const mlff_results *results);
+
+/* mlff_compute for energies and forces (either may be NULL). */
 MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch,
                                    double *energies, double *forces);
 
@@ -159,7 +174,8 @@ typedef struct mlff_stats {
     uint64_t evaluations;      /* mlff_evaluate calls that succeeded */
     uint64_t plan_executions;  /* times a compiled plan ran on the device */
     uint64_t plan_builds;      /* plans created or grown (buffer allocations) */
-    uint64_t reserved[8];
+    uint64_t neighbor_builds;  /* neighbour lists searched (not reused through the skin) */
+    uint64_t reserved[7];
 } mlff_stats;
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);

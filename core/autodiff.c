@@ -1,5 +1,5 @@
 /*
- * The reverse pass. Walks the forward nodes backwards, asks each op for its
+ * The reverse pass. Walks the forward nodes backwards once, asks each op for its
  * vector-Jacobian product, and sums the gradients of tensors used more than
  * once. Only tensors that depend on `wrt` get gradients; what else the VJPs
  * emit and nobody reads is dropped later by the plan's liveness pass.
@@ -14,26 +14,36 @@ static int zeros_like(mlff_graph *g, int t)
     return mlff_op_fill(g, x->rows_symbol, x->rows, x->cols, x->dtype, 0.0);
 }
 
-int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed)
+mlff_status mlff_graph_gradients(mlff_graph *g, int output, const int *wrt, int n_wrt, double seed,
+                                 int *result)
 {
+    for (int w = 0; w < n_wrt; w++)
+        result[w] = -1;
     if (mlff_graph_status(g) != MLFF_OK)
-        return -1;
+        return mlff_graph_status(g);
     const int n_forward = g->n_nodes;
     const int n_tensors = g->n_tensors;
-    if (output < 0 || output >= n_tensors || wrt < 0 || wrt >= n_tensors)
-        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "gradient of an invalid tensor");
+    int valid = output >= 0 && output < n_tensors;
+    for (int w = 0; w < n_wrt; w++)
+        valid &= wrt[w] >= 0 && wrt[w] < n_tensors;
+    if (!valid) {
+        mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "gradient of an invalid tensor");
+        return mlff_graph_status(g);
+    }
 
     char *depends = calloc((size_t)n_tensors, 1);
     int *grad = malloc((size_t)n_tensors * sizeof *grad);
     if (!depends || !grad) {
         free(depends);
         free(grad);
-        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory in the reverse pass");
+        mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory in the reverse pass");
+        return mlff_graph_status(g);
     }
     for (int t = 0; t < n_tensors; t++)
         grad[t] = -1;
 
-    depends[wrt] = 1;
+    for (int w = 0; w < n_wrt; w++)
+        depends[wrt[w]] = 1;
     for (int k = 0; k < n_forward; k++) {
         const mlff_graph_node *n = &g->nodes[k];
         for (int j = 0; j < n->n_inputs; j++)
@@ -66,9 +76,16 @@ int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed)
         }
     }
 
-    int result = grad[wrt] >= 0 ? grad[wrt] : zeros_like(g, wrt);
+    for (int w = 0; w < n_wrt && mlff_graph_status(g) == MLFF_OK; w++)
+        result[w] = grad[wrt[w]] >= 0 ? grad[wrt[w]] : zeros_like(g, wrt[w]);
     free(depends);
     free(grad);
     g->n_forward_nodes = n_forward;
-    return mlff_graph_status(g) == MLFF_OK ? result : -1;
+    return mlff_graph_status(g);
+}
+
+int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed)
+{
+    int result;
+    return mlff_graph_gradients(g, output, &wrt, 1, seed, &result) == MLFF_OK ? result : -1;
 }

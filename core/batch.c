@@ -22,6 +22,7 @@ mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_e
 
 void mlff_batch_work_free(mlff_batch_work *w)
 {
+    mlff_pair_lists_free(&w->pairs);
     if (w->inputs)
         for (int t = 0; t < w->n_tensors; t++)
             free(w->inputs[t].data);
@@ -91,70 +92,35 @@ static mlff_status check_atoms(const mlff_batch *b, const int32_t *system, const
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, local,
                                   "coordinates are not finite numbers (%g %g %g)", r[0], r[1], r[2]);
     }
-    for (int64_t s = 0; b->pbc && s < b->n_systems; s++)
-        if (b->pbc[3 * s] || b->pbc[3 * s + 1] || b->pbc[3 * s + 2])
-            return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
-                                  "periodic boundary conditions are not supported yet "
-                                  "(only the dense path for molecules and clusters exists)");
     return MLFF_OK;
 }
 
-static double distance2(const double *p, int64_t i, int64_t j)
+/* The pairs of one cutoff and their image offsets: the master list filtered
+ * by distance (it stays sorted). */
+static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, mlff_batch_work *w, mlff_error *err)
 {
-    double dx = p[3 * j] - p[3 * i], dy = p[3 * j + 1] - p[3 * i + 1], dz = p[3 * j + 2] - p[3 * i + 2];
-    return dx * dx + dy * dy + dz * dz;
-}
-
-static mlff_status check_overlaps(const mlff_batch *b, const int32_t *system, mlff_error *err)
-{
-    int64_t n_atoms = b->system_offsets[b->n_systems];
-    const double min2 = MLFF_MIN_DISTANCE * MLFF_MIN_DISTANCE;
-    for (int64_t j = 0; j < n_atoms; j++) {
-        int64_t s = system[j], first = b->system_offsets[s];
-        for (int64_t i = first; i < j; i++) {
-            double d2 = distance2(b->positions, i, j);
-            if (d2 < min2)
-                return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, j - first,
-                                      "atom is %.4g Angstrom from atom number %lld of the same "
-                                      "system (counting from 1); atoms closer than %g Angstrom "
-                                      "are rejected",
-                                      sqrt(d2), (long long)(i - first + 1), MLFF_MIN_DISTANCE);
-        }
+    const mlff_pair_lists *pl = &w->pairs;
+    const double rc = g->tensors[t].cutoff;
+    int64_t n = 0;
+    for (int64_t p = 0; p < pl->master.n_pairs; p++)
+        n += pl->distances[p] <= rc;
+    int32_t *pairs = reserve(w, t, (size_t)n * 2 * sizeof(int32_t), err);
+    double *images = pairs && t_images >= 0 ? reserve(w, t_images, (size_t)n * 3 * sizeof(double), err) : NULL;
+    if (!pairs || (t_images >= 0 && !images))
+        return err->status;
+    for (int64_t p = 0, k = 0; p < pl->master.n_pairs; p++) {
+        if (pl->distances[p] > rc)
+            continue;
+        pairs[2 * k] = pl->master.pairs[2 * p];
+        pairs[2 * k + 1] = pl->master.pairs[2 * p + 1];
+        for (int d = 0; images && d < 3; d++)
+            images[3 * k + d] = pl->master.images[3 * p + d];
+        k++;
     }
-    return MLFF_OK;
-}
-
-/* Dense pair list: every ordered pair (i, j) of one system within the
- * cutoff, sorted by i then j; built in a counting pass and a filling pass. */
-static mlff_status build_pairs(const mlff_graph *g, int t, const mlff_batch *b,
-                               const int32_t *system, mlff_batch_work *w, mlff_error *err)
-{
-    const double rc2 = g->tensors[t].cutoff * g->tensors[t].cutoff;
-    const int64_t n_atoms = w->n_atoms;
-    int64_t n_pairs = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        int32_t *pairs = NULL;
-        if (pass == 1 && !(pairs = reserve(w, t, (size_t)n_pairs * 2 * sizeof(int32_t), err)))
-            return err->status;
-        int64_t p = 0;
-        for (int64_t i = 0; i < n_atoms; i++) {
-            int64_t s = system[i];
-            for (int64_t j = b->system_offsets[s]; j < b->system_offsets[s + 1]; j++) {
-                if (j == i || distance2(b->positions, i, j) > rc2)
-                    continue;
-                if (pairs) {
-                    pairs[2 * p] = (int32_t)i;
-                    pairs[2 * p + 1] = (int32_t)j;
-                }
-                p++;
-            }
-        }
-        n_pairs = p;
-    }
-    if (n_pairs > INT32_MAX)
-        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many pairs (%lld)", (long long)n_pairs);
     w->input_dtypes[t] = MLFF_DTYPE_I32;
-    w->symbols[g->tensors[t].rows_symbol] = n_pairs;
+    if (t_images >= 0)
+        w->input_dtypes[t_images] = MLFF_DTYPE_F64;
+    w->symbols[g->tensors[t].rows_symbol] = n;
     return MLFF_OK;
 }
 
@@ -207,18 +173,33 @@ static mlff_status build_element_atoms(const mlff_graph *g, int t, const int32_t
     return MLFF_OK;
 }
 
-/* Finds the graph's input of a role; -1 if the graph does not use it. */
-static int input_of(const mlff_graph *g, mlff_input_role role)
+/* Finds the graph's input of a role (and link); -1 if the graph does not use it. */
+static int input_of(const mlff_graph *g, mlff_input_role role, int link)
 {
     for (int t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == role)
+        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == role &&
+            (link < 0 || g->tensors[t].role_link == link))
             return t;
     return -1;
 }
 
+static mlff_status fill_cells(const mlff_batch *b, int t, mlff_batch_work *w, mlff_error *err)
+{
+    const size_t bytes = (size_t)b->n_systems * 9 * sizeof(double);
+    double *cells = reserve(w, t, bytes, err);
+    if (!cells)
+        return err->status;
+    if (b->cells)
+        memcpy(cells, b->cells, bytes);
+    else
+        memset(cells, 0, bytes);
+    w->input_dtypes[t] = MLFF_DTYPE_F64;
+    return MLFF_OK;
+}
+
 mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
                                const char *model_name, const char *element_list,
-                               mlff_batch_work *w, mlff_error *err)
+                               const mlff_pair_options *options, mlff_batch_work *w, mlff_error *err)
 {
     mlff_status s = check_layout(b, err);
     if (s != MLFF_OK)
@@ -228,7 +209,7 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
     w->symbols[MLFF_SYMBOL_SYSTEMS] = b->n_systems;
 
     /* System and species of every atom come first: the checks and lists use them. */
-    int t_system = input_of(g, MLFF_INPUT_SYSTEM), t_species = input_of(g, MLFF_INPUT_SPECIES);
+    int t_system = input_of(g, MLFF_INPUT_SYSTEM, -1), t_species = input_of(g, MLFF_INPUT_SPECIES, -1);
     if (t_system < 0 || t_species < 0)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "graph lacks the species or system input");
     int32_t *system = reserve(w, t_system, (size_t)w->n_atoms * sizeof(int32_t), err);
@@ -238,34 +219,36 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
     for (int64_t sys = 0; sys < b->n_systems; sys++)
         for (int64_t a = b->system_offsets[sys]; a < b->system_offsets[sys + 1]; a++)
             system[a] = (int32_t)sys;
-    if ((s = check_atoms(b, system, species_index, model_name, element_list, err)) != MLFF_OK ||
-        (s = check_overlaps(b, system, err)) != MLFF_OK)
+    if ((s = check_atoms(b, system, species_index, model_name, element_list, err)) != MLFF_OK)
+        return s;
+    /* One search at the largest cutoff; it also rejects overlapping atoms. */
+    double cutoff = MLFF_MIN_DISTANCE;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == MLFF_INPUT_PAIRS &&
+            g->tensors[t].cutoff > cutoff)
+            cutoff = g->tensors[t].cutoff;
+    if ((s = mlff_pair_lists_update(&w->pairs, b, system, cutoff, options->skin, options->dense, err)) !=
+        MLFF_OK)
         return s;
     for (int64_t a = 0; a < w->n_atoms; a++)
         species[a] = species_index[b->atomic_numbers[a]];
     w->input_dtypes[t_system] = w->input_dtypes[t_species] = MLFF_DTYPE_I32;
 
-    /* Pair lists before what depends on them (shifts, triples). */
+    /* Pair lists (and their images) before the triples built on them. */
     for (int pass = 0; pass < 2; pass++)
         for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
             const mlff_graph_tensor *gt = &g->tensors[t];
             if (gt->kind != MLFF_TENSOR_INPUT)
                 continue;
             if (pass == 0 && gt->role == MLFF_INPUT_PAIRS)
-                s = build_pairs(g, t, b, system, w, err);
+                s = fill_pairs(g, t, input_of(g, MLFF_INPUT_PAIR_IMAGES, t), w, err);
+            else if (pass == 0 && gt->role == MLFF_INPUT_CELLS)
+                s = fill_cells(b, t, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
                 s = build_element_atoms(g, t, species, w, err);
             else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLES)
                 s = build_triples(g, t, w, err);
-            else if (pass == 1 && gt->role == MLFF_INPUT_PAIR_SHIFTS) {
-                /* Molecules only for now: no periodic images, so no shifts. */
-                size_t bytes = (size_t)w->symbols[gt->rows_symbol] * 3 * sizeof(double);
-                void *shifts = reserve(w, t, bytes, err);
-                if (!shifts)
-                    return err->status;
-                memset(shifts, 0, bytes);
-                w->input_dtypes[t] = MLFF_DTYPE_F64;
-            } else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS) {
+            else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS) {
                 w->input_dtypes[t] = MLFF_DTYPE_F64; /* read straight from the caller */
             }
         }

@@ -10,9 +10,7 @@
 
 #include "graph.h"
 #include "mlff.h"
-
-/* Atoms closer than this are rejected: no model is meaningful there. */
-#define MLFF_MIN_DISTANCE 0.1
+#include "pair_lists.h"
 
 typedef struct mlff_host_array {
     void *data;
@@ -25,7 +23,14 @@ typedef struct mlff_batch_work {
     mlff_dtype *input_dtypes;
     int64_t *symbols;        /* value of each size symbol */
     int64_t n_atoms;
+    mlff_pair_lists pairs;   /* kept across calls for the Verlet skin */
 } mlff_batch_work;
+
+/* How to find pairs. */
+typedef struct mlff_pair_options {
+    int dense;    /* all-pairs search instead of cell lists */
+    double skin;  /* Verlet skin, Angstrom */
+} mlff_pair_options;
 
 mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err);
 void mlff_batch_work_free(mlff_batch_work *w);
@@ -36,6 +41,6 @@ void mlff_batch_work_free(mlff_batch_work *w);
  */
 mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
                                const char *model_name, const char *element_list,
-                               mlff_batch_work *w, mlff_error *err);
+                               const mlff_pair_options *pairs, mlff_batch_work *w, mlff_error *err);
 
 #endif

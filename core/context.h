@@ -33,6 +33,8 @@ struct mlff_model {
     mlff_graph *graph;
     mlff_plan *plan;
     mlff_batch_work work;
+    double *scratch;          /* forces and cell forces for virials, when not asked for */
+    int64_t scratch_capacity; /* doubles */
 };
 
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings);
@@ -42,8 +44,7 @@ void mlff_context_remove_model(mlff_context *ctx, mlff_model *model);
 
 mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **out);
 void mlff_model_close(mlff_model *model);
-mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, double *energies,
-                           double *forces);
+mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlff_results *results);
 
 /* The file mlff_model_load(ctx, NULL) uses; see api/mlff.h. */
 const char *mlff_default_model_path(void);

@@ -159,16 +159,23 @@ int mlff_graph_input_pairs(mlff_graph *g, double cutoff)
     return sym < 0 ? -1 : new_input(g, MLFF_INPUT_PAIRS, MLFF_DTYPE_I32, sym, 2, -1, cutoff);
 }
 
-int mlff_graph_input_pair_shifts(mlff_graph *g, int pairs)
+int mlff_graph_input_cells(mlff_graph *g)
+{
+    int t = find_input(g, MLFF_INPUT_CELLS, -1);
+    return t >= 0 ? t : new_input(g, MLFF_INPUT_CELLS, MLFF_DTYPE_REAL, MLFF_SYMBOL_SYSTEMS, 9, -1, 0.0);
+}
+
+int mlff_graph_pair_shifts(mlff_graph *g, int pairs)
 {
     if (g->error.status != MLFF_OK)
         return -1;
     if (!is_input(g, pairs, MLFF_INPUT_PAIRS))
         return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "pair shifts need a pair list input");
-    int t = find_input(g, MLFF_INPUT_PAIR_SHIFTS, pairs);
-    return t >= 0 ? t
-                  : new_input(g, MLFF_INPUT_PAIR_SHIFTS, MLFF_DTYPE_REAL,
-                              g->tensors[pairs].rows_symbol, 3, pairs, 0.0);
+    int images = find_input(g, MLFF_INPUT_PAIR_IMAGES, pairs);
+    if (images < 0)
+        images = new_input(g, MLFF_INPUT_PAIR_IMAGES, MLFF_DTYPE_REAL, g->tensors[pairs].rows_symbol, 3,
+                           pairs, 0.0);
+    return mlff_op_pair_shifts(g, images, mlff_graph_input_cells(g), pairs, mlff_graph_input_system(g));
 }
 
 int mlff_graph_input_triples(mlff_graph *g, int pairs)

@@ -34,17 +34,20 @@ typedef enum mlff_input_role {
     MLFF_INPUT_SYSTEM = 2,        /* [atoms, 1] I32, system of each atom */
     MLFF_INPUT_PAIRS = 3,         /* [pairs, 2] I32 (center i, neighbour j), every ordered pair
                                    * of one system with |r_ij| <= cutoff, sorted by i then j */
-    MLFF_INPUT_PAIR_SHIFTS = 4,   /* [pairs, 3] REAL, periodic image shift added to r_j - r_i */
+    MLFF_INPUT_PAIR_IMAGES = 4,   /* [pairs, 3] REAL: integer image offsets n of each pair; the
+                                   * pair vector is r_j - r_i + n . cell (see pair_shifts) */
     MLFF_INPUT_TRIPLES = 5,       /* [triples, 2] I32: indices (a, b), a < b, of two pairs of
                                    * one PAIRS list that share their center atom */
-    MLFF_INPUT_ELEMENT_ATOMS = 6  /* [n, 1] I32: ascending indices of atoms of one element */
+    MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of atoms of one element */
+    MLFF_INPUT_CELLS = 7          /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
 } mlff_input_role;
 
 /* Where a graph result goes. */
 typedef enum mlff_output_role {
     MLFF_OUTPUT_ENERGY = 0, /* [systems, 1] F64, eV */
     MLFF_OUTPUT_FORCES = 1, /* [atoms, 3], eV/Angstrom */
-    MLFF_OUTPUT_COUNT = 2
+    MLFF_OUTPUT_CELL_FORCES = 2, /* [systems, 9], -dE/d(cell) in eV/Angstrom, for the virial */
+    MLFF_OUTPUT_COUNT = 3
 } mlff_output_role;
 
 /* Size symbols every graph has. */
@@ -60,7 +63,7 @@ typedef struct mlff_graph_tensor {
     int64_t cols;
     /* inputs */
     mlff_input_role role;
-    int role_link;        /* PAIR_SHIFTS/TRIPLES: the PAIRS tensor; ELEMENT_ATOMS: element */
+    int role_link;        /* PAIR_IMAGES/TRIPLES: the PAIRS tensor; ELEMENT_ATOMS: element */
     double cutoff;        /* PAIRS */
     /* params: host copy in host_dtype (F32, F64 or I32), rows x cols */
     mlff_dtype host_dtype;
@@ -103,7 +106,9 @@ int mlff_graph_input_positions(mlff_graph *g);
 int mlff_graph_input_species(mlff_graph *g);
 int mlff_graph_input_system(mlff_graph *g);
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
-int mlff_graph_input_pair_shifts(mlff_graph *g, int pairs);
+int mlff_graph_input_cells(mlff_graph *g);
+/* The shifts n . cell of a pair list: pair_shifts of its images and the cells. */
+int mlff_graph_pair_shifts(mlff_graph *g, int pairs);
 int mlff_graph_input_triples(mlff_graph *g, int pairs);
 int mlff_graph_input_element_atoms(mlff_graph *g, int element);
 
@@ -136,5 +141,9 @@ int mlff_graph_same_rows(const mlff_graph *g, int a, int b);
  * forward part (n_forward_nodes).
  */
 int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed);
+
+/* The same for several tensors in one pass: grads[k] for wrt[k]. */
+mlff_status mlff_graph_gradients(mlff_graph *g, int output, const int *wrt, int n_wrt, double seed,
+                                 int *grads);
 
 #endif

@@ -75,10 +75,13 @@ static mlff_status build_graph(mlff_model *m, const mlff_model_file *mf, mlff_er
     mlff_status s = mlff_ani_build_graph(mf, m->graph, err);
     if (s != MLFF_OK)
         return s;
+    /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
     mlff_graph *g = m->graph;
-    int forces = mlff_graph_gradient(g, g->outputs[MLFF_OUTPUT_ENERGY],
-                                     mlff_graph_input_positions(g), -1.0);
-    mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, forces);
+    int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
+    if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2, -1.0, grads) == MLFF_OK) {
+        mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
+        mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
+    }
     if (mlff_graph_status(g) != MLFF_OK)
         return mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
     /* The interaction range: the largest pair-list cutoff. */
@@ -134,18 +137,75 @@ void mlff_model_close(mlff_model *m)
     mlff_plan_destroy(m->plan);
     mlff_batch_work_free(&m->work);
     mlff_graph_destroy(m->graph);
+    free(m->scratch);
     free(m->path);
     free(m);
 }
 
-mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, double *energies,
-                           double *forces)
+/*
+ * Dense (all pairs) or sparse (cell lists). Both give the same numbers; on a
+ * GPU the dense path wins for small molecules, on the CPU cell lists cost
+ * nothing extra even there. The caller may force either.
+ */
+static int use_dense(const mlff_context *ctx, const mlff_batch *b)
+{
+    if (ctx->settings.neighbors != MLFF_NEIGHBORS_AUTO)
+        return ctx->settings.neighbors == MLFF_NEIGHBORS_DENSE;
+    if (!ctx->iface->is_gpu(ctx->backend))
+        return 0;
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        const int periodic = b->pbc && (b->pbc[3 * s] | b->pbc[3 * s + 1] | b->pbc[3 * s + 2]);
+        /* AIMNet2's threshold until one is measured for each device. */
+        if (periodic || b->system_offsets[s + 1] - b->system_offsets[s] > 120)
+            return 0;
+    }
+    return 1;
+}
+
+static double *scratch(mlff_model *m, int64_t n, mlff_error *err)
+{
+    if (n > m->scratch_capacity) {
+        double *p = realloc(m->scratch, (size_t)n * sizeof *p);
+        if (!p) {
+            mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+            return NULL;
+        }
+        m->scratch = p;
+        m->scratch_capacity = n;
+    }
+    return m->scratch;
+}
+
+/* W = -dE/d(strain) = sum_i F_i (x) r_i + sum_k F_cell_k (x) cell_k per system. */
+static void assemble_virials(const mlff_batch *b, const double *forces, const double *cell_forces,
+                             double *virials)
+{
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        double *w = virials + 9 * s;
+        memset(w, 0, 9 * sizeof *w);
+        for (int64_t i = b->system_offsets[s]; i < b->system_offsets[s + 1]; i++)
+            for (int a = 0; a < 3; a++)
+                for (int c = 0; c < 3; c++)
+                    w[3 * a + c] += forces[3 * i + a] * b->positions[3 * i + c];
+        if (!b->cells)
+            continue;
+        for (int k = 0; k < 3; k++)
+            for (int a = 0; a < 3; a++)
+                for (int c = 0; c < 3; c++)
+                    w[3 * a + c] += cell_forces[9 * s + 3 * k + a] * b->cells[9 * s + 3 * k + c];
+    }
+}
+
+mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_results *results)
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     const mlff_graph *g = m->graph;
-    mlff_status s = mlff_batch_prepare(g, batch, m->species_index, m->name, m->element_list,
+    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin};
+    const uint64_t searches = m->work.pairs.searches;
+    mlff_status s = mlff_batch_prepare(g, batch, m->species_index, m->name, m->element_list, &pairs,
                                        &m->work, err);
+    ctx->stats.neighbor_builds += m->work.pairs.searches - searches;
     if (s != MLFF_OK)
         return s;
     uint64_t builds = mlff_plan_builds(m->plan);
@@ -160,15 +220,30 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, double *energ
                                                              : m->work.inputs[t].data;
         s = mlff_plan_write(m->plan, t, m->work.input_dtypes[t], data, err);
     }
-    unsigned outputs = (energies ? 1u << MLFF_OUTPUT_ENERGY : 0) | (forces ? 1u << MLFF_OUTPUT_FORCES : 0);
+    unsigned outputs = (results->energies ? 1u << MLFF_OUTPUT_ENERGY : 0) |
+                       (results->forces || results->virials ? 1u << MLFF_OUTPUT_FORCES : 0) |
+                       (results->virials ? 1u << MLFF_OUTPUT_CELL_FORCES : 0);
     if (s != MLFF_OK || outputs == 0)
         return s;
     if ((s = mlff_plan_run(m->plan, outputs, err)) != MLFF_OK)
         return s;
     ctx->stats.plan_executions++;
-    if (energies)
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
-    if (forces && s == MLFF_OK)
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
+    if (results->energies)
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], results->energies, err);
+    if (s != MLFF_OK || (!results->forces && !results->virials))
+        return s;
+    const int64_t n_atoms = batch->system_offsets[batch->n_systems];
+    double *forces = results->forces;
+    double *cell_forces = results->virials ? scratch(m, 3 * n_atoms + 9 * batch->n_systems, err) : NULL;
+    if (results->virials && !cell_forces)
+        return err->status;
+    if (!forces)
+        forces = cell_forces + 9 * batch->n_systems;
+    s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
+    if (s == MLFF_OK && results->virials) {
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
+        if (s == MLFF_OK)
+            assemble_virials(batch, forces, cell_forces, results->virials);
+    }
     return s;
 }

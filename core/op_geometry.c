@@ -19,6 +19,28 @@ OP_VJP(mlff_vjp_pair_vectors)
 {
     mlff_graph_node n = op_node(g, node);
     grads[0] = mlff_op_pair_vectors_vjp(g, gy, n.inputs[1], n.inputs[0]);
+    grads[2] = gy; /* the shift enters the vector as it is */
+}
+
+int mlff_op_pair_shifts(mlff_graph *g, int images, int cells, int pairs, int system)
+{
+    int in[4] = {images, cells, pairs, system};
+    if (!op_inputs_valid(g, in, 4))
+        return -1;
+    const mlff_graph_tensor *im = op_tensor(g, images), *c = op_tensor(g, cells);
+    int ok = im->cols == 3 && c->cols == 9 && im->dtype == c->dtype && mlff_graph_same_rows(g, images, pairs) &&
+             op_tensor(g, pairs)->cols == 2 && op_tensor(g, system)->dtype == MLFF_DTYPE_I32;
+    if (!op_require(g, ok, MLFF_OP_PAIR_SHIFTS, "needs images [P,3], cells [S,9], pairs [P,2], system [A,1]"))
+        return -1;
+    return op_node_like(g, MLFF_OP_PAIR_SHIFTS, in, 4, NULL, c->dtype, images, 3);
+}
+
+OP_VJP(mlff_vjp_pair_shifts)
+{
+    mlff_graph_node n = op_node(g, node);
+    int in[4] = {gy, n.inputs[0], n.inputs[2], n.inputs[3]};
+    grads[1] = op_node_like(g, MLFF_OP_PAIR_SHIFTS_VJP, in, 4, NULL, op_tensor(g, gy)->dtype,
+                            n.inputs[1], 9);
 }
 
 int mlff_op_pair_vectors_vjp(mlff_graph *g, int gvec, int pairs, int positions_like)

@@ -36,6 +36,7 @@ OP_VJP(mlff_vjp_sum_cols);
 OP_VJP(mlff_vjp_linear);
 OP_VJP(mlff_vjp_celu);
 OP_VJP(mlff_vjp_pair_vectors);
+OP_VJP(mlff_vjp_pair_shifts);
 OP_VJP(mlff_vjp_norm3);
 OP_VJP(mlff_vjp_cosine_cutoff);
 OP_VJP(mlff_vjp_ani_radial);

@@ -62,6 +62,13 @@
     X(PAIR_VECTORS, "pair_vectors")                                                               \
     /* backward. inputs (g [P, 3], pairs [P, 2]); out [A, 3] rows: + g at j, - g at i. */        \
     X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
+    /* Periodic image shifts. inputs (images [P, 3], cells [S, 9], pairs [P, 2], system [A, 1]);  \
+     * out [P, 3] = images[p] . cell of the system of pair p's first atom, i.e.                  \
+     * out[p, b] = sum_a images[p, a] * cells[s, 3a + b] (cell rows are lattice vectors). */     \
+    X(PAIR_SHIFTS, "pair_shifts")                                                                 \
+    /* backward. inputs (g [P, 3], images, pairs, system); out [S, 9], the gradient with          \
+     * respect to the cells: sum over the system's pairs of images[p, a] * g[p, b]. */          \
+    X(PAIR_SHIFTS_VJP, "pair_shifts_vjp")                                                         \
     /* out [P, 1] = |v| for v [P, 3]. */                                                          \
     X(NORM3, "norm3")                                                                             \
     /* backward. inputs (g [P, 1], v [P, 3]); out [P, 3] = g * v / |v|. */                        \
@@ -134,6 +141,7 @@ int mlff_op_celu(struct mlff_graph *g, int x, double alpha);
 int mlff_op_celu_vjp(struct mlff_graph *g, int gy, int y, double alpha);
 int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
+int mlff_op_pair_shifts(struct mlff_graph *g, int images, int cells, int pairs, int system);
 int mlff_op_norm3(struct mlff_graph *g, int v);
 int mlff_op_norm3_vjp(struct mlff_graph *g, int gy, int v);
 int mlff_op_cosine_cutoff(struct mlff_graph *g, int d, double rc);

@@ -226,12 +226,12 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_
     int system = mlff_graph_input_system(g);
 
     int pairs_r = mlff_graph_input_pairs(g, rcr);
-    int vec_r = mlff_op_pair_vectors(g, pos, pairs_r, mlff_graph_input_pair_shifts(g, pairs_r));
+    int vec_r = mlff_op_pair_vectors(g, pos, pairs_r, mlff_graph_pair_shifts(g, pairs_r));
     int shift_r = column_param(g, &src, "aev.radial.shift");
     int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n_el);
 
     int pairs_a = mlff_graph_input_pairs(g, rca);
-    int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_input_pair_shifts(g, pairs_a));
+    int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
     int shift_theta = column_param(g, &src, "aev.angular.shift_theta");
     int shift_a = column_param(g, &src, "aev.angular.shift_r");
     int angular = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_input_triples(g, pairs_a),

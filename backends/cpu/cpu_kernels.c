@@ -38,6 +38,8 @@
         [MLFF_OP_CELU_VJP] = celu_vjp_##sfx,                           \
         [MLFF_OP_PAIR_VECTORS] = pair_vectors_##sfx,                   \
         [MLFF_OP_PAIR_VECTORS_VJP] = pair_vectors_vjp_##sfx,           \
+        [MLFF_OP_PAIR_SHIFTS] = pair_shifts_##sfx,                     \
+        [MLFF_OP_PAIR_SHIFTS_VJP] = pair_shifts_vjp_##sfx,             \
         [MLFF_OP_NORM3] = norm3_##sfx,                                 \
         [MLFF_OP_NORM3_VJP] = norm3_vjp_##sfx,                         \
         [MLFF_OP_COSINE_CUTOFF] = cosine_cutoff_##sfx,                 \

@@ -47,6 +47,11 @@ long json_numbers(const char *json, const char *key, double *out, long cap)
             p++;
         } else if (strncmp(p, "null", 4) == 0) {
             p += 4;
+        } else if (strncmp(p, "true", 4) == 0 || strncmp(p, "false", 5) == 0) {
+            if (n < cap)
+                out[n] = *p == 't';
+            n++;
+            p += *p == 't' ? 4 : 5;
         } else {
             char *end;
             double v = strtod(p, &end);

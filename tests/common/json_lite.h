@@ -8,8 +8,9 @@
 /* Whole file as a NUL-terminated string, or NULL. Free with free(). */
 char *json_read_file(const char *path);
 
-/* Numbers of the first value of "key" (a number, or arrays of numbers; null
- * gives 0 numbers). Returns the count (at most cap stored), or -1 if absent. */
+/* Numbers of the first value of "key" (a number, or arrays of numbers;
+ * true/false count as 1/0, null gives no number). Returns the count (at
+ * most cap stored), or -1 if absent. */
 long json_numbers(const char *json, const char *key, double *out, long cap);
 
 #endif

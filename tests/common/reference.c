@@ -12,6 +12,8 @@ const char *const reference_molecules[] = {
     "g2_C5H5N",    "g2_C4H4S",     "water_cluster_100", NULL,
 };
 
+const char *const reference_boxes[] = {"water_box_64", "water_box_64_triclinic", NULL};
+
 int reference_load(reference *r, const char *dir, const char *name)
 {
     memset(r, 0, sizeof *r);
@@ -36,6 +38,10 @@ int reference_load(reference *r, const char *dir, const char *name)
          json_numbers(json, "species", z, r->n_atoms) == r->n_atoms &&
          json_numbers(json, "coordinates", r->positions, 3 * r->n_atoms) == 3 * r->n_atoms &&
          json_numbers(json, "forces", r->forces, 3 * r->n_atoms) == 3 * r->n_atoms;
+    double pbc[3] = {0, 0, 0};
+    ok = ok && json_numbers(json, "pbc", pbc, 3) == 3 && json_numbers(json, "cell", r->cell, 9) >= 0;
+    for (int d = 0; d < 3; d++)
+        r->pbc[d] = pbc[d] != 0;
     for (int a = 0; ok && a < r->n_atoms; a++)
         r->species[a] = (int32_t)z[a];
     for (int k = 0; ok && k < 3 * r->n_atoms; k++)

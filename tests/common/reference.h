@@ -13,10 +13,14 @@ typedef struct reference {
     double *positions;  /* n x 3 */
     double energy;      /* eV */
     double *forces;     /* n x 3, eV/Angstrom */
+    double cell[9];     /* rows are lattice vectors; zeros if none */
+    uint8_t pbc[3];
 } reference;
 
 /* The non-periodic public structures, NULL-terminated. */
 extern const char *const reference_molecules[];
+/* The periodic ones. */
+extern const char *const reference_boxes[];
 
 /* Loads dir/<name>.json; returns 0 on failure (message printed). */
 int reference_load(reference *r, const char *dir, const char *name);

@@ -145,6 +145,27 @@ CASE(case_pair_vectors)
     return mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs), shifts);
 }
 
+CASE(case_pair_shifts)
+{
+    /* Six pairs over five atoms in two systems; images small integers. */
+    static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 0, 2, 3, 3, 4, 4, 2};
+    static const int32_t system[5] = {0, 0, 1, 1, 1};
+    static const double images[6 * 3] = {0, 0, 0, 1, 0, -1, 0, 2, 1, -1, 1, 0, 0, 0, 1, 1, 1, 1};
+    int cells = random_param(g, rng, 2, 9, -3, 3);
+    WRT1(cells);
+    return mlff_op_pair_shifts(g, mlff_graph_param(g, "images", MLFF_DTYPE_REAL, 6, 3, MLFF_DTYPE_F64, images),
+                               cells, index_param(g, 6, 2, pairs), index_param(g, 5, 1, system));
+}
+
+CASE(case_pair_vectors_shifts)
+{
+    static const int32_t pairs[4 * 2] = {0, 1, 1, 0, 2, 2, 3, 1};
+    int pos = random_param(g, rng, 4, 3, -2, 2), shifts = random_param(g, rng, 4, 3, -1, 1);
+    wrt[0] = shifts;
+    *n_wrt = 1;
+    return mlff_op_pair_vectors(g, pos, index_param(g, 4, 2, pairs), shifts);
+}
+
 CASE(case_norm3)
 {
     int v = random_vectors(g, rng, 6, 0.5, 2.0);
@@ -222,6 +243,8 @@ const op_case op_cases[] = {
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
     {"celu", MLFF_OP_CELU, case_celu},
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
+    {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts},
+    {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts},
     {"norm3", MLFF_OP_NORM3, case_norm3},
     {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff},
     {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial},

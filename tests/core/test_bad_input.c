@@ -77,8 +77,22 @@ int main(int argc, char **argv)
     double cells[18] = {0};
     mlff_batch periodic = {2, offsets, z, pos, cells, pbc};
     double e[2];
-    expect(ctx, mlff_evaluate(model, &periodic, e, NULL), MLFF_ERROR_UNSUPPORTED, "not supported yet", 1, -1,
-           "periodic system");
+    expect(ctx, mlff_evaluate(model, &periodic, e, NULL), MLFF_ERROR_BAD_INPUT, "singular", 1, -1,
+           "periodic system with a zero cell");
+    mlff_batch no_cell = {2, offsets, z, pos, NULL, pbc};
+    expect(ctx, mlff_evaluate(model, &no_cell, e, NULL), MLFF_ERROR_BAD_INPUT, "no cell", 1, -1,
+           "periodic system without cells");
+    /* A cell in the wrong unit (nm): rejected before any search. */
+    for (int k = 0; k < 3; k++)
+        cells[9 + 4 * k] = 1.2;
+    expect(ctx, mlff_evaluate(model, &periodic, e, NULL), MLFF_ERROR_BAD_INPUT, "denser than any material", 1,
+           -1, "impossibly dense cell");
+    /* A wire whose period is shorter than 0.1 Angstrom: atoms sit on their own images. */
+    uint8_t wire[6] = {0, 0, 0, 1, 0, 0};
+    cells[9] = 0.08;
+    mlff_batch thin = {2, offsets, z, pos, cells, wire};
+    expect(ctx, mlff_evaluate(model, &thin, e, NULL), MLFF_ERROR_BAD_INPUT, "own periodic image", 1, 0,
+           "period shorter than 0.1 Angstrom");
 
     int64_t bad_offsets[3] = {0, 5, 3};
     mlff_batch decreasing = {2, bad_offsets, z, pos, NULL, NULL};

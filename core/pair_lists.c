@@ -1,0 +1,222 @@
+#include "pair_lists.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int grow(void **array, int64_t *capacity, int64_t need, size_t elem)
+{
+    if (need <= *capacity)
+        return 1;
+    int64_t cap = need + need / 2 + 16;
+    void *p = realloc(*array, (size_t)cap * elem);
+    if (!p)
+        return 0;
+    *array = p;
+    *capacity = cap;
+    return 1;
+}
+
+static int is_periodic(const mlff_batch *b, int64_t s)
+{
+    return b->pbc && (b->pbc[3 * s] || b->pbc[3 * s + 1] || b->pbc[3 * s + 2]);
+}
+
+void mlff_pair_shift(const mlff_batch *b, const int32_t *system, const mlff_pair_lists *pl, int64_t p,
+                     double shift[3])
+{
+    const int32_t *n = pl->master.images + 3 * p;
+    shift[0] = shift[1] = shift[2] = 0.0;
+    if (!(n[0] | n[1] | n[2]))
+        return;
+    const double *cell = b->cells + 9 * system[pl->master.pairs[2 * p]];
+    for (int d = 0; d < 3; d++)
+        shift[d] = n[0] * cell[d] + n[1] * cell[3 + d] + n[2] * cell[6 + d];
+}
+
+/* All ordered pairs of each system within the cutoff, sorted by i then j:
+ * O(N^2) per system, for small molecules (and as the reference). */
+static mlff_status dense_search(const mlff_batch *b, const int32_t *system, double cutoff,
+                                mlff_neighbor_list *list, mlff_error *err)
+{
+    const int64_t n_atoms = b->system_offsets[b->n_systems];
+    const double rc2 = cutoff * cutoff;
+    for (int64_t s = 0; s < b->n_systems; s++)
+        if (is_periodic(b, s))
+            return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
+                                  "the dense neighbour search does not handle periodic systems "
+                                  "(use the sparse or automatic one)");
+    int64_t p = 0;
+    for (int64_t i = 0; i < n_atoms; i++) {
+        const double *ri = b->positions + 3 * i;
+        for (int64_t j = b->system_offsets[system[i]]; j < b->system_offsets[system[i] + 1]; j++) {
+            const double *rj = b->positions + 3 * j;
+            const double dx = rj[0] - ri[0], dy = rj[1] - ri[1], dz = rj[2] - ri[2];
+            if (j == i || dx * dx + dy * dy + dz * dz > rc2)
+                continue;
+            if (p == list->capacity) {
+                int64_t cap = list->capacity;
+                if (!grow((void **)&list->pairs, &cap, p + 1, 2 * sizeof(int32_t)) ||
+                    !grow((void **)&list->images, &list->capacity, p + 1, 3 * sizeof(int32_t)))
+                    return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
+            }
+            if (p >= INT32_MAX)
+                return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many pairs for one batch");
+            list->pairs[2 * p] = (int32_t)i;
+            list->pairs[2 * p + 1] = (int32_t)j;
+            memset(list->images + 3 * p, 0, 3 * sizeof(int32_t));
+            p++;
+        }
+    }
+    list->n_pairs = p;
+    return MLFF_OK;
+}
+
+/* True when the last search still holds: same systems, cells and
+ * periodicity, and no atom moved more than half the skin since. */
+static int reusable(const mlff_pair_lists *pl, const mlff_batch *b, double cutoff, double skin, int dense)
+{
+    const int64_t n_atoms = b->system_offsets[b->n_systems];
+    if (!pl->valid || skin <= 0.0 || pl->dense != dense || pl->cutoff != cutoff + skin ||
+        pl->n_atoms != n_atoms || pl->n_systems != b->n_systems)
+        return 0;
+    if (memcmp(pl->offsets, b->system_offsets, (size_t)(b->n_systems + 1) * sizeof *pl->offsets) != 0)
+        return 0;
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        uint8_t pbc[3] = {0, 0, 0};
+        if (b->pbc)
+            memcpy(pbc, b->pbc + 3 * s, 3);
+        if (memcmp(pbc, pl->pbc + 3 * s, 3) != 0 ||
+            (is_periodic(b, s) && memcmp(b->cells + 9 * s, pl->cells + 9 * s, 9 * sizeof(double)) != 0))
+            return 0;
+    }
+    const double limit = 0.25 * skin * skin;
+    for (int64_t k = 0; k < n_atoms; k++) {
+        const double dx = b->positions[3 * k] - pl->positions[3 * k];
+        const double dy = b->positions[3 * k + 1] - pl->positions[3 * k + 1];
+        const double dz = b->positions[3 * k + 2] - pl->positions[3 * k + 2];
+        if (dx * dx + dy * dy + dz * dz > limit)
+            return 0;
+    }
+    return 1;
+}
+
+static mlff_status remember(mlff_pair_lists *pl, const mlff_batch *b, double cutoff, double skin,
+                            int dense, mlff_error *err)
+{
+    const int64_t n_atoms = b->system_offsets[b->n_systems], n_sys = b->n_systems;
+    /* offsets, cells and pbc share one capacity (in systems). */
+    int64_t offsets_cap = pl->systems_capacity, cells_cap = pl->systems_capacity;
+    if (!grow((void **)&pl->positions, &pl->atoms_capacity, n_atoms, 3 * sizeof(double)) ||
+        !grow((void **)&pl->offsets, &offsets_cap, n_sys + 1, sizeof(int64_t)) ||
+        !grow((void **)&pl->cells, &cells_cap, n_sys + 1, 9 * sizeof(double)) ||
+        !grow((void **)&pl->pbc, &pl->systems_capacity, n_sys + 1, 3))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the neighbour list");
+    memcpy(pl->positions, b->positions, (size_t)n_atoms * 3 * sizeof(double));
+    memcpy(pl->offsets, b->system_offsets, (size_t)(n_sys + 1) * sizeof(int64_t));
+    for (int64_t s = 0; s < n_sys; s++) {
+        memset(pl->pbc + 3 * s, 0, 3);
+        if (b->pbc)
+            memcpy(pl->pbc + 3 * s, b->pbc + 3 * s, 3);
+        if (b->cells)
+            memcpy(pl->cells + 9 * s, b->cells + 9 * s, 9 * sizeof(double));
+    }
+    pl->n_atoms = n_atoms;
+    pl->n_systems = n_sys;
+    pl->cutoff = cutoff + skin;
+    pl->skin = skin;
+    pl->dense = dense;
+    pl->valid = 1;
+    return MLFF_OK;
+}
+
+static mlff_status measure(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system, mlff_error *err)
+{
+    const mlff_neighbor_list *m = &pl->master;
+    if (!grow((void **)&pl->distances, &pl->distances_capacity, m->n_pairs, sizeof(double)))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pair distances");
+    for (int64_t p = 0; p < m->n_pairs; p++) {
+        const int32_t i = m->pairs[2 * p], j = m->pairs[2 * p + 1];
+        double shift[3], d2 = 0;
+        mlff_pair_shift(b, system, pl, p, shift);
+        for (int d = 0; d < 3; d++) {
+            const double v = b->positions[3 * j + d] - b->positions[3 * i + d] + shift[d];
+            d2 += v * v;
+        }
+        pl->distances[p] = sqrt(d2);
+        /* Each close pair is seen from both atoms; report it once, at the later atom. */
+        if (pl->distances[p] < MLFF_MIN_DISTANCE && i <= j) {
+            const int64_t first = b->system_offsets[system[i]];
+            if (i == j)
+                return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, system[i], i - first,
+                                      "atom is %.4g Angstrom from its own periodic image: the cell "
+                                      "is too small", pl->distances[p]);
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, system[i], j - first,
+                                  "atom is %.4g Angstrom from atom number %lld of the same system "
+                                  "(counting from 1%s); atoms closer than %g Angstrom are rejected",
+                                  pl->distances[p], (long long)(i - first + 1),
+                                  m->images[3 * p] | m->images[3 * p + 1] | m->images[3 * p + 2]
+                                      ? ", a periodic image of it"
+                                      : "",
+                                  MLFF_MIN_DISTANCE);
+        }
+    }
+    return MLFF_OK;
+}
+
+/*
+ * Rejects periodic systems so dense that the search itself would explode
+ * (images grow with the cube of cutoff / cell size): no material has more
+ * than about 0.2 atoms per cubic Angstrom, and above 1 atoms must overlap
+ * their images anyway. Without this, a cell given in the wrong unit costs
+ * gigabytes before the overlap check can say so.
+ */
+static mlff_status check_density(const mlff_batch *b, int64_t s, mlff_error *err)
+{
+    if (!b->pbc || !(b->pbc[3 * s] && b->pbc[3 * s + 1] && b->pbc[3 * s + 2]))
+        return MLFF_OK;
+    const double *c = b->cells + 9 * s;
+    const double volume = fabs(c[0] * (c[4] * c[8] - c[5] * c[7]) - c[1] * (c[3] * c[8] - c[5] * c[6]) +
+                               c[2] * (c[3] * c[7] - c[4] * c[6]));
+    const int64_t atoms = b->system_offsets[s + 1] - b->system_offsets[s];
+    if (volume > 0 && (double)atoms > volume)
+        return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
+                              "%lld atoms in a cell of %.4g cubic Angstrom is denser than any material "
+                              "(is the cell in Angstrom?)",
+                              (long long)atoms, volume);
+    return MLFF_OK;
+}
+
+mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system,
+                                   double cutoff, double skin, int dense, mlff_error *err)
+{
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        if (is_periodic(b, s) && !b->cells)
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
+        mlff_status status = check_density(b, s, err);
+        if (status != MLFF_OK)
+            return status;
+    }
+    if (!reusable(pl, b, cutoff, skin, dense)) {
+        pl->valid = 0;
+        mlff_status s = dense ? dense_search(b, system, cutoff + skin, &pl->master, err)
+                              : mlff_neighbors_build(b, cutoff + skin, &pl->master, err);
+        if (s == MLFF_OK)
+            s = remember(pl, b, cutoff, skin, dense, err);
+        if (s != MLFF_OK)
+            return s;
+        pl->searches++;
+    }
+    return measure(pl, b, system, err);
+}
+
+void mlff_pair_lists_free(mlff_pair_lists *pl)
+{
+    mlff_neighbor_list_free(&pl->master);
+    free(pl->distances);
+    free(pl->positions);
+    free(pl->offsets);
+    free(pl->cells);
+    free(pl->pbc);
+    memset(pl, 0, sizeof *pl);
+}

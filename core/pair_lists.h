@@ -1,0 +1,50 @@
+/*
+ * The pairs of a batch: one master list at the largest cutoff the model
+ * needs (plus the Verlet skin), found by the dense all-pairs search or by
+ * cell lists, kept across calls while no atom moved more than half the skin,
+ * with the current length of every pair. The list of each cutoff is the
+ * master filtered by distance, so dense and sparse, with or without skin,
+ * give the same pairs in the same order and hence the same numbers.
+ */
+#ifndef MLFF_CORE_PAIR_LISTS_H
+#define MLFF_CORE_PAIR_LISTS_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "mlff.h"
+#include "neighbors.h"
+
+/* Atoms closer than this are rejected: no model is meaningful there. */
+#define MLFF_MIN_DISTANCE 0.1
+
+typedef struct mlff_pair_lists {
+    mlff_neighbor_list master;
+    double *distances;      /* |r_j - r_i + n . cell| of every master pair */
+    int64_t distances_capacity;
+    /* What the master list was built for, to know when it can be reused. */
+    int valid, dense;
+    double cutoff, skin;
+    double *positions;      /* at the last search */
+    int64_t *offsets;
+    double *cells;
+    uint8_t *pbc;
+    int64_t n_atoms, n_systems, atoms_capacity, systems_capacity;
+    uint64_t searches;      /* neighbour searches done (reuses not counted) */
+} mlff_pair_lists;
+
+/*
+ * Makes the master list valid for the batch's current positions (searching
+ * again unless the skin allows reuse) and measures every pair; rejects
+ * atoms closer than MLFF_MIN_DISTANCE (images included). system[a] is the
+ * system of atom a.
+ */
+mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system,
+                                   double cutoff, double skin, int dense, mlff_error *err);
+void mlff_pair_lists_free(mlff_pair_lists *pl);
+
+/* The shift n . cell of master pair p (zero for a non-periodic system). */
+void mlff_pair_shift(const mlff_batch *b, const int32_t *system, const mlff_pair_lists *pl, int64_t p,
+                     double shift[3]);
+
+#endif

@@ -1,0 +1,300 @@
+/*
+ * The sparse path and periodic boundaries:
+ *  - the 64-water boxes (cubic and triclinic) against TorchANI, float64 and float32;
+ *  - a 2x2x2 supercell has 8 times the energy and the same forces;
+ *  - translating every atom changes nothing;
+ *  - one water molecule in a 3.1 Angstrom cell (it sees its own images) and a
+ *    slab periodic in two axes: forces and virials against finite differences;
+ *  - virials against finite differences of the energy under strain;
+ *  - dense and sparse searches agree on every non-periodic reference;
+ *  - a Verlet skin changes no number along an MD-like trajectory, and saves searches.
+ * Usage: test_periodic REFERENCE_DIR
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/check.h"
+#include "../common/reference.h"
+#include "mlff.h"
+
+typedef struct system_data {
+    int n;
+    int32_t *z;
+    double *pos;
+    double cell[9];
+    uint8_t pbc[3];
+} system_data;
+
+static mlff_model *open_model(mlff_context **ctx, mlff_precision precision, mlff_neighbors mode, double skin)
+{
+    mlff_settings s;
+    mlff_default_settings(&s);
+    s.device = MLFF_DEVICE_CPU;
+    s.precision = precision;
+    s.neighbors = mode;
+    s.skin = skin;
+    mlff_model *model = NULL;
+    if (mlff_context_create(&s, ctx) != MLFF_OK || mlff_model_load(*ctx, NULL, &model) != MLFF_OK) {
+        fprintf(stderr, "cannot load the model: %s\n", mlff_last_error(*ctx));
+        exit(1);
+    }
+    return model;
+}
+
+static mlff_status compute(mlff_model *m, const system_data *sys, double *e, double *f, double *virial)
+{
+    int64_t offsets[2] = {0, sys->n};
+    mlff_batch b = {1, offsets, sys->z, sys->pos, sys->cell, sys->pbc};
+    mlff_results r = {.energies = e, .forces = f, .virials = virial};
+    return mlff_compute(m, &b, &r);
+}
+
+static system_data from_reference(const reference *r)
+{
+    system_data s = {r->n_atoms, malloc((size_t)r->n_atoms * sizeof(int32_t)),
+                     malloc((size_t)r->n_atoms * 3 * sizeof(double)), {0}, {0}};
+    memcpy(s.z, r->species, (size_t)r->n_atoms * sizeof(int32_t));
+    memcpy(s.pos, r->positions, (size_t)r->n_atoms * 3 * sizeof(double));
+    memcpy(s.cell, r->cell, sizeof s.cell);
+    memcpy(s.pbc, r->pbc, sizeof s.pbc);
+    return s;
+}
+
+static void free_system(system_data *s)
+{
+    free(s->z);
+    free(s->pos);
+}
+
+static double max_diff(const double *a, const double *b, int64_t n)
+{
+    double worst = 0;
+    for (int64_t k = 0; k < n; k++)
+        worst = fmax(worst, fabs(a[k] - b[k]));
+    return worst;
+}
+
+/* The boxes against TorchANI. */
+static void check_boxes(const char *dir)
+{
+    for (int p = 0; p < 2; p++) {
+        mlff_context *ctx;
+        mlff_model *model = open_model(&ctx, p ? MLFF_PRECISION_FLOAT32 : MLFF_PRECISION_FLOAT64,
+                                       MLFF_NEIGHBORS_AUTO, 0.0);
+        for (int k = 0; reference_boxes[k]; k++) {
+            reference r;
+            if (!reference_load(&r, dir, reference_boxes[k])) {
+                failures++;
+                continue;
+            }
+            system_data s = from_reference(&r);
+            double e, *f = malloc((size_t)r.n_atoms * 3 * sizeof *f);
+            CHECK(compute(model, &s, &e, f, NULL) == MLFF_OK, "%s: %s", r.name, mlff_last_error(ctx));
+            double e_tol = p ? fmax(5e-6 * r.n_atoms, 1e-5) : 1e-8 * r.n_atoms;
+            double f_tol = p ? 1e-4 : 1e-7, fe = max_diff(f, r.forces, 3 * r.n_atoms);
+            printf("%-8s %-24s energy error %9.2e eV (tol %.0e), max force error %9.2e eV/A (tol %.0e)\n",
+                   p ? "float32" : "float64", r.name, e - r.energy, e_tol, fe, f_tol);
+            CHECK(fabs(e - r.energy) <= e_tol && fe <= f_tol, "%s against TorchANI", r.name);
+            free(f);
+            free_system(&s);
+            reference_free(&r);
+        }
+        mlff_context_destroy(ctx);
+    }
+}
+
+/* A supercell of n x n x n copies: n^3 times the energy, the same forces. */
+static void check_supercell(mlff_model *model, const system_data *s)
+{
+    const int n = 2, copies = n * n * n;
+    system_data big = {s->n * copies, malloc((size_t)s->n * copies * sizeof(int32_t)),
+                       malloc((size_t)s->n * copies * 3 * sizeof(double)), {0}, {1, 1, 1}};
+    for (int c = 0; c < copies; c++)
+        for (int a = 0; a < s->n; a++) {
+            const int shift[3] = {c % n, (c / n) % n, c / (n * n)};
+            big.z[c * s->n + a] = s->z[a];
+            for (int d = 0; d < 3; d++)
+                big.pos[3 * (c * s->n + a) + d] = s->pos[3 * a + d] + shift[0] * s->cell[d] +
+                                                  shift[1] * s->cell[3 + d] + shift[2] * s->cell[6 + d];
+        }
+    for (int k = 0; k < 9; k++)
+        big.cell[k] = n * s->cell[k];
+    double e1, e8, *f1 = malloc((size_t)s->n * 3 * sizeof(double)),
+                   *f8 = malloc((size_t)big.n * 3 * sizeof(double));
+    CHECK(compute(model, s, &e1, f1, NULL) == MLFF_OK && compute(model, &big, &e8, f8, NULL) == MLFF_OK,
+          "supercell evaluation");
+    double worst = 0;
+    for (int c = 0; c < copies; c++)
+        worst = fmax(worst, max_diff(f1, f8 + 3 * c * s->n, 3 * s->n));
+    printf("supercell 2x2x2: energy ratio %.12f, max force difference %.2e\n", e8 / e1, worst);
+    CHECK(fabs(e8 - copies * e1) <= 1e-8 * big.n && worst <= 1e-9, "supercell");
+    free(f1);
+    free(f8);
+    free_system(&big);
+}
+
+static void check_translation(mlff_model *model, const system_data *s)
+{
+    system_data moved = *s;
+    moved.pos = malloc((size_t)s->n * 3 * sizeof(double));
+    static const double t[3] = {3.7, -11.2, 25.9}; /* several cells away */
+    for (int a = 0; a < s->n; a++)
+        for (int d = 0; d < 3; d++)
+            moved.pos[3 * a + d] = s->pos[3 * a + d] + t[d];
+    double e0, e1, *f0 = malloc((size_t)s->n * 3 * sizeof(double)), *f1 = malloc((size_t)s->n * 3 * sizeof(double));
+    CHECK(compute(model, s, &e0, f0, NULL) == MLFF_OK && compute(model, &moved, &e1, f1, NULL) == MLFF_OK,
+          "translation evaluation");
+    printf("translation: energy change %.2e eV, max force change %.2e\n", e1 - e0, max_diff(f0, f1, 3 * s->n));
+    CHECK(fabs(e1 - e0) <= 1e-9 * s->n && max_diff(f0, f1, 3 * s->n) <= 1e-9, "translation invariance");
+    free(moved.pos);
+    free(f0);
+    free(f1);
+}
+
+/* Forces (of the first `atoms` atoms) and the virial against central
+ * differences of the energy, float64. h = 1e-5: these packed periodic
+ * systems are stiff enough that h = 1e-4 leaves truncation errors of ~1e-5. */
+static void check_finite_differences(mlff_model *model, system_data *s, int atoms, const char *name)
+{
+    const double h = 1e-5;
+    double e, up, down, virial[9], *f = malloc((size_t)s->n * 3 * sizeof(double));
+    CHECK(compute(model, s, &e, f, virial) == MLFF_OK, "%s: evaluate", name);
+    double worst_f = 0;
+    for (int k = 0; k < 3 * atoms; k++) {
+        const double keep = s->pos[k];
+        s->pos[k] = keep + h;
+        compute(model, s, &up, NULL, NULL);
+        s->pos[k] = keep - h;
+        compute(model, s, &down, NULL, NULL);
+        s->pos[k] = keep;
+        worst_f = fmax(worst_f, fabs(-(up - down) / (2 * h) - f[k]));
+    }
+    /* W_ab = -dE/d(strain_ab): strain atoms and cell rows together by (1 + eps). */
+    double worst_w = 0;
+    const double eps = 1e-5;
+    system_data strained = *s;
+    strained.pos = malloc((size_t)s->n * 3 * sizeof(double));
+    for (int a = 0; a < 3; a++)
+        for (int b = 0; b < 3; b++) {
+            double energies[2];
+            for (int sign = 0; sign < 2; sign++) {
+                const double d = sign ? -eps : eps;
+                for (int i = 0; i < s->n; i++) {
+                    memcpy(strained.pos + 3 * i, s->pos + 3 * i, 3 * sizeof(double));
+                    strained.pos[3 * i + a] += d * s->pos[3 * i + b];
+                }
+                memcpy(strained.cell, s->cell, sizeof s->cell);
+                for (int k = 0; k < 3; k++)
+                    strained.cell[3 * k + a] += d * s->cell[3 * k + b];
+                compute(model, &strained, &energies[sign], NULL, NULL);
+            }
+            worst_w = fmax(worst_w, fabs(-(energies[0] - energies[1]) / (2 * eps) - virial[3 * a + b]));
+        }
+    printf("%-28s forces vs finite differences %.2e eV/A, virial %.2e eV\n", name, worst_f, worst_w);
+    CHECK(worst_f <= 1e-6, "%s: forces vs finite differences", name);
+    CHECK(worst_w <= 1e-5, "%s: virial vs finite differences", name);
+    free(strained.pos);
+    free(f);
+}
+
+/* Dense and sparse searches give the same numbers. */
+static void check_dense_sparse(const char *dir)
+{
+    mlff_context *cd, *cs;
+    mlff_model *dense = open_model(&cd, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_DENSE, 0.0);
+    mlff_model *sparse = open_model(&cs, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
+    double worst = 0;
+    for (int k = 0; reference_molecules[k]; k++) {
+        reference r;
+        if (!reference_load(&r, dir, reference_molecules[k]))
+            continue;
+        system_data s = from_reference(&r);
+        double e1, e2, *f1 = malloc((size_t)r.n_atoms * 3 * sizeof(double)),
+                       *f2 = malloc((size_t)r.n_atoms * 3 * sizeof(double));
+        CHECK(compute(dense, &s, &e1, f1, NULL) == MLFF_OK && compute(sparse, &s, &e2, f2, NULL) == MLFF_OK,
+              "%s: dense and sparse", r.name);
+        worst = fmax(worst, fmax(fabs(e1 - e2), max_diff(f1, f2, 3 * r.n_atoms)));
+        free(f1);
+        free(f2);
+        free_system(&s);
+        reference_free(&r);
+    }
+    printf("dense vs sparse on every molecule: max difference %.2e\n", worst);
+    CHECK(worst == 0.0, "dense and sparse give the same numbers");
+    mlff_context_destroy(cd);
+    mlff_context_destroy(cs);
+}
+
+/* Along a short MD-like trajectory, a skin reuses the list and changes nothing. */
+static void check_skin(const system_data *start)
+{
+    mlff_context *c0, *c1;
+    mlff_model *plain = open_model(&c0, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
+    mlff_model *skin = open_model(&c1, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 1.0);
+    system_data s = *start;
+    s.pos = malloc((size_t)s.n * 3 * sizeof(double));
+    memcpy(s.pos, start->pos, (size_t)s.n * 3 * sizeof(double));
+    double *f0 = malloc((size_t)s.n * 3 * sizeof(double)), *f1 = malloc((size_t)s.n * 3 * sizeof(double));
+    double worst = 0;
+    const int steps = 20;
+    for (int step = 0; step < steps; step++) {
+        /* A steady drift of up to 0.035 sqrt(3) A per step: past skin / 2 every ~9 steps. */
+        for (int k = 0; k < 3 * s.n; k++)
+            s.pos[k] += 0.035 * cos(0.7 * k);
+        double e0, e1;
+        CHECK(compute(plain, &s, &e0, f0, NULL) == MLFF_OK && compute(skin, &s, &e1, f1, NULL) == MLFF_OK,
+              "skin step %d", step);
+        worst = fmax(worst, fmax(fabs(e0 - e1), max_diff(f0, f1, 3 * s.n)));
+    }
+    mlff_stats st0, st1;
+    mlff_get_stats(c0, &st0);
+    mlff_get_stats(c1, &st1);
+    printf("skin 1.0 A over %d steps: max difference %.2e, searches %llu (without skin %llu)\n", steps, worst,
+           (unsigned long long)st1.neighbor_builds, (unsigned long long)st0.neighbor_builds);
+    CHECK(worst == 0.0, "the skin changes no number");
+    CHECK(st1.neighbor_builds < st0.neighbor_builds && st1.neighbor_builds >= 2, "the skin saves searches");
+    free(s.pos);
+    free(f0);
+    free(f1);
+    mlff_context_destroy(c0);
+    mlff_context_destroy(c1);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    check_boxes(argv[1]);
+
+    reference box;
+    if (!reference_load(&box, argv[1], "water_box_64_triclinic"))
+        return 1;
+    system_data s = from_reference(&box);
+    mlff_context *ctx;
+    mlff_model *model = open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
+    check_supercell(model, &s);
+    check_translation(model, &s);
+
+    /* One water molecule in a 3.1 Angstrom cubic cell: every atom sees its own images. */
+    int32_t wz[3] = {8, 1, 1};
+    double wpos[9] = {0.2, 0.1, 0.15, 0.95, 0.2, 0.3, -0.05, 0.85, 0.5};
+    system_data water = {3, wz, wpos, {3.1, 0, 0, 0, 3.1, 0, 0, 0, 3.1}, {1, 1, 1}};
+    check_finite_differences(model, &water, 3, "water in a 3.1 A cell");
+    /* A slab: the first 24 atoms of the triclinic box, periodic along a and b only. */
+    system_data slab = {24, s.z, s.pos, {0}, {1, 1, 0}};
+    memcpy(slab.cell, s.cell, sizeof s.cell);
+    check_finite_differences(model, &slab, 8, "slab (periodic in a, b)");
+    system_data small_box = {48, s.z, s.pos, {0}, {1, 1, 1}};
+    memcpy(small_box.cell, s.cell, sizeof s.cell);
+    check_finite_differences(model, &small_box, 6, "triclinic box, 48 atoms");
+    mlff_context_destroy(ctx);
+
+    check_dense_sparse(argv[1]);
+    check_skin(&s);
+    free_system(&s);
+    reference_free(&box);
+    printf("%d failure(s)\n", failures);
+    return failures ? 1 : 0;
+}
