@@ -35,7 +35,8 @@ static const char usage_text[] =
     "energy: evaluate the model on every frame of the XYZ / extended XYZ FILEs\n"
     "(as ASE writes them; '-' reads standard input). All frames of all files are\n"
     "one batch; they are written, in order, as extended XYZ with energy= (eV) and,\n"
-    "with --forces, a forces column (eV/Angstrom), to standard output or OUT.\n"
+    "with --forces, a forces column (eV/Angstrom) and, with --stress, stress=\n"
+    "(eV/Angstrom^3, periodic frames only), to standard output or OUT.\n"
     "\n"
     "Options of energy:\n"
     "  --model PATH                 model file (default: $MLFF_MODEL, else ANI-2x)\n"
@@ -43,6 +44,9 @@ static const char usage_text[] =
     "                               where to compute (default: auto)\n"
     "  --precision float32|float64  compute precision (default: float32)\n"
     "  --forces                     also compute forces\n"
+    "  --stress                     also compute the stress of periodic frames\n"
+    "  --neighbors auto|dense|sparse\n"
+    "                               pair search: all pairs or cell lists (default: auto)\n"
     "  --verbose                    report the device used on standard error\n"
     "  -o, --output OUT             write to OUT instead of standard output\n"
     "  -h, --help                   show this help\n"
@@ -93,6 +97,24 @@ static const char *library_message(const mlff_context *ctx, mlff_status status)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Stress of a periodic frame: -virial / volume, the sign ASE uses. Frames
+ * that are not periodic in all three directions have no volume: no stress. */
+
+static int frame_stress(const xyz_frame *f, const double *virial, double stress[9])
+{
+    if (!f->has_cell || !f->pbc[0] || !f->pbc[1] || !f->pbc[2])
+        return 0;
+    const double *c = f->cell;
+    const double volume = fabs(c[0] * (c[4] * c[8] - c[5] * c[7]) - c[1] * (c[3] * c[8] - c[5] * c[6]) +
+                               c[2] * (c[3] * c[7] - c[4] * c[6]));
+    if (!(volume > 0))
+        return 0;
+    for (int k = 0; k < 9; k++)
+        stress[k] = -virial[k] / volume;
+    return 1;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Options of `energy`                                                      */
 
 typedef struct energy_options {
@@ -102,6 +124,9 @@ typedef struct energy_options {
     int precision_set;
     mlff_precision precision;
     int forces;
+    int stress;
+    int neighbors_set;
+    mlff_neighbors neighbors;
     int verbose;
     const char *output;
     const char **files;
@@ -165,6 +190,10 @@ static int parse_energy_options(int argc, char **argv, energy_options *o)
             o->forces = 1;
             continue;
         }
+        if (strcmp(arg, "--stress") == 0) {
+            o->stress = 1;
+            continue;
+        }
         if (strcmp(arg, "--verbose") == 0) {
             o->verbose = 1;
             continue;
@@ -194,6 +223,18 @@ static int parse_energy_options(int argc, char **argv, energy_options *o)
                 return usage_error("invalid --device '%s' (expected auto, cpu, opencl or vulkan)",
                                    value);
             o->device_set = 1;
+        } else if ((r = option_value(argc, argv, &i, "--neighbors", &value)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            if (strcmp(value, "auto") == 0)
+                o->neighbors = MLFF_NEIGHBORS_AUTO;
+            else if (strcmp(value, "dense") == 0)
+                o->neighbors = MLFF_NEIGHBORS_DENSE;
+            else if (strcmp(value, "sparse") == 0)
+                o->neighbors = MLFF_NEIGHBORS_SPARSE;
+            else
+                return usage_error("invalid --neighbors '%s' (expected auto, dense or sparse)", value);
+            o->neighbors_set = 1;
         } else if ((r = option_value(argc, argv, &i, "--precision", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
@@ -225,7 +266,7 @@ typedef struct run {
     int64_t n_systems, n_atoms;
     int64_t *offsets;
     int32_t *numbers;
-    double *positions, *cells, *energies, *forces;
+    double *positions, *cells, *energies, *forces, *virials;
     uint8_t *pbc;
     mlff_context *ctx;
     xyz_buffer out, notes;
@@ -244,6 +285,7 @@ static void run_free(run *r)
     free(r->pbc);
     free(r->energies);
     free(r->forces);
+    free(r->virials);
     free(r->opt.files);
     mlff_context_destroy(r->ctx);
     xyz_buffer_free(&r->out);
@@ -318,8 +360,10 @@ static int build_batch(run *r)
         r->cells = calloc(9 * ns, sizeof *r->cells);
     if (r->opt.forces)
         r->forces = malloc(3 * na * sizeof *r->forces);
+    if (r->opt.stress)
+        r->virials = malloc(9 * ns * sizeof *r->virials);
     if (!r->offsets || !r->numbers || !r->positions || !r->pbc || !r->energies ||
-        (any_cell && !r->cells) || (r->opt.forces && !r->forces))
+        (any_cell && !r->cells) || (r->opt.forces && !r->forces) || (r->opt.stress && !r->virials))
         return -1;
     int64_t s = 0, a = 0;
     r->offsets[0] = 0;
@@ -418,6 +462,8 @@ static int energy_main(run *r)
         settings.device = o->device;
     if (o->precision_set)
         settings.precision = o->precision;
+    if (o->neighbors_set)
+        settings.neighbors = o->neighbors;
     mlff_status status = mlff_context_create(&settings, &r->ctx);
     if (status != MLFF_OK) {
         error_line("mlff: cannot use the device: %s", library_message(r->ctx, status));
@@ -438,7 +484,8 @@ static int energy_main(run *r)
         .pbc = r->pbc,
     };
     double start = seconds_now();
-    status = mlff_evaluate(model, &batch, r->energies, r->forces);
+    mlff_results results = {.energies = r->energies, .forces = r->forces, .virials = r->virials};
+    status = mlff_compute(model, &batch, &results);
     double elapsed = seconds_now() - start;
     if (status != MLFF_OK) {
         report_evaluation_error(r, status);
@@ -462,9 +509,13 @@ static int energy_main(run *r)
     }
     int64_t s = 0;
     for (size_t i = 0; i < o->n_files; i++)
-        for (size_t k = 0; k < r->files[i].n_frames; k++, s++)
-            xyz_write_frame(&r->out, &r->files[i].frames[k], &r->energies[s],
-                            r->forces ? r->forces + 3 * r->offsets[s] : NULL);
+        for (size_t k = 0; k < r->files[i].n_frames; k++, s++) {
+            const xyz_frame *f = &r->files[i].frames[k];
+            double stress[9];
+            int has_stress = r->virials && frame_stress(f, r->virials + 9 * s, stress);
+            xyz_write_frame(&r->out, f, &r->energies[s], r->forces ? r->forces + 3 * r->offsets[s] : NULL,
+                            has_stress ? stress : NULL);
+        }
     if (r->out.failed) {
         error_line("mlff: out of memory formatting the output");
         return EXIT_BAD_INPUT;

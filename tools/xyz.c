@@ -960,7 +960,7 @@ static void shortest(double x, char out[40])
 }
 
 static int write_frame_c(xyz_buffer *b, const xyz_frame *f, const double *energy,
-                         const double *forces)
+                         const double *forces, const double *stress)
 {
     xyz_buffer_printf(b, "%lld\n", (long long)f->n_atoms);
     if (f->has_cell) {
@@ -980,6 +980,12 @@ static int write_frame_c(xyz_buffer *b, const xyz_frame *f, const double *energy
             xyz_buffer_printf(b, " %s", f->info[i].text);
     if (energy)
         xyz_buffer_printf(b, " energy=%.17g", *energy);
+    if (stress) {
+        xyz_buffer_printf(b, " stress=\"");
+        for (int k = 0; k < 9; k++)
+            xyz_buffer_printf(b, k ? " %.10e" : "%.10e", stress[k]);
+        xyz_buffer_printf(b, "\"");
+    }
     xyz_buffer_printf(b, " pbc=\"%c %c %c\"\n", f->pbc[0] ? 'T' : 'F', f->pbc[1] ? 'T' : 'F',
                       f->pbc[2] ? 'T' : 'F');
     for (int64_t a = 0; a < f->n_atoms; a++) {
@@ -1001,11 +1007,11 @@ static int write_frame_c(xyz_buffer *b, const xyz_frame *f, const double *energy
 }
 
 int xyz_write_frame(xyz_buffer *out, const xyz_frame *frame, const double *energy,
-                    const double *forces)
+                    const double *forces, const double *stress)
 {
     c_locale_scope scope;
     c_locale_enter(&scope);
-    int status = write_frame_c(out, frame, energy, forces);
+    int status = write_frame_c(out, frame, energy, forces, stress);
     c_locale_leave(&scope);
     return status;
 }

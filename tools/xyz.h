@@ -138,10 +138,12 @@ void xyz_buffer_free(xyz_buffer *buffer);
  * Kept pairs are the frame's info except results (xyz_key_is_result).
  * Positions are printed with %.16e (exact round trip), the energy (when
  * energy is not NULL) with %.17g, forces (when not NULL, n_atoms x 3) with
- * %.10e, Lattice numbers with the shortest text that reads back exactly.
+ * %.10e, Lattice numbers with the shortest text that reads back exactly;
+ * stress (when not NULL, 3 x 3 row-major, eV/Angstrom^3) as stress="..." with
+ * %.10e, after the energy, as ASE writes it.
  * Returns 0, or -1 when out of memory.
  */
 int xyz_write_frame(xyz_buffer *out, const xyz_frame *frame, const double *energy,
-                    const double *forces);
+                    const double *forces, const double *stress);
 
 #endif /* MLFF_TOOLS_XYZ_H */

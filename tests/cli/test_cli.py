@@ -202,14 +202,14 @@ def test_bad_input(tmp, data_dir):
     ch4 = find_data(data_dir, "g2_CH4.extxyz")
     expect_error(["energy", ch4, path], re.escape(path) + r":(9|10): frame 2, atom (2|3): \S")
 
-    # Periodic systems (the dense path only, for now).
+    # A periodic frame without a usable cell.
     path = write(tmp, "periodic.xyz",
-                 '3\nLattice="12 0 0 0 12 0 0 0 12" pbc="T T T"\n' + WATER.split("\n", 2)[2])
-    r = run(["energy", path])
-    if r.rc == 0:
-        print("note: periodic systems are supported now; update this test", file=sys.stderr)
-    else:
-        expect_error(["energy", path], re.escape(path) + r":2: frame 1: .*not supported yet")
+                 '3\npbc="T T T"\n' + WATER.split("\n", 2)[2])
+    expect_error(["energy", path], re.escape(path) + r":2: frame 1: .*(cell|singular)")
+    # Dense neighbour search cannot do periodic frames.
+    box = find_data(data_dir, "water_box_64.extxyz")
+    expect_error(["energy", "--neighbors", "dense", box], re.escape(box) + r":2: frame 1: .*periodic")
+    expect_usage_error(["energy", "--neighbors", "fast", box])
 
     # The model.
     good = write(tmp, "good.xyz", WATER)
@@ -362,6 +362,27 @@ def test_energy(tmp, data_dir):
     check(atoms.info.get("name") == "g2_CH4", "ASE sees the kept keys")
 
 
+def test_periodic(data_dir):
+    """The periodic boxes against TorchANI; stress is written for them."""
+    for name in ("water_box_64", "water_box_64_triclinic"):
+        box = find_data(data_dir, name + ".extxyz")
+        with open(find_data(data_dir, name + ".json")) as f:
+            ref = json.load(f)
+        r = run(["energy", "--device", "cpu", "--precision", "float64", "--stress", box])
+        if not check(r.rc == 0, "%s runs: %r" % (name, r)):
+            continue
+        frame = parse_extxyz(r.out)[0]
+        e = energy_of(frame)
+        e_ref = ref["energy"] * HARTREE_TO_EV
+        check(abs(e - e_ref) < 1e-8 * frame["n"],
+              "%s energy %.10f eV against TorchANI %.10f" % (name, e, e_ref))
+        info = info_dict(frame)
+        check("Lattice" in info and info.get("pbc") == "T T T", "%s keeps Lattice and pbc" % name)
+        stress = [float(x) for x in info.get("stress", "").split()]
+        check(len(stress) == 9 and all(math.isfinite(x) for x in stress) and
+              abs(stress[1] - stress[3]) < 1e-9, "%s has a symmetric stress: %s" % (name, stress))
+
+
 def test_devices():
     r = run(["devices"])
     check(r.rc == 0 and r.out.strip() != "", "mlff devices lists something: %r" % r)
@@ -377,8 +398,9 @@ def main():
     with tempfile.TemporaryDirectory(prefix="mlff-cli-") as tmp:
         test_usage(data_dir)
         test_bad_input(tmp, data_dir)
-        test_devices()
         test_energy(tmp, data_dir)
+    test_periodic(data_dir)
+    test_devices()
     if failures:
         print("%d check(s) failed" % len(failures), file=sys.stderr)
         return 1

@@ -91,7 +91,7 @@ static void check_round_trip(const xyz_file *a, int line)
 {
     xyz_buffer out = {0};
     for (size_t i = 0; i < a->n_frames; i++)
-        CHECK(xyz_write_frame(&out, &a->frames[i], NULL, NULL) == 0);
+        CHECK(xyz_write_frame(&out, &a->frames[i], NULL, NULL, NULL) == 0);
     xyz_file b;
     char err[XYZ_ERROR_SIZE];
     if (xyz_read_memory("round-trip", out.data, out.size, &b, err, sizeof err) != XYZ_OK) {
@@ -129,7 +129,7 @@ static void check_round_trip(const xyz_file *a, int line)
     /* Writing again gives the same bytes. */
     xyz_buffer again = {0};
     for (size_t i = 0; i < b.n_frames; i++)
-        CHECK(xyz_write_frame(&again, &b.frames[i], NULL, NULL) == 0);
+        CHECK(xyz_write_frame(&again, &b.frames[i], NULL, NULL, NULL) == 0);
     if (again.size != out.size || memcmp(again.data, out.data, out.size) != 0) {
         fprintf(stderr, "%s:%d: second write differs:\n%s---\n%s", __FILE__, line, out.data,
                 again.data);
@@ -204,7 +204,7 @@ static void test_reference_files(void)
     /* The writer: Lattice absent, kept keys in order, results dropped. */
     xyz_buffer out = {0};
     double energy = -1102.3456;
-    CHECK(xyz_write_frame(&out, fr, &energy, NULL) == 0);
+    CHECK(xyz_write_frame(&out, fr, &energy, NULL, NULL) == 0);
     static const char want_line2[] =
         "Properties=species:S:1:pos:R:3 name=g2_CH4 model=\"ANI-2x, 8-model "
         "ensemble average (TorchANI BuiltinEnsemble)\" dtype=float64 "
@@ -239,7 +239,7 @@ static void test_reference_files(void)
         CHECK(fr->positions[0] == 13.21775692);
         CHECK_ROUND_TRIP(&f);
         out = (xyz_buffer){0};
-        CHECK(xyz_write_frame(&out, fr, NULL, NULL) == 0);
+        CHECK(xyz_write_frame(&out, fr, NULL, NULL, NULL) == 0);
         CHECK(out.data && strncmp(out.data,
                                   "192\nLattice=\"12.4172 0 0 3.1043 12.4172 0 -1.8626 2.4834 "
                                   "12.4172\" Properties=species:S:1:pos:R:3 name=",
@@ -362,7 +362,7 @@ static void test_comment_line(void)
     }
     CHECK_ROUND_TRIP(&f);
     xyz_buffer out = {0};
-    CHECK(xyz_write_frame(&out, fr, NULL, NULL) == 0);
+    CHECK(xyz_write_frame(&out, fr, NULL, NULL, NULL) == 0);
     CHECK_STR(out.data, "1\nProperties=species:S:1:pos:R:3 a=\"x y\" b='c d' c={1 2} d=[3,4] "
                         "e=\"say \\\"hi\\\"\" f=plain g h=7 uid=\"\" pbc=\"F F F\"\n"
                         "H    0.0000000000000000e+00   0.0000000000000000e+00   "
@@ -438,7 +438,7 @@ static void test_columns(void)
         xyz_buffer out = {0};
         const double energy = -1102.3456;
         const double forces[6] = {0.5, -0.25, 1e-3, 0, 0, 0};
-        CHECK(xyz_write_frame(&out, &f.frames[0], &energy, forces) == 0);
+        CHECK(xyz_write_frame(&out, &f.frames[0], &energy, forces, NULL) == 0);
         CHECK_STR(out.data,
                   "2\n"
                   "Lattice=\"10 0 0 0 10 0 0 0 10\" Properties=species:S:1:pos:R:3:forces:R:3 "
@@ -486,7 +486,7 @@ static void test_exact_positions(void)
         if (PARSE_OK("1\nLattice=\"1.5 0 0 0 1.5 0 0 0 1.5\"\nH 0.25 0.5 0.75\n", &f)) {
             CHECK(f.frames[0].positions[0] == 0.25 && f.frames[0].cell[0] == 1.5);
             xyz_buffer out = {0};
-            CHECK(xyz_write_frame(&out, &f.frames[0], NULL, NULL) == 0);
+            CHECK(xyz_write_frame(&out, &f.frames[0], NULL, NULL, NULL) == 0);
             CHECK(out.data && strstr(out.data, "2.5000000000000000e-01") &&
                   strstr(out.data, "Lattice=\"1.5 0 0"));
             xyz_buffer_free(&out);
