@@ -1,0 +1,97 @@
+/*
+ * Periodic water boxes of growing size (the 64-water reference box repeated
+ * n x n x n): ANI-2x energy + forces + virial through the sparse path. For
+ * each size: median time of a few calls with perturbed positions, and the
+ * process's peak resident memory so far (sizes grow, so it is this size's).
+ *
+ *   bench_periodic REFERENCE_DIR [max_repeat] [threads]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "../tests/common/reference.h"
+#include "mlff.h"
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return 2;
+    const int max_repeat = argc > 2 ? atoi(argv[2]) : 6;
+    reference box;
+    if (!reference_load(&box, argv[1], "water_box_64"))
+        return 1;
+    mlff_settings s;
+    mlff_default_settings(&s);
+    s.device = MLFF_DEVICE_CPU;
+    s.n_threads = argc > 3 ? atoi(argv[3]) : 0;
+    mlff_context *ctx;
+    mlff_model *model;
+    if (mlff_context_create(&s, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
+        fprintf(stderr, "%s\n", mlff_last_error(ctx));
+        return 1;
+    }
+    printf("device: %s, float32, energy + forces + virial, sparse path\n\n", mlff_device_description(ctx));
+    printf("| atoms | median s | min s | runs | peak memory MB |\n|---:|---:|---:|---:|---:|\n");
+    unsigned seed = 7;
+    for (int n = 2; n <= max_repeat; n++) {
+        const int copies = n * n * n, atoms = box.n_atoms * copies;
+        int32_t *z = malloc((size_t)atoms * sizeof *z);
+        double *ref = malloc((size_t)atoms * 3 * sizeof *ref), *pos = malloc((size_t)atoms * 3 * sizeof *pos);
+        double *forces = malloc((size_t)atoms * 3 * sizeof *forces), cell[9], virial[9], energy, times[5];
+        for (int c = 0; c < copies; c++)
+            for (int a = 0; a < box.n_atoms; a++) {
+                const int k = c * box.n_atoms + a, shift[3] = {c % n, (c / n) % n, c / (n * n)};
+                z[k] = box.species[a];
+                for (int d = 0; d < 3; d++)
+                    ref[3 * k + d] = box.positions[3 * a + d] + shift[0] * box.cell[d] +
+                                     shift[1] * box.cell[3 + d] + shift[2] * box.cell[6 + d];
+            }
+        for (int k = 0; k < 9; k++)
+            cell[k] = n * box.cell[k];
+        uint8_t pbc[3] = {1, 1, 1};
+        int64_t offsets[2] = {0, atoms};
+        mlff_batch b = {1, offsets, z, pos, cell, pbc};
+        mlff_results r = {.energies = &energy, .forces = forces, .virials = virial};
+        const int runs = atoms > 30000 ? 3 : 5;
+        for (int it = -1; it < runs; it++) {
+            for (int k = 0; k < 3 * atoms; k++)
+                pos[k] = ref[k] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
+            double t0 = now();
+            if (mlff_compute(model, &b, &r) != MLFF_OK) {
+                fprintf(stderr, "%d atoms: %s\n", atoms, mlff_last_error(ctx));
+                return 1;
+            }
+            if (it >= 0)
+                times[it] = now() - t0;
+        }
+        qsort(times, (size_t)runs, sizeof *times, compare);
+        struct rusage usage;
+        getrusage(RUSAGE_SELF, &usage);
+        printf("| %d | %.3f | %.3f | %d | %.0f |\n", atoms, times[runs / 2], times[0], runs,
+               (double)usage.ru_maxrss / 1024.0);
+        fflush(stdout);
+        free(z);
+        free(ref);
+        free(pos);
+        free(forces);
+    }
+    mlff_context_destroy(ctx);
+    reference_free(&box);
+    return 0;
+}
