@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential meson ninja-build pkg-config libbz2-dev python3)
+packages=(build-essential meson ninja-build pkg-config libbz2-dev python3 python3-numpy python3-ase python3-setuptools python3-wheel python3-venv)
 
 missing=()
 for p in "${packages[@]}"; do

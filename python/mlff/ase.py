@@ -1,0 +1,166 @@
+"""ASE calculator for mlff.
+
+    from mlff.ase import MLFFCalculator
+    atoms.calc = MLFFCalculator()                 # ANI-2x, best device, float32
+    atoms.get_potential_energy(), atoms.get_forces(), atoms.get_stress()
+
+The calculator owns one mlff.Model (one libmlff context and model) for its
+whole life, so the compiled plan and the device buffers are reused from one
+call to the next: an MD run or an optimisation does not recompile or
+reallocate per step. calculate_batch() evaluates many Atoms in one library
+call, for screening.
+
+Periodic systems (any pbc True) go through libmlff's sparse neighbour path
+and also get the stress, from the library's virial: stress = -W / volume
+(eV/Angstrom^3, ASE's sign and Voigt order). Molecules (no pbc) have no
+stress: asking for it raises PropertyNotImplementedError, as in ASE.
+"""
+import os
+
+import numpy as np
+from ase.calculators.calculator import Calculator, PropertyNotImplementedError, all_changes
+from ase.calculators.singlepoint import SinglePointCalculator
+from ase.stress import full_3x3_to_voigt_6_stress
+
+from .model import Model
+
+# Parameters that define the libmlff context and model: changing one of
+# them (calc.set(...)) opens a new one.
+_ENGINE_PARAMETERS = ("model", "device", "precision", "neighbors", "n_threads", "skin")
+
+
+def _is_periodic(atoms):
+    return bool(np.any(atoms.pbc))
+
+
+class MLFFCalculator(Calculator):
+    """ANI-2x (or another mlff model) energies, forces and stress for ASE.
+
+    model: path of a model file, None for the default ANI-2x.
+    device: 'auto', 'cpu', 'opencl', 'vulkan' (optionally ':INDEX').
+    precision: 'float32' or 'float64' (energies are summed in double either way).
+    neighbors: 'auto', 'dense' (all pairs, molecules only) or 'sparse' (cell
+        lists; periodic systems need it or 'auto').
+    n_threads: CPU threads, 0 for all the process may use.
+    skin: Verlet skin in Angstrom for the sparse neighbour list (reused until
+        an atom moved more than skin / 2; results do not depend on it),
+        None for the library's default.
+    Further keywords (label, directory, ...) go to ase's Calculator.
+
+    Energy and forces (and, for periodic systems, the stress) are always
+    computed together: ASE asks for them together at each step of MD or an
+    optimisation, and one pass serves them all.
+    """
+
+    implemented_properties = ["energy", "free_energy", "forces", "stress"]
+    default_parameters = {
+        "model": None,
+        "device": "auto",
+        "precision": "float32",
+        "neighbors": "auto",
+        "n_threads": 0,
+        "skin": None,
+    }
+
+    def __init__(self, model=None, device="auto", precision="float32", neighbors="auto",
+                 n_threads=0, skin=None, **kwargs):
+        self._engine = None
+        if model is not None:
+            model = os.fspath(model)
+        super().__init__(model=model, device=device, precision=precision,
+                         neighbors=neighbors, n_threads=n_threads, skin=skin, **kwargs)
+        self._engine = self._open()
+
+    def _open(self):
+        p = self.parameters
+        return Model(p["model"], device=p["device"], precision=p["precision"],
+                     neighbors=p["neighbors"], n_threads=p["n_threads"], skin=p["skin"])
+
+    def set(self, **kwargs):
+        """Change parameters; a new engine is opened if one defining it changed."""
+        if kwargs.get("model") is not None:
+            kwargs["model"] = os.fspath(kwargs["model"])
+        changed = super().set(**kwargs)
+        if self._engine is not None and any(k in changed for k in _ENGINE_PARAMETERS):
+            self._engine.close()
+            self._engine = None
+            self.reset()
+            self._engine = self._open()
+        return changed
+
+    @property
+    def engine(self):
+        """The mlff.Model behind this calculator (name, elements, stats())."""
+        return self._engine
+
+    def stats(self):
+        """libmlff counters of this calculator's context (see mlff.Model.stats)."""
+        return self._engine.stats()
+
+    def close(self):
+        """Release the libmlff context now instead of when garbage collected."""
+        if self._engine is not None:
+            self._engine.close()
+
+    def calculate(self, atoms=None, properties=("energy",), system_changes=all_changes):
+        super().calculate(atoms, properties, system_changes)
+        if "stress" in properties and not _is_periodic(self.atoms):
+            raise PropertyNotImplementedError(
+                "stress needs a periodic system (pbc); this one has none")
+        self.results = self._evaluate([self.atoms], want_forces=True)[0]
+
+    def calculate_batch(self, images, properties=("energy", "forces"), attach=False):
+        """Evaluate many Atoms in one libmlff call (screening).
+
+        Returns one results dict per image ('energy', 'free_energy', and if
+        asked 'forces' and, for periodic images, 'stress'), in order.
+        attach=True also gives each image a SinglePointCalculator holding
+        its results, so that image.get_potential_energy() works afterwards
+        without this calculator. The calculator's own state (self.atoms,
+        self.results) is left alone.
+        """
+        images = list(images)
+        unknown = set(properties) - set(self.implemented_properties)
+        if unknown:
+            raise ValueError("cannot compute %s; implemented: %s"
+                             % (", ".join(sorted(unknown)), ", ".join(self.implemented_properties)))
+        results = self._evaluate(images, want_forces="forces" in properties,
+                                 want_stress="stress" in properties)
+        if attach:
+            for atoms, result in zip(images, results):
+                atoms.calc = SinglePointCalculator(atoms, **result)
+        return results
+
+    def _evaluate(self, images, want_forces, want_stress=True):
+        """One library call for all images; a results dict per image."""
+        if self._engine is None or self._engine.closed:
+            raise RuntimeError("this MLFFCalculator has been closed")
+        periodic = [_is_periodic(atoms) for atoms in images]
+        want_virials = want_stress and any(periodic)
+        out = self._engine.evaluate_batch(
+            [atoms.numbers for atoms in images],
+            [atoms.positions for atoms in images],
+            cells=[atoms.cell.array for atoms in images] if any(periodic) else None,
+            pbc=[atoms.pbc for atoms in images] if any(periodic) else None,
+            forces=want_forces, virials=want_virials)
+        energies, forces = out[0], out[1]
+        results = []
+        for i, atoms in enumerate(images):
+            result = {"energy": float(energies[i]), "free_energy": float(energies[i])}
+            if forces is not None:
+                result["forces"] = np.array(forces[i])
+            if want_virials and periodic[i]:
+                stress = self._stress(atoms, out[2][i])
+                if stress is not None:
+                    result["stress"] = stress
+            results.append(result)
+        return results
+
+    @staticmethod
+    def _stress(atoms, virial):
+        """ASE's stress (Voigt, eV/Angstrom^3) from the virial W = -dE/d(strain):
+        sigma = -W / V; None where the cell has no volume."""
+        volume = abs(np.linalg.det(atoms.cell.array))
+        if volume < 1e-9:
+            return None
+        return full_3x3_to_voigt_6_stress(-virial / volume)
