@@ -28,9 +28,9 @@ extern "C" {
 #endif
 
 #define MLFF_VERSION_MAJOR 0
-#define MLFF_VERSION_MINOR 1
+#define MLFF_VERSION_MINOR 2
 #define MLFF_VERSION_PATCH 0
-#define MLFF_VERSION_STRING "0.1.0"
+#define MLFF_VERSION_STRING "0.2.0"
 #define MLFF_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define MLFF_VERSION MLFF_VERSION_NUMBER(MLFF_VERSION_MAJOR, MLFF_VERSION_MINOR, MLFF_VERSION_PATCH)
 

@@ -53,6 +53,12 @@ int main(int argc, char **argv)
         return 1;
     }
     expect(ctx, evaluate(model), MLFF_OK, "", -1, -1, "valid batch");
+    if (mlff_version() != MLFF_VERSION || strcmp(mlff_version_string(), MLFF_VERSION_STRING) != 0 ||
+        strcmp(MLFF_VERSION_STRING, MESON_PROJECT_VERSION) != 0) {
+        printf("FAIL the library is %s, its header says %s, the build %s\n", mlff_version_string(),
+               MLFF_VERSION_STRING, MESON_PROJECT_VERSION);
+        failures++;
+    }
 
     z[5] = 11;
     expect(ctx, evaluate(model), MLFF_ERROR_BAD_INPUT, "element Na (Z=11) is not in model ANI-2x", 1, 2,
