@@ -16,6 +16,7 @@
 
 #include "../core/context.h"
 #include "../tests/common/reference.h"
+#include "bench_util.h"
 #include "mlff.h"
 #include "peak.h"
 
@@ -27,19 +28,6 @@ typedef struct bench_case {
     double *positions;
     int64_t n_atoms;
 } bench_case;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Cases from reference molecules; the batch cycles through four molecules of 8-9 atoms. */
 static int make_case(bench_case *c, const char *dir, const char *name, const char *const *molecules,
@@ -131,18 +119,18 @@ int main(int argc, char **argv)
         for (int it = -5; runs < 400 && (runs < 10 || spent < 2.0); it++) {
             for (int64_t a = 0; a < 3 * c->n_atoms; a++)
                 pos[a] = c->positions[a] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
-            double t0 = now();
+            double t0 = bench_now();
             if (mlff_evaluate(model, &b, energies, forces) != MLFF_OK) {
                 fprintf(stderr, "%s\n", mlff_last_error(ctx));
                 return 1;
             }
-            double t = now() - t0;
+            double t = bench_now() - t0;
             if (it >= 0) {
                 times[runs++] = t;
                 spent += t;
             }
         }
-        qsort(times, (size_t)runs, sizeof *times, compare);
+        qsort(times, (size_t)runs, sizeof *times, bench_compare_doubles);
         double median = times[runs / 2], gflop = dense_flops(model) / 1e9;
         printf("| %s | %lld | %.3f | %.3f | %d | %.3f | %.1f | %.0f%% |\n", c->name,
                (long long)c->n_atoms, 1e3 * median, 1e3 * times[0], runs, gflop, gflop / median,

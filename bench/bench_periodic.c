@@ -13,20 +13,8 @@
 #include <time.h>
 
 #include "../tests/common/reference.h"
+#include "bench_util.h"
 #include "mlff.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int compare(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char **argv)
 {
@@ -72,15 +60,15 @@ int main(int argc, char **argv)
         for (int it = -1; it < runs; it++) {
             for (int k = 0; k < 3 * atoms; k++)
                 pos[k] = ref[k] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
-            double t0 = now();
+            double t0 = bench_now();
             if (mlff_compute(model, &b, &r) != MLFF_OK) {
                 fprintf(stderr, "%d atoms: %s\n", atoms, mlff_last_error(ctx));
                 return 1;
             }
             if (it >= 0)
-                times[it] = now() - t0;
+                times[it] = bench_now() - t0;
         }
-        qsort(times, (size_t)runs, sizeof *times, compare);
+        qsort(times, (size_t)runs, sizeof *times, bench_compare_doubles);
         struct rusage usage;
         getrusage(RUSAGE_SELF, &usage);
         printf("| %d | %.3f | %.3f | %d | %.0f |\n", atoms, times[runs / 2], times[0], runs,

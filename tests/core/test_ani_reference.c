@@ -10,24 +10,11 @@
 
 #include "../../core/context.h"
 #include "../common/json_lite.h"
+#include "../common/model.h"
 #include "../common/reference.h"
 #include "mlff.h"
 #include "../common/check.h"
 
-
-static mlff_model *open_model(mlff_context **ctx, mlff_precision precision)
-{
-    mlff_settings s;
-    mlff_default_settings(&s);
-    s.device = MLFF_DEVICE_CPU;
-    s.precision = precision;
-    mlff_model *model = NULL;
-    if (mlff_context_create(&s, ctx) != MLFF_OK || mlff_model_load(*ctx, NULL, &model) != MLFF_OK) {
-        fprintf(stderr, "cannot load the default model: %s\n", mlff_last_error(*ctx));
-        exit(1);
-    }
-    return model;
-}
 
 static void check_structure(mlff_model *model, const reference *r, mlff_precision precision)
 {
@@ -99,7 +86,7 @@ int main(int argc, char **argv)
     const mlff_precision precisions[] = {MLFF_PRECISION_FLOAT64, MLFF_PRECISION_FLOAT32};
     for (int p = 0; p < 2; p++) {
         mlff_context *ctx;
-        mlff_model *model = open_model(&ctx, precisions[p]);
+        mlff_model *model = test_open_model(&ctx, precisions[p], MLFF_NEIGHBORS_AUTO, 0.0);
         for (int k = 0; reference_molecules[k]; k++) {
             reference r;
             if (!reference_load(&r, argv[1], reference_molecules[k])) {

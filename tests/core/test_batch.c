@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../common/model.h"
 #include "../common/reference.h"
 #include "mlff.h"
 
@@ -50,18 +51,8 @@ static void run(mlff_precision precision, const char *dir)
         k++;
     }
 
-    mlff_settings settings;
-    mlff_default_settings(&settings);
-    settings.device = MLFF_DEVICE_CPU;
-    settings.precision = precision;
     mlff_context *ctx;
-    mlff_model *model = NULL;
-    check(mlff_context_create(&settings, &ctx) == MLFF_OK && mlff_model_load(ctx, NULL, &model) == MLFF_OK,
-          "load the default model");
-    if (!model) {
-        fprintf(stderr, "%s\n", mlff_last_error(ctx));
-        exit(1);
-    }
+    mlff_model *model = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
 
     for (int s = 0; s <= n; s++) {
         int64_t one[2] = {0, offsets[s + 1] - offsets[s]};

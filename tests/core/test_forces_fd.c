@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/model.h"
 #include "../common/reference.h"
 #include "mlff.h"
 
@@ -16,16 +17,8 @@ int main(int argc, char **argv)
     if (argc != 2)
         return 2;
     static const char *const names[] = {"g2_CH3Cl", "g2_HCF3", "g2_C4H4S", "g2_CH3CONH2"};
-    mlff_settings settings;
-    mlff_default_settings(&settings);
-    settings.device = MLFF_DEVICE_CPU;
-    settings.precision = MLFF_PRECISION_FLOAT64;
     mlff_context *ctx;
-    mlff_model *model = NULL;
-    if (mlff_context_create(&settings, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
-        fprintf(stderr, "%s\n", mlff_last_error(ctx));
-        return 1;
-    }
+    mlff_model *model = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_AUTO, 0.0);
     int failures = 0;
     for (size_t m = 0; m < sizeof names / sizeof *names; m++) {
         reference r;

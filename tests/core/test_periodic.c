@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "../common/check.h"
+#include "../common/model.h"
 #include "../common/reference.h"
 #include "mlff.h"
 
@@ -26,22 +27,6 @@ typedef struct system_data {
     double cell[9];
     uint8_t pbc[3];
 } system_data;
-
-static mlff_model *open_model(mlff_context **ctx, mlff_precision precision, mlff_neighbors mode, double skin)
-{
-    mlff_settings s;
-    mlff_default_settings(&s);
-    s.device = MLFF_DEVICE_CPU;
-    s.precision = precision;
-    s.neighbors = mode;
-    s.skin = skin;
-    mlff_model *model = NULL;
-    if (mlff_context_create(&s, ctx) != MLFF_OK || mlff_model_load(*ctx, NULL, &model) != MLFF_OK) {
-        fprintf(stderr, "cannot load the model: %s\n", mlff_last_error(*ctx));
-        exit(1);
-    }
-    return model;
-}
 
 static mlff_status compute(mlff_model *m, const system_data *sys, double *e, double *f, double *virial)
 {
@@ -81,7 +66,7 @@ static void check_boxes(const char *dir)
 {
     for (int p = 0; p < 2; p++) {
         mlff_context *ctx;
-        mlff_model *model = open_model(&ctx, p ? MLFF_PRECISION_FLOAT32 : MLFF_PRECISION_FLOAT64,
+        mlff_model *model = test_open_model(&ctx, p ? MLFF_PRECISION_FLOAT32 : MLFF_PRECISION_FLOAT64,
                                        MLFF_NEIGHBORS_AUTO, 0.0);
         for (int k = 0; reference_boxes[k]; k++) {
             reference r;
@@ -203,8 +188,8 @@ static void check_finite_differences(mlff_model *model, system_data *s, int atom
 static void check_dense_sparse(const char *dir)
 {
     mlff_context *cd, *cs;
-    mlff_model *dense = open_model(&cd, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_DENSE, 0.0);
-    mlff_model *sparse = open_model(&cs, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
+    mlff_model *dense = test_open_model(&cd, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_DENSE, 0.0);
+    mlff_model *sparse = test_open_model(&cs, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
     double worst = 0;
     for (int k = 0; reference_molecules[k]; k++) {
         reference r;
@@ -231,8 +216,8 @@ static void check_dense_sparse(const char *dir)
 static void check_skin(const system_data *start)
 {
     mlff_context *c0, *c1;
-    mlff_model *plain = open_model(&c0, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
-    mlff_model *skin = open_model(&c1, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 1.0);
+    mlff_model *plain = test_open_model(&c0, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
+    mlff_model *skin = test_open_model(&c1, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 1.0);
     system_data s = *start;
     s.pos = malloc((size_t)s.n * 3 * sizeof(double));
     memcpy(s.pos, start->pos, (size_t)s.n * 3 * sizeof(double));
@@ -273,7 +258,7 @@ int main(int argc, char **argv)
         return 1;
     system_data s = from_reference(&box);
     mlff_context *ctx;
-    mlff_model *model = open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
+    mlff_model *model = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
     check_supercell(model, &s);
     check_translation(model, &s);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../common/model.h"
 #include "../common/reference.h"
 #include "mlff.h"
 
@@ -49,14 +50,9 @@ int main(int argc, char **argv)
         return 1;
     int failures = 0;
     for (int precision = 0; precision < 2; precision++) {
-        mlff_settings s;
-        mlff_default_settings(&s);
-        s.device = MLFF_DEVICE_CPU;
-        s.precision = precision ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
         mlff_context *ctx;
-        mlff_model *model;
-        if (mlff_context_create(&s, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK)
-            return 1;
+        mlff_model *model = test_open_model(&ctx, precision ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32,
+                                            MLFF_NEIGHBORS_AUTO, 0.0);
         int64_t offsets[2] = {0, r.n_atoms};
         mlff_batch b = {1, offsets, r.species, r.positions, NULL, NULL};
         double energy, *forces = malloc((size_t)r.n_atoms * 3 * sizeof *forces);
