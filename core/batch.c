@@ -183,16 +183,18 @@ static int input_of(const mlff_graph *g, mlff_input_role role, int link)
     return -1;
 }
 
+/* Cells of periodic systems; zeros for the others, whatever the caller put
+ * there (they are multiplied by zero images, and 0 * NaN would be NaN). */
 static mlff_status fill_cells(const mlff_batch *b, int t, mlff_batch_work *w, mlff_error *err)
 {
     const size_t bytes = (size_t)b->n_systems * 9 * sizeof(double);
     double *cells = reserve(w, t, bytes, err);
     if (!cells)
         return err->status;
-    if (b->cells)
-        memcpy(cells, b->cells, bytes);
-    else
-        memset(cells, 0, bytes);
+    memset(cells, 0, bytes);
+    for (int64_t s = 0; b->cells && s < b->n_systems; s++)
+        if (mlff_batch_is_periodic(b, s))
+            memcpy(cells + 9 * s, b->cells + 9 * s, 9 * sizeof(double));
     w->input_dtypes[t] = MLFF_DTYPE_F64;
     return MLFF_OK;
 }

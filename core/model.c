@@ -154,9 +154,8 @@ static int use_dense(const mlff_context *ctx, const mlff_batch *b)
     if (!ctx->iface->is_gpu(ctx->backend))
         return 0;
     for (int64_t s = 0; s < b->n_systems; s++) {
-        const int periodic = b->pbc && (b->pbc[3 * s] | b->pbc[3 * s + 1] | b->pbc[3 * s + 2]);
         /* AIMNet2's threshold until one is measured for each device. */
-        if (periodic || b->system_offsets[s + 1] - b->system_offsets[s] > 120)
+        if (mlff_batch_is_periodic(b, s) || b->system_offsets[s + 1] - b->system_offsets[s] > 120)
             return 0;
     }
     return 1;
@@ -187,7 +186,7 @@ static void assemble_virials(const mlff_batch *b, const double *forces, const do
             for (int a = 0; a < 3; a++)
                 for (int c = 0; c < 3; c++)
                     w[3 * a + c] += forces[3 * i + a] * b->positions[3 * i + c];
-        if (!b->cells)
+        if (!b->cells || !mlff_batch_is_periodic(b, s))
             continue;
         for (int k = 0; k < 3; k++)
             for (int a = 0; a < 3; a++)

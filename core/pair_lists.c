@@ -17,7 +17,7 @@ static int grow(void **array, int64_t *capacity, int64_t need, size_t elem)
     return 1;
 }
 
-static int is_periodic(const mlff_batch *b, int64_t s)
+int mlff_batch_is_periodic(const mlff_batch *b, int64_t s)
 {
     return b->pbc && (b->pbc[3 * s] || b->pbc[3 * s + 1] || b->pbc[3 * s + 2]);
 }
@@ -42,7 +42,7 @@ static mlff_status dense_search(const mlff_batch *b, const int32_t *system, doub
     const int64_t n_atoms = b->system_offsets[b->n_systems];
     const double rc2 = cutoff * cutoff;
     for (int64_t s = 0; s < b->n_systems; s++)
-        if (is_periodic(b, s))
+        if (mlff_batch_is_periodic(b, s))
             return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
                                   "the dense neighbour search does not handle periodic systems "
                                   "(use the sparse or automatic one)");
@@ -87,7 +87,7 @@ static int reusable(const mlff_pair_lists *pl, const mlff_batch *b, double cutof
         if (b->pbc)
             memcpy(pbc, b->pbc + 3 * s, 3);
         if (memcmp(pbc, pl->pbc + 3 * s, 3) != 0 ||
-            (is_periodic(b, s) && memcmp(b->cells + 9 * s, pl->cells + 9 * s, 9 * sizeof(double)) != 0))
+            (mlff_batch_is_periodic(b, s) && memcmp(b->cells + 9 * s, pl->cells + 9 * s, 9 * sizeof(double)) != 0))
             return 0;
     }
     const double limit = 0.25 * skin * skin;
@@ -191,7 +191,7 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
                                    double cutoff, double skin, int dense, mlff_error *err)
 {
     for (int64_t s = 0; s < b->n_systems; s++) {
-        if (is_periodic(b, s) && !b->cells)
+        if (mlff_batch_is_periodic(b, s) && !b->cells)
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
         mlff_status status = check_density(b, s, err);
         if (status != MLFF_OK)

@@ -43,6 +43,9 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
                                    double cutoff, double skin, int dense, mlff_error *err);
 void mlff_pair_lists_free(mlff_pair_lists *pl);
 
+/* True when system s of the batch is periodic along some axis. */
+int mlff_batch_is_periodic(const mlff_batch *b, int64_t s);
+
 /* The shift n . cell of master pair p (zero for a non-periodic system). */
 void mlff_pair_shift(const mlff_batch *b, const int32_t *system, const mlff_pair_lists *pl, int64_t p,
                      double shift[3]);

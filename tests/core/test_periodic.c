@@ -7,7 +7,9 @@
  *    slab periodic in two axes: forces and virials against finite differences;
  *  - virials against finite differences of the energy under strain;
  *  - dense and sparse searches agree on every non-periodic reference;
- *  - a Verlet skin changes no number along an MD-like trajectory, and saves searches.
+ *  - a Verlet skin changes no number along an MD-like trajectory, and saves searches;
+ *  - a batch mixing a molecule (with a NaN cell, which must be ignored) and a box
+ *    gives what each gives alone.
  * Usage: test_periodic REFERENCE_DIR
  */
 #include <math.h>
@@ -212,6 +214,45 @@ static void check_dense_sparse(const char *dir)
     mlff_context_destroy(cs);
 }
 
+static void check_mixed_batch(mlff_model *model, const system_data *box, const char *dir)
+{
+    reference r;
+    if (!reference_load(&r, dir, "g2_CH4")) {
+        failures++;
+        return;
+    }
+    system_data mol = from_reference(&r);
+    const int n = mol.n + box->n;
+    int64_t offsets[3] = {0, mol.n, n};
+    int32_t *z = malloc((size_t)n * sizeof *z);
+    double *pos = malloc((size_t)n * 3 * sizeof *pos), *f = malloc((size_t)n * 3 * sizeof *f);
+    double *alone_f = malloc((size_t)n * 3 * sizeof *alone_f), cells[18], e[2], w[18], alone_e[2], alone_w[18];
+    uint8_t pbc[6] = {0, 0, 0, 1, 1, 1};
+    memcpy(z, mol.z, (size_t)mol.n * sizeof *z);
+    memcpy(z + mol.n, box->z, (size_t)box->n * sizeof *z);
+    memcpy(pos, mol.pos, (size_t)mol.n * 3 * sizeof *pos);
+    memcpy(pos + 3 * mol.n, box->pos, (size_t)box->n * 3 * sizeof *pos);
+    for (int k = 0; k < 9; k++) {
+        cells[k] = NAN;
+        cells[9 + k] = box->cell[k];
+    }
+    mlff_batch b = {2, offsets, z, pos, cells, pbc};
+    mlff_results results = {.energies = e, .forces = f, .virials = w};
+    CHECK(mlff_compute(model, &b, &results) == MLFF_OK, "mixed batch");
+    CHECK(compute(model, &mol, &alone_e[0], alone_f, alone_w) == MLFF_OK &&
+              compute(model, box, &alone_e[1], alone_f + 3 * mol.n, alone_w + 9) == MLFF_OK,
+          "alone");
+    double worst = fmax(max_diff(e, alone_e, 2), fmax(max_diff(f, alone_f, 3 * n), max_diff(w, alone_w, 18)));
+    printf("molecule + box in one batch vs alone: max difference %.2e\n", worst);
+    CHECK(worst <= 1e-9, "a mixed batch equals its systems alone");
+    free(z);
+    free(pos);
+    free(f);
+    free(alone_f);
+    free_system(&mol);
+    reference_free(&r);
+}
+
 /* Along a short MD-like trajectory, a skin reuses the list and changes nothing. */
 static void check_skin(const system_data *start)
 {
@@ -260,6 +301,7 @@ int main(int argc, char **argv)
     mlff_context *ctx;
     mlff_model *model = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.0);
     check_supercell(model, &s);
+    check_mixed_batch(model, &s, argv[1]);
     check_translation(model, &s);
 
     /* One water molecule in a 3.1 Angstrom cubic cell: every atom sees its own images. */
