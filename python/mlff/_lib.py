@@ -3,8 +3,8 @@
 The binding has no compiled part of its own (ctypes, ABI level), so it works
 with whatever libmlff it is pointed at; the price is that the structures
 below must match the header byte for byte. They mirror mlff.h of version
-0.1 with the sparse path (mlff_compute, virials, the Verlet skin); the
-loader refuses a library of another major version or without mlff_compute.
+0.2 (mlff_compute, virials, the Verlet skin); the loader refuses a library
+of another major version, an older minor one, or one without mlff_compute.
 
 The loaded library is cached: it is the only module-level mutable state of
 the package, and a library cannot be unloaded meaningfully anyway.
@@ -18,7 +18,7 @@ from .errors import LibraryNotFoundError
 
 # The C API version these declarations were written against.
 API_MAJOR = 0
-API_MINOR = 1
+API_MINOR = 2  # 0.2: mlff_settings.skin, mlff_stats.neighbor_builds, mlff_compute
 
 # mlff_status
 OK = 0
