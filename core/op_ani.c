@@ -16,7 +16,8 @@ int mlff_op_ani_radial(mlff_graph *g, int vec, int pairs, int species, int shift
     const mlff_graph_tensor *v = op_tensor(g, vec);
     int ok = v->cols == 3 && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs) &&
              op_tensor(g, species)->dtype == MLFF_DTYPE_I32 && is_real_column(g, shifts, v->dtype) &&
-             n_species > 0 && rc > 0.0;
+             op_tensor(g, shifts)->rows <= MLFF_ANI_MAX_SHIFTS && n_species > 0 &&
+             n_species * op_tensor(g, shifts)->rows <= MLFF_ANI_MAX_FEATURES && rc > 0.0;
     if (!op_require(g, ok, MLFF_OP_ANI_RADIAL, "bad inputs"))
         return -1;
     mlff_op_attrs a = {.f = {eta, rc}, .i = {n_species}};
@@ -44,11 +45,16 @@ int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int spec
              op_tensor(g, triples)->cols == 2 && op_tensor(g, triples)->dtype == MLFF_DTYPE_I32 &&
              op_tensor(g, species)->dtype == MLFF_DTYPE_I32 &&
              is_real_column(g, shift_theta, v->dtype) && is_real_column(g, shift_r, v->dtype) &&
-             op_tensor(g, shift_theta)->rows <= MLFF_ANI_MAX_ANGLE_SHIFTS && n_species > 0 &&
+             op_tensor(g, shift_theta)->rows <= MLFF_ANI_MAX_SHIFTS &&
+             op_tensor(g, shift_r)->rows <= MLFF_ANI_MAX_SHIFTS && n_species > 0 &&
              rc > 0.0;
     if (!op_require(g, ok, MLFF_OP_ANI_ANGULAR, "bad inputs"))
         return -1;
-    int64_t n_species_pairs = n_species * (n_species + 1) / 2;
+    const int64_t n_species_pairs = n_species * (n_species + 1) / 2;
+    if (!op_require(g, n_species_pairs * op_tensor(g, shift_r)->rows * op_tensor(g, shift_theta)->rows <=
+                           MLFF_ANI_MAX_FEATURES,
+                    MLFF_OP_ANI_ANGULAR, "too many features"))
+        return -1;
     mlff_op_attrs a = {.f = {zeta, eta, rc}, .i = {n_species}};
     return op_node_like(g, MLFF_OP_ANI_ANGULAR, in, 6, &a, v->dtype, species,
                         n_species_pairs * op_tensor(g, shift_r)->rows *

@@ -19,8 +19,11 @@
 
 #define MLFF_MAX_OP_INPUTS 8
 
-/* ani_angular takes at most this many angle shifts (kernels keep them on the stack). */
-#define MLFF_ANI_MAX_ANGLE_SHIFTS 64
+/* The ANI ops take at most this many shifts per array (kernels keep per-shift
+ * tables on the stack). */
+#define MLFF_ANI_MAX_SHIFTS 64
+/* ... and produce at most this many features per atom (kernels sum rows on the stack). */
+#define MLFF_ANI_MAX_FEATURES 8192
 
 /* X(ENUM, "name") in a fixed order: op ids are stable within a version. */
 #define MLFF_OP_LIST(X)                                                                           \

@@ -41,6 +41,10 @@ static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out
     be->kernels[0][MLFF_OP_LINEAR_VJP] = cpu_linear_vjp_f32;
     be->kernels[0][MLFF_OP_CELU] = cpu_celu_f32;
     be->kernels[0][MLFF_OP_CELU_VJP] = cpu_celu_vjp_f32;
+    be->kernels[0][MLFF_OP_ANI_RADIAL] = cpu_ani_radial_f32;
+    be->kernels[0][MLFF_OP_ANI_RADIAL_VJP] = cpu_ani_radial_vjp_f32;
+    be->kernels[0][MLFF_OP_ANI_ANGULAR] = cpu_ani_angular_f32;
+    be->kernels[0][MLFF_OP_ANI_ANGULAR_VJP] = cpu_ani_angular_vjp_f32;
     snprintf(be->description, sizeof be->description, "cpu: %d thread%s", be->n_threads,
              be->n_threads == 1 ? "" : "s");
     *out = be;

@@ -65,12 +65,17 @@ void cpu_buffer_drop_packs(cpu_buffer_header *h);
 /* Every op as plain loops, per type: [0] float, [1] double (cpu_kernels.c).
  * They are the reference that the faster float32 kernels are tested against. */
 extern const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT];
-/* Faster float32 kernels: dense layers on the packed GEMM (cpu_dense.c) and
- * vectorised activations (cpu_activation.c). */
+/* Faster float32 kernels: dense layers on the packed GEMM (cpu_dense.c),
+ * vectorised activations (cpu_activation.c) and ANI features (cpu_aev.c). */
 mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_celu_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_celu_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+/* ANI features vectorised over blocks of pairs and triples (cpu_aev.c). */
+mlff_status cpu_ani_radial_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_ani_radial_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_ani_angular_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_ani_angular_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 /* Kernels that mix types (gather, scatter): one each. */
 mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);

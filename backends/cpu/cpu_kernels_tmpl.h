@@ -514,7 +514,7 @@ RANGE(ani_angular_atoms)
             if (!FN(triple_setup)(&tr, n, abc[2 * t], abc[2 * t + 1]))
                 continue;
             const real mean_d = (tr.da + tr.db) / 2, fcc = 2 * tr.fca * tr.fcb;
-            real angular[MLFF_ANI_MAX_ANGLE_SHIFTS];
+            real angular[MLFF_ANI_MAX_SHIFTS];
             for (int64_t z = 0; z < n_z; z++)
                 angular[z] = pow((1 + cos(tr.theta - shift_z[z])) / 2, zeta);
             for (int64_t r = 0; r < n_r; r++) {
@@ -565,7 +565,7 @@ RANGE(ani_angular_vjp_atoms)
             /* Sums over the block of this triple's gradient times the angular
              * factor A_z, its theta-derivative A'_z, the radial factor B_r and
              * its derivative B'_r with respect to the mean distance. */
-            real a_z[MLFF_ANI_MAX_ANGLE_SHIFTS], da_z[MLFF_ANI_MAX_ANGLE_SHIFTS];
+            real a_z[MLFF_ANI_MAX_SHIFTS], da_z[MLFF_ANI_MAX_SHIFTS];
             for (int64_t z = 0; z < n_z; z++) {
                 const real phase = tr.theta - shift_z[z];
                 const real base = (1 + cos(phase)) / 2;

@@ -42,4 +42,32 @@ static inline float cpu_celu_grad(float y, float inv_alpha)
     return y > 0 ? 1.0f : y * inv_alpha + 1.0f;
 }
 
+/* cos and sin of x in [0, pi] through y = x - pi/2 in [-pi/2, pi/2]:
+ * cos x = -sin y and sin x = cos y, Taylor to y^11 / y^12 (error < 4e-8). */
+static inline float cpu_cos_0_pi(float x)
+{
+    const float y = x - 1.57079633f, y2 = y * y;
+    const float s = y * (1 + y2 * (-1.0f / 6 + y2 * (1.0f / 120 + y2 * (-1.0f / 5040 +
+                                   y2 * (1.0f / 362880 + y2 * (-1.0f / 39916800))))));
+    return -s;
+}
+
+static inline float cpu_sin_0_pi(float x)
+{
+    const float y = x - 1.57079633f, y2 = y * y;
+    return 1 + y2 * (-0.5f + y2 * (1.0f / 24 + y2 * (-1.0f / 720 + y2 * (1.0f / 40320 +
+                 y2 * (-1.0f / 3628800 + y2 * (1.0f / 479001600))))));
+}
+
+/* The ANI cosine cutoff and its derivative for d >= 0. */
+static inline float cpu_cutoff(float d, float rc)
+{
+    return d < rc ? 0.5f * cpu_cos_0_pi(3.14159265f * d / rc) + 0.5f : 0.0f;
+}
+
+static inline float cpu_cutoff_grad(float d, float rc)
+{
+    return d < rc ? -0.5f * 3.14159265f / rc * cpu_sin_0_pi(3.14159265f * d / rc) : 0.0f;
+}
+
 #endif

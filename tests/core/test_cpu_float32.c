@@ -3,7 +3,8 @@
  * replace: the GEMM (packed weights) on shapes that exercise every row and
  * column remainder and grouped layers, packed weights rebuilt after the
  * weight buffer is written, CELU and its derivative folded into the GEMM,
- * and the vectorised CELU and its derivative on their own.
+ * the vectorised CELU and its derivative on their own, and the vectorised ANI
+ * features (radial, angular, both VJPs) on random atoms with ANI-2x's constants.
  */
 #include <math.h>
 #include <stdio.h>
@@ -140,6 +141,101 @@ static void check_celu(mlff_backend *be)
         mlff_backend_cpu.buffer_free(be, buffers[k]);
 }
 
+/* Largest |fast - plain| relative to the largest |plain| of an output. */
+static double relative_difference(const float *fast, const float *plain, int64_t n)
+{
+    double diff = 0, scale = 1e-30;
+    for (int64_t k = 0; k < n; k++) {
+        diff = fmax(diff, fabs((double)fast[k] - plain[k]));
+        scale = fmax(scale, fabs((double)plain[k]));
+    }
+    return diff / scale;
+}
+
+static void check_ani(mlff_backend *be)
+{
+    enum { ATOMS = 40, S = 7, R = 16, Z = 4, RA = 8 };
+    mlff_error err;
+    unsigned seed = 11;
+    /* Atoms in a 7 A cube; every ordered pair within 5.1 A, sorted by center. */
+    double pos[ATOMS][3];
+    for (int a = 0; a < ATOMS; a++)
+        for (int d = 0; d < 3; d++)
+            pos[a][d] = 7.0 * rand_r(&seed) / RAND_MAX;
+    int32_t *pairs = alloc(be, ATOMS * ATOMS * 2 * 4), *species = alloc(be, ATOMS * 4);
+    float *vec = alloc(be, ATOMS * ATOMS * 3 * 4);
+    int64_t n_pairs = 0;
+    for (int i = 0; i < ATOMS; i++) {
+        species[i] = rand_r(&seed) % S;
+        for (int j = 0; j < ATOMS; j++) {
+            double v[3], d2 = 0;
+            for (int d = 0; d < 3; d++) {
+                v[d] = pos[j][d] - pos[i][d];
+                d2 += v[d] * v[d];
+            }
+            if (i == j || d2 > 5.1 * 5.1 || d2 < 0.64)
+                continue;
+            pairs[2 * n_pairs] = i;
+            pairs[2 * n_pairs + 1] = j;
+            for (int d = 0; d < 3; d++)
+                vec[3 * n_pairs + d] = (float)v[d];
+            n_pairs++;
+        }
+    }
+    int32_t *triples = alloc(be, (size_t)n_pairs * ATOMS * 2 * 4);
+    int64_t n_triples = 0;
+    for (int64_t a = 0; a < n_pairs; a++)
+        for (int64_t b = a + 1; b < n_pairs && pairs[2 * b] == pairs[2 * a]; b++) {
+            triples[2 * n_triples] = (int32_t)a;
+            triples[2 * n_triples + 1] = (int32_t)b;
+            n_triples++;
+        }
+    float *shift_r = alloc(be, R * 4), *shift_theta = alloc(be, Z * 4), *shift_a = alloc(be, RA * 4);
+    for (int r = 0; r < R; r++)
+        shift_r[r] = 0.8f + 0.26875f * r;
+    for (int z = 0; z < Z; z++)
+        shift_theta[z] = 0.39269908f + 0.78539816f * z;
+    for (int r = 0; r < RA; r++)
+        shift_a[r] = 0.8f + 0.3375f * r;
+    const int64_t rad_cols = S * R, ang_cols = S * (S + 1) / 2 * RA * Z;
+    float *fast = alloc(be, (size_t)ATOMS * ang_cols * 4), *plain = alloc(be, (size_t)ATOMS * ang_cols * 4);
+    float *gy = alloc(be, (size_t)ATOMS * ang_cols * 4);
+    for (int64_t k = 0; k < ATOMS * ang_cols; k++)
+        gy[k] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
+    const mlff_exec_tensor tv = {vec, MLFF_DTYPE_F32, n_pairs, 3}, tp = {pairs, MLFF_DTYPE_I32, n_pairs, 2},
+                           ts = {species, MLFF_DTYPE_I32, ATOMS, 1}, tt = {triples, MLFF_DTYPE_I32, n_triples, 2},
+                           tr = {shift_r, MLFF_DTYPE_F32, R, 1}, tz = {shift_theta, MLFF_DTYPE_F32, Z, 1},
+                           ta = {shift_a, MLFF_DTYPE_F32, RA, 1};
+    mlff_exec_node nodes[4] = {
+        {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .inputs = {tv, tp, ts, tr},
+         .output = {NULL, MLFF_DTYPE_F32, ATOMS, rad_cols}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
+        {.op = MLFF_OP_ANI_RADIAL_VJP, .n_inputs = 5,
+         .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, rad_cols}, tv, tp, ts, tr},
+         .output = {NULL, MLFF_DTYPE_F32, n_pairs, 3}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
+        {.op = MLFF_OP_ANI_ANGULAR, .n_inputs = 6, .inputs = {tv, tp, tt, ts, tz, ta},
+         .output = {NULL, MLFF_DTYPE_F32, ATOMS, ang_cols}, .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
+        {.op = MLFF_OP_ANI_ANGULAR_VJP, .n_inputs = 7,
+         .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, ang_cols}, tv, tp, tt, ts, tz, ta},
+         .output = {NULL, MLFF_DTYPE_F32, n_pairs, 3}, .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
+    };
+    for (int k = 0; k < 4; k++) {
+        mlff_exec_node node = nodes[k];
+        const int64_t size = node.output.rows * node.output.cols;
+        node.output.buffer = fast;
+        be->kernels[0][node.op](be, &node, &err);
+        node.output.buffer = plain;
+        cpu_plain_kernels[0][node.op](be, &node, &err);
+        const double diff = relative_difference(fast, plain, size);
+        const int ok = diff < 2e-6;
+        failures += !ok;
+        printf("%-4s %-16s %lld pairs, %lld triples: max difference %.2e of the largest value\n",
+               ok ? "ok" : "FAIL", mlff_op_get(node.op)->name, (long long)n_pairs, (long long)n_triples, diff);
+    }
+    void *buffers[] = {pairs, species, vec, triples, shift_r, shift_theta, shift_a, fast, plain, gy};
+    for (int k = 0; k < 10; k++)
+        mlff_backend_cpu.buffer_free(be, buffers[k]);
+}
+
 int main(void)
 {
     mlff_backend_options opts = {.device_index = -1, .n_threads = 2};
@@ -154,6 +250,7 @@ int main(void)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         check(be, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], (unsigned)s + 1);
     check_celu(be);
+    check_ani(be);
     mlff_backend_cpu.close(be);
     printf("%d failure(s)\n", failures);
     return failures ? 1 : 0;
