@@ -136,17 +136,6 @@ typedef struct triple_block {
     pair_block pa, pb;
 } triple_block;
 
-/* Slot of the unordered species pair (a, b) in upper-triangle order. */
-static inline int64_t species_pair(int64_t a, int64_t b, int64_t n_species)
-{
-    if (a > b) {
-        const int64_t t = a;
-        a = b;
-        b = t;
-    }
-    return a * n_species - a * (a - 1) / 2 + (b - a);
-}
-
 /* n: the forward op (vec, pairs, triples, species, shift_theta, shift_r). */
 static inline void triple_geometry(const mlff_exec_node *n, const int64_t *triples, int m, int grad,
                                    triple_block *t)
@@ -159,7 +148,7 @@ static inline void triple_geometry(const mlff_exec_node *n, const int64_t *tripl
     for (int k = 0; k < m; k++) {
         t->a[k] = abc[2 * triples[k]];
         t->b[k] = abc[2 * triples[k] + 1];
-        t->slot[k] = species_pair(species[ij[2 * t->a[k] + 1]], species[ij[2 * t->b[k] + 1]],
+        t->slot[k] = cpu_species_pair(species[ij[2 * t->a[k] + 1]], species[ij[2 * t->b[k] + 1]],
                                   n->attrs.i[0]) * block;
     }
     pair_geometry(vec, t->a, m, rc, grad, &t->pa);
@@ -298,18 +287,6 @@ TARGETS static void angular_vjp_atoms(const mlff_exec_node *n, void *extra, int6
     }
 }
 
-/* Triples grouped by their center atom (the center of their first pair). */
-static mlff_status triples_by_center(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
-                                     int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err)
-{
-    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(n_triples > 0 ? n_triples : 1) * sizeof *center);
-    if (!center)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
-    for (int64_t t = 0; t < n_triples; t++)
-        center[t] = pairs[2 * triples[2 * t]];
-    return cpu_csr_build(be, center, 1, n_triples, atoms, out, err);
-}
-
 static void angle_tables(angular_job *job, const float *shift_theta, int64_t n_z)
 {
     for (int64_t z = 0; z < n_z; z++) {
@@ -338,7 +315,7 @@ mlff_status cpu_ani_angular_f32(mlff_backend *be, const mlff_exec_node *n, mlff_
 {
     angular_job job = {.forward = *n};
     angle_tables(&job, IN(4), n->inputs[4].rows);
-    mlff_status s = triples_by_center(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,
+    mlff_status s = cpu_triples_by_center(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,
                                       &job.by_center, err);
     if (s == MLFF_OK)
         cpu_pool_for(be->pool, n->output.rows, 64, angular_atoms, n, &job);
@@ -357,7 +334,7 @@ mlff_status cpu_ani_angular_vjp_f32(mlff_backend *be, const mlff_exec_node *n, m
     if (!job.pair_grad)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular gradients");
     memset(job.pair_grad, 0, (size_t)pairs * 3 * sizeof(double));
-    mlff_status s = triples_by_center(be, IDX(2), IDX(3), n->inputs[3].rows, n->inputs[0].rows,
+    mlff_status s = cpu_triples_by_center(be, IDX(2), IDX(3), n->inputs[3].rows, n->inputs[0].rows,
                                       &job.by_center, err);
     if (s == MLFF_OK)
         cpu_pool_for(be->pool, n->inputs[0].rows, 64, angular_vjp_atoms, n, &job);

@@ -80,3 +80,14 @@ mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride,
     off[0] = 0;
     return MLFF_OK;
 }
+
+mlff_status cpu_triples_by_center(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
+                                  int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err)
+{
+    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(n_triples > 0 ? n_triples : 1) * sizeof *center);
+    if (!center)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
+    for (int64_t t = 0; t < n_triples; t++)
+        center[t] = pairs[2 * triples[2 * t]];
+    return cpu_csr_build(be, center, 1, n_triples, atoms, out, err);
+}

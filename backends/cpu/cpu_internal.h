@@ -45,6 +45,21 @@ typedef struct cpu_csr {
 mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride, int64_t n,
                           int64_t n_keys, cpu_csr *out, mlff_error *err);
 
+/* ANI angular triples grouped by their center atom (the center of their first pair). */
+mlff_status cpu_triples_by_center(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
+                                  int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err);
+
+/* Slot of the unordered species pair (a, b) in upper-triangle order. */
+static inline int64_t cpu_species_pair(int64_t a, int64_t b, int64_t n_species)
+{
+    if (a > b) {
+        const int64_t t = a;
+        a = b;
+        b = t;
+    }
+    return a * n_species - a * (a - 1) / 2 + (b - a);
+}
+
 /* Every CPU buffer starts CPU_BUFFER_HEADER bytes after a header that keeps
  * packed copies of it (weights laid out for the GEMM). A write bumps the
  * generation, which makes those copies stale; they are rebuilt on next use. */

@@ -444,17 +444,6 @@ KERNEL(ani_radial_vjp)
 
 /* ---- ANI angular terms: triples grouped by center atom ---- */
 
-/* Slot of the unordered species pair (a, b) in upper-triangle order. */
-static inline int64_t FN(species_pair)(int64_t a, int64_t b, int64_t n_species)
-{
-    if (a > b) {
-        int64_t t = a;
-        a = b;
-        b = t;
-    }
-    return a * n_species - a * (a - 1) / 2 + (b - a);
-}
-
 /* Geometry of one triple, shared by the forward and backward kernels. */
 typedef struct FN(triple) {
     const real *va, *vb;
@@ -480,20 +469,8 @@ static inline int FN(triple_setup)(FN(triple) * t, const mlff_exec_node *n, int6
     const real dot = t->va[0] * t->vb[0] + t->va[1] * t->vb[1] + t->va[2] * t->vb[2];
     t->cos_raw = dot / (t->da * t->db);
     t->theta = acos((real)0.95 * t->cos_raw);
-    t->slot = FN(species_pair)(species[ij[2 * a + 1]], species[ij[2 * b + 1]], n_species) * block;
+    t->slot = cpu_species_pair(species[ij[2 * a + 1]], species[ij[2 * b + 1]], n_species) * block;
     return 1;
-}
-
-/* Triples grouped by their center atom (the center of their first pair). */
-static mlff_status FN(triples_by_center)(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
-                                         int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err)
-{
-    int32_t *center = cpu_arena_alloc(&be->arena, (size_t)(n_triples > 0 ? n_triples : 1) * sizeof *center);
-    if (!center)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for angular terms");
-    for (int64_t t = 0; t < n_triples; t++)
-        center[t] = pairs[2 * triples[2 * t]];
-    return cpu_csr_build(be, center, 1, n_triples, atoms, out, err);
 }
 
 RANGE(ani_angular_atoms)
@@ -531,7 +508,7 @@ RANGE(ani_angular_atoms)
 KERNEL(ani_angular)
 {
     cpu_csr by_center;
-    mlff_status s = FN(triples_by_center)(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,
+    mlff_status s = cpu_triples_by_center(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,
                                           &by_center, err);
     if (s == MLFF_OK)
         cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_angular_atoms), n, &by_center);
@@ -616,7 +593,7 @@ KERNEL(ani_angular_vjp)
     for (int k = 0; k < 6; k++)
         job.forward.inputs[k] = n->inputs[k + 1];
     memset(n->output.buffer, 0, (size_t)n->output.rows * 3 * sizeof(real));
-    mlff_status s = FN(triples_by_center)(be, IDX(2), IDX(3), n->inputs[3].rows, n->inputs[0].rows,
+    mlff_status s = cpu_triples_by_center(be, IDX(2), IDX(3), n->inputs[3].rows, n->inputs[0].rows,
                                           &job.by_center, err);
     /* A center's triples only touch that center's pairs: no two threads write one row. */
     if (s == MLFF_OK)
