@@ -322,6 +322,14 @@ static void compare(const mlff_batch *b, double cutoff, const char *name)
     free(r.t);
 }
 
+/* compare() on one system, with its cell. */
+static void compare_system(const sys *s, double cutoff, const char *name)
+{
+    batch_buf bb = make_batch(s, 1, 1);
+    compare(&bb.b, cutoff, name);
+    free_batch(&bb);
+}
+
 static void cubic(double cell[9], double a)
 {
     memset(cell, 0, 9 * sizeof(double));
@@ -379,9 +387,7 @@ int main(void)
         batch_buf bb = make_batch(&s, 1, 0);
         compare(&bb.b, rc, "cluster (no cells, no pbc)");
         free_batch(&bb);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "cluster (zero cell, pbc F F F)");
-        free_batch(&bb);
+        compare_system(&s, rc, "cluster (zero cell, pbc F F F)");
         /* A flat, sparse one: bins capped at about one per atom. */
         for (int a = 0; a < s.n; a++) {
             s.pos[3 * a] *= 30;
@@ -398,13 +404,9 @@ int main(void)
         cubic(cell, 15.0);
         sys s = make_sys(340, cell, 1, 1, 1);
         fill_random(&s, 0);
-        batch_buf bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "cubic box 15 A");
-        free_batch(&bb);
+        compare_system(&s, rc, "cubic box 15 A");
         scatter_images(&s, 3);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "cubic box, atoms outside");
-        free_batch(&bb);
+        compare_system(&s, rc, "cubic box, atoms outside");
         free(s.pos);
     }
     /* Strongly skewed triclinic boxes (one with width < 2 cutoff). */
@@ -412,21 +414,15 @@ int main(void)
         const double tri[9] = {14.0, 0.0, 0.0, 11.0, 9.0, 0.0, -8.0, 6.5, 10.0};
         sys s = make_sys(250, tri, 1, 1, 1);
         fill_random(&s, 0);
-        batch_buf bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "triclinic skewed");
-        free_batch(&bb);
+        compare_system(&s, rc, "triclinic skewed");
         scatter_images(&s, 4);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "triclinic skewed, atoms outside");
-        free_batch(&bb);
+        compare_system(&s, rc, "triclinic skewed, atoms outside");
         free(s.pos);
         const double lean[9] = {20.0, 0.0, 0.0, 19.0, 6.0, 0.0, 18.5, 5.5, 7.0};
         s = make_sys(120, lean, 1, 1, 1);
         fill_random(&s, 0);
         scatter_images(&s, 2);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "triclinic leaning (thin)");
-        free_batch(&bb);
+        compare_system(&s, rc, "triclinic leaning (thin)");
         free(s.pos);
     }
     /* Cells smaller than the cutoff: many images, self-images. */
@@ -434,36 +430,26 @@ int main(void)
         cubic(cell, 3.1);
         sys s = make_sys(3, cell, 1, 1, 1);
         fill_random(&s, 0);
-        batch_buf bb = make_batch(&s, 1, 1);
-        compare(&bb.b, 5.1, "3.1 A cubic cell, 3 atoms");
-        free_batch(&bb);
+        compare_system(&s, 5.1, "3.1 A cubic cell, 3 atoms");
         scatter_images(&s, 5);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, 5.1, "3.1 A cell, atoms outside");
-        free_batch(&bb);
+        compare_system(&s, 5.1, "3.1 A cell, atoms outside");
         free(s.pos);
         const double small_tri[9] = {4.0, 0.0, 0.0, 3.5, 3.0, 0.0, 1.0, 1.0, 3.5};
         s = make_sys(5, small_tri, 1, 1, 1);
         fill_random(&s, 0);
         scatter_images(&s, 2);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "small triclinic cell");
-        free_batch(&bb);
+        compare_system(&s, rc, "small triclinic cell");
         free(s.pos);
         cubic(cell, 1.7);
         s = make_sys(1, cell, 1, 1, 1);
         fill_random(&s, 0);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "one atom, 1.7 A cell");
-        free_batch(&bb);
+        compare_system(&s, rc, "one atom, 1.7 A cell");
         free(s.pos);
         /* Between cutoff and twice the cutoff. */
         cubic(cell, 8.0);
         s = make_sys(40, cell, 1, 1, 1);
         fill_random(&s, 0);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "8 A cubic cell");
-        free_batch(&bb);
+        compare_system(&s, rc, "8 A cubic cell");
         free(s.pos);
     }
     /* Slabs (T T F) and wires (T F F), atoms spilling past the cell along
@@ -473,31 +459,23 @@ int main(void)
         sys s = make_sys(200, slab_cell, 1, 1, 0);
         fill_random(&s, 0.3);
         scatter_images(&s, 2);
-        batch_buf bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "slab T T F");
-        free_batch(&bb);
+        compare_system(&s, rc, "slab T T F");
         free(s.pos);
         const double thin_slab[9] = {4.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 10.0};
         s = make_sys(6, thin_slab, 1, 0, 1);
         fill_random(&s, 0.5);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "thin slab T F T");
-        free_batch(&bb);
+        compare_system(&s, rc, "thin slab T F T");
         free(s.pos);
         const double wire[9] = {6.0, 0.0, 0.0, 1.0, 20.0, 0.0, 0.5, 2.0, 18.0};
         s = make_sys(120, wire, 1, 0, 0);
         fill_random(&s, 0.2);
         scatter_images(&s, 3);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "wire T F F");
-        free_batch(&bb);
+        compare_system(&s, rc, "wire T F F");
         free(s.pos);
         const double thin_wire[9] = {0.0, 0.0, 2.5, 12.0, 0.0, 0.0, 0.0, 12.0, 0.0};
         s = make_sys(8, thin_wire, 1, 0, 0);
         fill_random(&s, 0);
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "thin wire along z");
-        free_batch(&bb);
+        compare_system(&s, rc, "thin wire along z");
         free(s.pos);
     }
     /* Exact geometry: a simple cubic lattice whose spacing divides the
@@ -511,17 +489,13 @@ int main(void)
             s.pos[3 * a + 1] = 2.5 * (a / 8 % 8);
             s.pos[3 * a + 2] = 2.5 * (a / 64);
         }
-        batch_buf bb = make_batch(&s, 1, 1);
-        compare(&bb.b, 5.0, "lattice, pairs at the cutoff");
-        free_batch(&bb);
+        compare_system(&s, 5.0, "lattice, pairs at the cutoff");
         for (int a = 0; a < 512; a += 3) {
             const int k = a % 3;
             if (s.pos[3 * a + k] == 0.0)
                 s.pos[3 * a + k] = a % 2 ? 20.0 : -1e-13;
         }
-        bb = make_batch(&s, 1, 1);
-        compare(&bb.b, 5.0, "lattice, atoms on the faces");
-        free_batch(&bb);
+        compare_system(&s, 5.0, "lattice, atoms on the faces");
         free(s.pos);
     }
     /* A flat slab (every atom at the same height along the open axis) and
@@ -532,9 +506,7 @@ int main(void)
         fill_random(&s, 0);
         for (int a = 0; a < s.n; a++)
             s.pos[3 * a + 2] = 3.0;
-        batch_buf bb = make_batch(&s, 1, 1);
-        compare(&bb.b, rc, "flat slab T T F");
-        free_batch(&bb);
+        compare_system(&s, rc, "flat slab T T F");
         free(s.pos);
         double box[9];
         cubic(box, 13.0);
@@ -542,7 +514,7 @@ int main(void)
         fill_random(&s, 0);
         for (int a = 0; a < 3 * s.n; a++)
             s.pos[a] += 1e5;
-        bb = make_batch(&s, 1, 0);
+        batch_buf bb = make_batch(&s, 1, 0);
         compare(&bb.b, rc, "cluster far from the origin");
         free_batch(&bb);
         free(s.pos);
