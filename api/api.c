@@ -174,6 +174,13 @@ MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats)
     if (!ctx || !stats)
         return MLFF_ERROR_INVALID_ARGUMENT;
     *stats = ctx->stats;
+    if (ctx->iface && ctx->iface->get_stats) {
+        mlff_backend_stats b = {0};
+        ctx->iface->get_stats(ctx->backend, &b);
+        stats->kernel_builds = b.kernel_builds;
+        stats->kernel_cache_hits = b.cache_hits;
+        stats->kernel_cache_rejects = b.cache_rejects;
+    }
     return MLFF_OK;
 }
 
@@ -195,8 +202,13 @@ MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed)
     char list[4096] = "";
     mlff_backend_cpu.list_devices(list, sizeof list);
     size_t len = strlen(list);
-    snprintf(list + len, sizeof list - len, "opencl: not built (coming in a later version)\n"
-                                            "vulkan: not built (coming in a later version)\n");
+#ifdef MLFF_HAVE_OPENCL
+    mlff_backend_opencl.list_devices(list, sizeof list);
+#else
+    snprintf(list + len, sizeof list - len, "opencl: not built (no OpenCL headers at build time)\n");
+#endif
+    len = strlen(list);
+    snprintf(list + len, sizeof list - len, "vulkan: not built (coming in a later version)\n");
     if (needed)
         *needed = strlen(list) + 1;
     if (size > 0)

@@ -28,9 +28,9 @@ extern "C" {
 #endif
 
 #define MLFF_VERSION_MAJOR 0
-#define MLFF_VERSION_MINOR 2
+#define MLFF_VERSION_MINOR 3
 #define MLFF_VERSION_PATCH 0
-#define MLFF_VERSION_STRING "0.2.0"
+#define MLFF_VERSION_STRING "0.3.0"
 #define MLFF_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define MLFF_VERSION MLFF_VERSION_NUMBER(MLFF_VERSION_MAJOR, MLFF_VERSION_MINOR, MLFF_VERSION_PATCH)
 
@@ -175,7 +175,10 @@ typedef struct mlff_stats {
     uint64_t plan_executions;  /* times a compiled plan ran on the device */
     uint64_t plan_builds;      /* plans created or grown (buffer allocations) */
     uint64_t neighbor_builds;  /* neighbour lists searched (not reused through the skin) */
-    uint64_t reserved[7];
+    uint64_t kernel_builds;    /* GPU programs compiled from source (0 on a warm kernel cache) */
+    uint64_t kernel_cache_hits;    /* programs loaded from the on-disk kernel cache */
+    uint64_t kernel_cache_rejects; /* cache files found invalid (corrupt, stale), deleted, rebuilt */
+    uint64_t reserved[4];
 } mlff_stats;
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);

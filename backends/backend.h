@@ -47,6 +47,12 @@ typedef struct mlff_backend_options {
     int allow_cpu_devices; /* OpenCL/Vulkan: accept CPU implementations (PoCL, lavapipe) */
 } mlff_backend_options;
 
+/* Counters of the kernel compilers and caches (zero for the CPU). */
+typedef struct mlff_backend_stats {
+    uint64_t kernel_builds; /* programs or shaders compiled from source */
+    uint64_t cache_hits, cache_misses, cache_rejects;
+} mlff_backend_stats;
+
 typedef struct mlff_backend_iface {
     const char *name;
     /* Append one line per device to buf ("cpu 0: ..."): for `mlff devices`. */
@@ -70,8 +76,13 @@ typedef struct mlff_backend_iface {
     /* Run the nodes in order (one plan execution) and wait until done. */
     mlff_status (*compute)(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                            mlff_error *err);
+    /* May be NULL (nothing to count). */
+    void (*get_stats)(const mlff_backend *be, mlff_backend_stats *stats);
 } mlff_backend_iface;
 
 extern const mlff_backend_iface mlff_backend_cpu;
+#ifdef MLFF_HAVE_OPENCL
+extern const mlff_backend_iface mlff_backend_opencl;
+#endif
 
 #endif

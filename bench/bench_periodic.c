@@ -4,7 +4,8 @@
  * each size: median time of a few calls with perturbed positions, and the
  * process's peak resident memory so far (sizes grow, so it is this size's).
  *
- *   bench_periodic REFERENCE_DIR [max_repeat] [threads]
+ *   bench_periodic REFERENCE_DIR [max_repeat] [threads] [cpu|opencl]
+ * (peak memory is the host's; a GPU's own memory is not counted)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +27,7 @@ int main(int argc, char **argv)
         return 1;
     mlff_settings s;
     mlff_default_settings(&s);
-    s.device = MLFF_DEVICE_CPU;
+    s.device = argc > 4 && !strcmp(argv[4], "opencl") ? MLFF_DEVICE_OPENCL : MLFF_DEVICE_CPU;
     s.n_threads = argc > 3 ? atoi(argv[3]) : 0;
     mlff_context *ctx;
     mlff_model *model;

@@ -5,7 +5,11 @@
 #include <string.h>
 
 /* The backends compiled in, in the order `auto` tries them for a GPU. */
-static const mlff_backend_iface *const gpu_backends[] = {NULL};
+static const mlff_backend_iface *const gpu_backends[] = {
+#ifdef MLFF_HAVE_OPENCL
+    &mlff_backend_opencl,
+#endif
+    NULL};
 
 static mlff_status open_backend(mlff_context *ctx, const mlff_backend_iface *iface,
                                 const mlff_backend_options *opts)
@@ -42,8 +46,12 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
         s = open_backend(ctx, &mlff_backend_cpu, &opts);
         break;
     case MLFF_DEVICE_OPENCL:
+#ifdef MLFF_HAVE_OPENCL
+        s = open_backend(ctx, &mlff_backend_opencl, &opts);
+#else
         s = mlff_fail(&ctx->error, MLFF_ERROR_DEVICE,
-                      "device opencl: this build of mlff has no OpenCL backend yet");
+                      "device opencl: this build of mlff has no OpenCL backend (built without OpenCL)");
+#endif
         break;
     case MLFF_DEVICE_VULKAN:
         s = mlff_fail(&ctx->error, MLFF_ERROR_DEVICE,

@@ -18,7 +18,7 @@ from .errors import LibraryNotFoundError
 
 # The C API version these declarations were written against.
 API_MAJOR = 0
-API_MINOR = 2  # 0.2: mlff_settings.skin, mlff_stats.neighbor_builds, mlff_compute
+API_MINOR = 3  # 0.3: mlff_stats.kernel_* (0.2: settings.skin, neighbor_builds, mlff_compute)
 
 # mlff_status
 OK = 0
@@ -90,7 +90,10 @@ class Stats(ctypes.Structure):
         ("plan_executions", ctypes.c_uint64),
         ("plan_builds", ctypes.c_uint64),
         ("neighbor_builds", ctypes.c_uint64),
-        ("reserved", ctypes.c_uint64 * 7),
+        ("kernel_builds", ctypes.c_uint64),
+        ("kernel_cache_hits", ctypes.c_uint64),
+        ("kernel_cache_rejects", ctypes.c_uint64),
+        ("reserved", ctypes.c_uint64 * 4),
     ]
 
 

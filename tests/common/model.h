@@ -4,7 +4,9 @@
 
 #include "mlff.h"
 
-/* A CPU context and the default model; the test exits with the library's
+/* A context on the device MLFF_TEST_DEVICE names (default cpu) and the
+ * default model. A missing device skips the test (see skip.h); else the test
+ * exits with the library's
  * message if either cannot be had. Destroy *ctx when done. */
 mlff_model *test_open_model(mlff_context **ctx, mlff_precision precision, mlff_neighbors neighbors,
                             double skin);

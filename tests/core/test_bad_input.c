@@ -137,10 +137,15 @@ int main(int argc, char **argv)
     free(bytes);
     mlff_context_destroy(ctx);
 
-    /* Devices this build lacks are errors, not a quiet fall back to the CPU. */
+    /* Devices that are not there are errors, not a quiet fall back to the CPU. */
     settings.device = MLFF_DEVICE_OPENCL;
+    settings.device_index = 99;
     mlff_status s = mlff_context_create(&settings, &ctx);
-    expect(ctx, s, MLFF_ERROR_DEVICE, "opencl", -1, -1, "unavailable device");
+    expect(ctx, s, MLFF_ERROR_DEVICE, "opencl", -1, -1, "unavailable OpenCL device");
+    mlff_context_destroy(ctx);
+    settings.device = MLFF_DEVICE_VULKAN;
+    s = mlff_context_create(&settings, &ctx);
+    expect(ctx, s, MLFF_ERROR_DEVICE, "vulkan", -1, -1, "unavailable Vulkan device");
     mlff_context_destroy(ctx);
 
     printf("%d failure(s)\n", failures);

@@ -1,0 +1,255 @@
+#include "kernel_cache.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../../api/mlff.h"
+#include "../../core/sha256.h"
+
+static const char cache_magic[8] = {'M', 'L', 'F', 'F', 'K', 'C', 'A', 'C'};
+
+/* magic, format, reserved, key, payload size, payload digest */
+typedef struct file_header {
+    char magic[8];
+    uint32_t format;
+    uint32_t reserved;
+    uint8_t key[MLFF_SHA256_DIGEST_SIZE];
+    uint64_t payload_size;
+    uint8_t payload_digest[MLFF_SHA256_DIGEST_SIZE];
+} file_header;
+
+static void hash_field(mlff_sha256_ctx *h, const char *s)
+{
+    /* Length-prefixed, so that fields cannot run into each other. */
+    uint64_t n = s ? strlen(s) : 0;
+    mlff_sha256_update(h, &n, sizeof n);
+    if (n)
+        mlff_sha256_update(h, s, n);
+}
+
+/* Everything that decides the binary. */
+static void entry_key(const mlff_cache_entry_id *id, uint8_t key[MLFF_SHA256_DIGEST_SIZE])
+{
+    mlff_sha256_ctx h;
+    mlff_sha256_init(&h);
+    uint32_t format = MLFF_KERNEL_CACHE_FORMAT;
+    mlff_sha256_update(&h, &format, sizeof format);
+    hash_field(&h, MLFF_VERSION_STRING);
+    hash_field(&h, id->kind);
+    hash_field(&h, id->device);
+    hash_field(&h, id->identity);
+    hash_field(&h, id->options);
+    hash_field(&h, id->source);
+    mlff_sha256_final(&h, key);
+}
+
+/* What names the file: not the driver or library version (see the header). */
+static void entry_name_digest(const mlff_cache_entry_id *id, uint8_t digest[MLFF_SHA256_DIGEST_SIZE])
+{
+    mlff_sha256_ctx h;
+    mlff_sha256_init(&h);
+    hash_field(&h, id->kind);
+    hash_field(&h, id->device);
+    hash_field(&h, id->options);
+    hash_field(&h, id->source);
+    mlff_sha256_final(&h, digest);
+}
+
+/* mkdir -p with mode 0700 for what it creates. */
+static int make_dirs(const char *path)
+{
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+        return -1;
+    struct stat st;
+    return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
+}
+
+void mlff_kernel_cache_init(mlff_kernel_cache *cache)
+{
+    memset(cache, 0, sizeof *cache);
+    const char *log = getenv("MLFF_LOG");
+    cache->log = log && (strstr(log, "cache") || strstr(log, "all"));
+    const char *mode = getenv("MLFF_CACHE");
+    if (mode && (!strcmp(mode, "off") || !strcmp(mode, "0"))) {
+        if (cache->log)
+            fprintf(stderr, "mlff cache: off (MLFF_CACHE=%s)\n", mode);
+        return;
+    }
+    const char *dir = getenv("MLFF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (dir && *dir)
+        n = snprintf(cache->dir, sizeof cache->dir, "%s", dir);
+    else if (xdg && *xdg)
+        n = snprintf(cache->dir, sizeof cache->dir, "%s/mlff", xdg);
+    else if (home && *home)
+        n = snprintf(cache->dir, sizeof cache->dir, "%s/.cache/mlff", home);
+    else
+        n = -1;
+    if (n < 0 || n >= (int)sizeof cache->dir - 100 || make_dirs(cache->dir) != 0) {
+        if (cache->log)
+            fprintf(stderr, "mlff cache: off (no usable directory%s%s)\n", n > 0 ? ": " : "",
+                    n > 0 ? cache->dir : "");
+        return;
+    }
+    cache->enabled = 1;
+}
+
+void mlff_kernel_cache_path(const mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
+                            char *path, size_t size)
+{
+    uint8_t digest[MLFF_SHA256_DIGEST_SIZE];
+    char hex[65];
+    entry_name_digest(id, digest);
+    mlff_sha256_hex(digest, hex);
+    snprintf(path, size, "%s/%s-%.32s.bin", cache->dir, id->kind, hex);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+/* The whole file, or NULL. */
+static void *read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    void *data = NULL;
+    if (fseek(f, 0, SEEK_END) == 0) {
+        long n = ftell(f);
+        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc(n > 0 ? (size_t)n : 1))) {
+            if (fread(data, 1, (size_t)n, f) != (size_t)n) {
+                free(data);
+                data = NULL;
+            } else {
+                *size = (size_t)n;
+            }
+        }
+    }
+    fclose(f);
+    return data;
+}
+
+/* Why a file is not a valid entry for key, or NULL if it is. */
+static const char *validate(const unsigned char *data, size_t size, const uint8_t key[MLFF_SHA256_DIGEST_SIZE])
+{
+    file_header h;
+    if (size < sizeof h)
+        return "truncated header";
+    memcpy(&h, data, sizeof h);
+    if (memcmp(h.magic, cache_magic, sizeof cache_magic) != 0)
+        return "not a cache file";
+    if (h.format != MLFF_KERNEL_CACHE_FORMAT)
+        return "other cache format";
+    if (memcmp(h.key, key, MLFF_SHA256_DIGEST_SIZE) != 0)
+        return "other key (driver, library or source changed)";
+    if (h.payload_size != size - sizeof h)
+        return "truncated or padded payload";
+    uint8_t digest[MLFF_SHA256_DIGEST_SIZE];
+    mlff_sha256(data + sizeof h, (size_t)h.payload_size, digest);
+    if (memcmp(digest, h.payload_digest, sizeof digest) != 0)
+        return "payload checksum mismatch";
+    return NULL;
+}
+
+void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size)
+{
+    if (!cache->enabled)
+        return NULL;
+    const double t0 = now_ms();
+    char path[1200];
+    mlff_kernel_cache_path(cache, id, path, sizeof path);
+    size_t file_size = 0;
+    unsigned char *data = read_file(path, &file_size);
+    if (!data) {
+        cache->misses++;
+        if (cache->log)
+            fprintf(stderr, "mlff cache: miss %s\n", path);
+        return NULL;
+    }
+    uint8_t key[MLFF_SHA256_DIGEST_SIZE];
+    entry_key(id, key);
+    const char *why = validate(data, file_size, key);
+    if (why) {
+        free(data);
+        cache->misses++;
+        cache->rejects++;
+        unlink(path);
+        if (cache->log)
+            fprintf(stderr, "mlff cache: rejected %s (%s), deleted\n", path, why);
+        return NULL;
+    }
+    const size_t n = file_size - sizeof(file_header);
+    memmove(data, data + sizeof(file_header), n);
+    cache->hits++;
+    if (cache->log)
+        fprintf(stderr, "mlff cache: hit %s (%zu bytes, %.1f ms)\n", path, n, now_ms() - t0);
+    *size = n;
+    return data;
+}
+
+void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
+                             const void *payload, size_t size)
+{
+    if (!cache->enabled)
+        return;
+    char path[1200], tmp[1300];
+    mlff_kernel_cache_path(cache, id, path, sizeof path);
+    /* Unique per process and call: concurrent writers each rename a whole file. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(tmp, sizeof tmp, "%s.%ld.%ld.tmp", path, (long)getpid(), (long)ts.tv_nsec);
+    file_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, cache_magic, sizeof cache_magic);
+    h.format = MLFF_KERNEL_CACHE_FORMAT;
+    entry_key(id, h.key);
+    h.payload_size = size;
+    mlff_sha256(payload, size, h.payload_digest);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    int ok = fd >= 0;
+    if (ok) {
+        FILE *f = fdopen(fd, "wb");
+        ok = f && fwrite(&h, sizeof h, 1, f) == 1 && fwrite(payload, 1, size, f) == size;
+        ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
+    }
+    ok = ok && rename(tmp, path) == 0;
+    if (!ok)
+        unlink(tmp);
+    else
+        cache->stores++;
+    if (cache->log)
+        fprintf(stderr, "mlff cache: %s %s (%zu bytes)\n", ok ? "stored" : "cannot store", path, size);
+}
+
+void mlff_kernel_cache_reject(mlff_kernel_cache *cache, const mlff_cache_entry_id *id)
+{
+    if (!cache->enabled)
+        return;
+    char path[1200];
+    mlff_kernel_cache_path(cache, id, path, sizeof path);
+    unlink(path);
+    cache->rejects++;
+    if (cache->log)
+        fprintf(stderr, "mlff cache: the driver refused %s, deleted\n", path);
+}

@@ -1,0 +1,65 @@
+/*
+ * The on-disk cache of compiled kernels (OpenCL program binaries now, SPIR-V
+ * and pipeline caches next), shared by the GPU backends. Like CLBlast's
+ * binary cache, but never trusting what it reads:
+ *
+ * - The key is a SHA-256 over everything that decides the binary: the final
+ *   source, the build options, the device identity (name, vendor, driver
+ *   version, API version), the cache format and the library version.
+ * - The file name comes from the stable part of that (kind, device name,
+ *   source, options), so a driver or library update finds the old file, sees
+ *   that its key differs, deletes it and rebuilds, instead of leaving garbage.
+ * - A file holds magic, format version, key, payload size and payload
+ *   SHA-256. Anything that does not match (corrupt, truncated, foreign key,
+ *   other version) makes it a miss, and the file is deleted.
+ * - Files are written to a temporary name and renamed, so concurrent
+ *   processes never see half a file; the directory is created 0700.
+ *
+ * Directory: $MLFF_CACHE_DIR, else $XDG_CACHE_HOME/mlff, else ~/.cache/mlff.
+ * MLFF_CACHE=off disables it; MLFF_LOG=cache prints hits, misses and stores.
+ */
+#ifndef MLFF_BACKENDS_KERNEL_CACHE_H
+#define MLFF_BACKENDS_KERNEL_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MLFF_KERNEL_CACHE_FORMAT 1
+
+typedef struct mlff_kernel_cache {
+    int enabled;
+    int log;
+    char dir[1024];
+    /* Counters (the context's statistics show them). */
+    uint64_t hits, misses, rejects, stores;
+} mlff_kernel_cache;
+
+/* What a cache entry is for: compared in full through the key. */
+typedef struct mlff_cache_entry_id {
+    const char *kind;     /* "opencl", "spirv", "vkpipeline" */
+    const char *device;   /* device name */
+    const char *identity; /* everything else about the device and driver */
+    const char *options;  /* build options */
+    const char *source;   /* final source text */
+} mlff_cache_entry_id;
+
+/* Reads the environment; a cache that cannot be used is disabled, with a
+ * line on stderr when MLFF_LOG asks for it. */
+void mlff_kernel_cache_init(mlff_kernel_cache *cache);
+
+/* The payload for id, malloc'ed, or NULL (miss: absent, disabled, or a bad
+ * file, which is then deleted). */
+void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size);
+
+/* Stores a payload; failures only disable caching of this entry (logged). */
+void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
+                             const void *payload, size_t size);
+
+/* The file an entry lives in (for tests and logs). */
+void mlff_kernel_cache_path(const mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
+                            char *path, size_t size);
+
+/* Throws away the entry (a binary that the driver refused). */
+void mlff_kernel_cache_reject(mlff_kernel_cache *cache, const mlff_cache_entry_id *id);
+
+#endif

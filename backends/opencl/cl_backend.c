@@ -1,0 +1,175 @@
+/* The OpenCL backend: device choice, buffers, and running a node list as
+ * kernels generated for it (cl_program.c) on one in-order queue. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cl_internal.h"
+
+static void cl_close(mlff_backend *be);
+
+/* MLFF_OPENCL_GEMM=own|clblast overrides the measured default (bench/RESULTS.md). */
+static cl_gemm_path choose_gemm(const mlff_backend *be)
+{
+    const char *env = getenv("MLFF_OPENCL_GEMM");
+    if (env && !strcmp(env, "own"))
+        return CL_GEMM_OWN;
+    if (env && !strcmp(env, "clblast"))
+        return CL_GEMM_CLBLAST;
+    (void)be;
+    return CL_GEMM_CLBLAST;
+}
+
+static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
+{
+    mlff_backend *be = calloc(1, sizeof *be);
+    if (!be)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
+    mlff_status s = cl_choose_device(be, opts, err);
+    cl_int rc = CL_SUCCESS;
+    if (s == MLFF_OK) {
+        be->context = clCreateContext(NULL, 1, &be->device, NULL, NULL, &rc);
+        if (rc == CL_SUCCESS)
+            be->queue = clCreateCommandQueue(be->context, be->device, 0, &rc);
+        if (rc != CL_SUCCESS)
+            s = cl_fail(err, rc, "opening the device");
+    }
+    if (s != MLFF_OK) {
+        cl_close(be);
+        return s;
+    }
+    mlff_kernel_cache_init(&be->cache);
+    be->gemm = choose_gemm(be);
+    size_t len = strlen(be->description);
+    snprintf(be->description + len, sizeof be->description - len, ", gemm %s",
+             be->gemm == CL_GEMM_CLBLAST ? "clblast" : "own");
+    *out = be;
+    return MLFF_OK;
+}
+
+static void cl_close(mlff_backend *be)
+{
+    if (!be)
+        return;
+    if (be->queue)
+        clFinish(be->queue);
+    cl_prepared_free_all(be);
+    cl_segments_free_all(be);
+    if (be->queue)
+        clReleaseCommandQueue(be->queue);
+    if (be->context)
+        clReleaseContext(be->context);
+    free(be->scratch);
+    free(be);
+}
+
+static const char *cl_describe(const mlff_backend *be)
+{
+    return be->description;
+}
+
+static int cl_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
+{
+    return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && be->has_fp64);
+}
+
+/* Both GEMM paths apply CELU and its derivative on the way out. */
+static int cl_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype)
+{
+    (void)be;
+    (void)dtype;
+    return (op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
+           (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD);
+}
+
+static int cl_is_gpu(const mlff_backend *be)
+{
+    return be->is_gpu;
+}
+
+static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
+{
+    if (bytes > be->max_alloc)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
+                         "opencl: a buffer of %zu bytes is larger than the device allows (%llu); split the batch",
+                         bytes, (unsigned long long)be->max_alloc);
+    cl_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
+    cl_int rc;
+    b->mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
+    if (rc != CL_SUCCESS) {
+        free(b);
+        return cl_fail(err, rc, "allocating a buffer");
+    }
+    b->size = bytes;
+    *buffer = b;
+    return MLFF_OK;
+}
+
+static void cl_buffer_free(mlff_backend *be, void *buffer)
+{
+    cl_buffer *b = buffer;
+    if (!b)
+        return;
+    cl_segments_forget(be, b);
+    clReleaseMemObject(b->mem);
+    free(b->shadow);
+    free(b);
+}
+
+static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                   size_t bytes, mlff_error *err)
+{
+    cl_buffer *b = buffer;
+    b->version++;
+    if (b->shadow)
+        memcpy((char *)b->shadow + offset, src, bytes);
+    cl_int rc = clEnqueueWriteBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
+}
+
+static mlff_status cl_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst,
+                                  size_t bytes, mlff_error *err)
+{
+    const cl_buffer *b = buffer;
+    cl_int rc = clEnqueueReadBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "reading a buffer");
+}
+
+static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
+{
+    const cl_prepared *prep;
+    mlff_status s = cl_prepare(be, nodes, n_nodes, &prep, err);
+    for (int k = 0; s == MLFF_OK && k < n_nodes; k++)
+        s = cl_enqueue_node(be, prep, k, &nodes[k], err);
+    cl_int rc = clFinish(be->queue);
+    if (s == MLFF_OK && rc != CL_SUCCESS)
+        s = cl_fail(err, rc, "running the kernels");
+    return s;
+}
+
+static void cl_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
+{
+    stats->kernel_builds = be->builds;
+    stats->cache_hits = be->cache.hits;
+    stats->cache_misses = be->cache.misses;
+    stats->cache_rejects = be->cache.rejects;
+}
+
+const mlff_backend_iface mlff_backend_opencl = {
+    .name = "opencl",
+    .list_devices = cl_list_devices,
+    .open = cl_open,
+    .close = cl_close,
+    .describe = cl_describe,
+    .supports_dtype = cl_supports_dtype,
+    .fuses = cl_fuses,
+    .is_gpu = cl_is_gpu,
+    .buffer_alloc = cl_buffer_alloc,
+    .buffer_free = cl_buffer_free,
+    .buffer_write = cl_buffer_write,
+    .buffer_read = cl_buffer_read,
+    .compute = cl_compute,
+    .get_stats = cl_get_stats,
+};

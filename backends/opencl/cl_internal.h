@@ -1,0 +1,108 @@
+/* Internals of the OpenCL backend. */
+#ifndef MLFF_BACKENDS_OPENCL_INTERNAL_H
+#define MLFF_BACKENDS_OPENCL_INTERNAL_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include <stdint.h>
+
+#include "../backend.h"
+#include "../common/kernel_cache.h"
+#include "../common/shader_sources.h"
+
+extern const mlff_shader_source mlff_opencl_shaders[];
+
+/* A device buffer. Index buffers (I32) that an op sums by segments also keep
+ * a host copy, so that the segments can be sorted on the host (see cl_segments.c). */
+typedef struct cl_buffer {
+    cl_mem mem;
+    size_t size;
+    int32_t *shadow;  /* host copy, or NULL until first needed */
+    uint64_t version; /* bumped on every write */
+} cl_buffer;
+
+/* Segments: a stable sort of entries by key (CSR), on the device. */
+typedef struct cl_segments {
+    const cl_buffer *keys, *map; /* key(e) = map[keys[e * stride] * map_stride] or keys[e * stride] */
+    int64_t stride, map_stride, n_entries, n_keys;
+    uint64_t keys_version, map_version;
+    int32_t *host_offsets, *host_items; /* kept: the device copies are written asynchronously */
+    size_t host_capacity_keys, host_capacity_items;
+    cl_mem offsets, items;
+    size_t capacity_keys, capacity_items; /* device buffers, in entries */
+    uint64_t last_use;
+} cl_segments;
+
+#define CL_SEGMENT_SLOTS 48
+
+/* The kernels of one node list, built once per distinct list (see cl_program.c). */
+typedef struct cl_prepared {
+    uint64_t hash;
+    void *signature;
+    size_t signature_size;
+    cl_program program;
+    int n_nodes;
+    cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes) */
+    cl_kernel *epilogue; /* per node: the kernel after a CLBlast GEMM, or NULL */
+    int n_unique;
+    cl_kernel *unique;   /* what to release */
+} cl_prepared;
+
+typedef enum cl_gemm_path {
+    CL_GEMM_OWN = 0,
+    CL_GEMM_CLBLAST = 1
+} cl_gemm_path;
+
+struct mlff_backend {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    int is_gpu, has_fp64;
+    cl_ulong max_alloc;
+    char name[256], description[1024];
+    char identity[1100]; /* vendor, driver, versions: part of every cache key */
+    cl_gemm_path gemm;
+    mlff_kernel_cache cache;
+    uint64_t builds; /* programs compiled from source */
+    cl_prepared **prepared;
+    int n_prepared, cap_prepared;
+    void *scratch; /* signature being matched */
+    size_t scratch_size;
+    cl_segments segments[CL_SEGMENT_SLOTS];
+    uint64_t use_clock;
+};
+
+/* cl_error.c */
+const char *cl_error_name(cl_int code);
+mlff_status cl_fail(mlff_error *err, cl_int code, const char *what);
+
+/* cl_device.c */
+void cl_list_devices(char *buf, size_t size);
+mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
+
+/* cl_program.c: the kernels for a node list (from memory, the disk cache, or compiled). */
+mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
+                       const cl_prepared **out, mlff_error *err);
+void cl_prepared_free_all(mlff_backend *be);
+/* Which kernel template runs a node, and its per-node constants. */
+int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
+
+/* cl_segments.c */
+mlff_status cl_segments_for(mlff_backend *be, const mlff_exec_node *n, const cl_segments **out,
+                            mlff_error *err);
+void cl_segments_free_all(mlff_backend *be);
+void cl_segments_forget(mlff_backend *be, const cl_buffer *b);
+mlff_status cl_buffer_shadow(mlff_backend *be, cl_buffer *b, mlff_error *err);
+
+/* cl_launch.c */
+mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
+                            mlff_error *err);
+
+/* cl_blas.c */
+mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *err);
+
+#endif

@@ -1,0 +1,107 @@
+/* Enqueueing one node: arguments in the order of the kernel templates
+ * (out, inputs, n_items, segments, epilogue input) and the launch size. */
+#include "cl_internal.h"
+
+#define GROUP 64 /* work-items per group for one-dimensional kernels */
+#define GEMM_TILE 16 /* TS in shaders/opencl/linear.cl */
+
+/* Work-items of a one-dimensional kernel (see each template). */
+static int64_t items_of(const mlff_exec_node *n)
+{
+    switch (n->op) {
+    case MLFF_OP_SUM_COLS:
+    case MLFF_OP_PAIR_VECTORS:
+    case MLFF_OP_PAIR_VECTORS_VJP:
+    case MLFF_OP_PAIR_SHIFTS:
+    case MLFF_OP_NORM3:
+    case MLFF_OP_NORM3_VJP:
+    case MLFF_OP_ANI_RADIAL_VJP:
+    case MLFF_OP_ANI_ANGULAR_VJP:
+        return n->output.rows;
+    case MLFF_OP_ANI_RADIAL:
+        return n->output.rows * n->inputs[3].rows;
+    case MLFF_OP_ANI_ANGULAR:
+        return n->output.rows * n->inputs[4].rows * n->inputs[5].rows;
+    default:
+        return n->output.rows * n->output.cols;
+    }
+}
+
+static cl_mem mem_of(const mlff_exec_tensor *t)
+{
+    return ((const cl_buffer *)t->buffer)->mem;
+}
+
+static cl_int set_mem(cl_kernel k, cl_uint index, cl_mem m)
+{
+    return clSetKernelArg(k, index, sizeof m, &m);
+}
+
+static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, int64_t items, mlff_error *err)
+{
+    const size_t local = GROUP, global = ((size_t)items + GROUP - 1) / GROUP * GROUP;
+    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
+}
+
+/* A CLBlast GEMM, then its bias and activation. */
+static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, const mlff_exec_node *n,
+                                   mlff_error *err)
+{
+    if (n->output.rows == 0)
+        return MLFF_OK;
+    mlff_status s = cl_blas_gemm(be, n, err);
+    if (s != MLFF_OK || !epilogue)
+        return s;
+    const cl_long items = n->output.rows * n->output.cols;
+    cl_int rc = set_mem(epilogue, 0, mem_of(&n->output));
+    if (rc == CL_SUCCESS)
+        rc = set_mem(epilogue, 1, mem_of(n->op == MLFF_OP_LINEAR ? &n->inputs[2] : &n->epilogue_input));
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(epilogue, 2, sizeof items, &items);
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "clSetKernelArg");
+    return launch_1d(be, epilogue, items, err);
+}
+
+mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
+                            mlff_error *err)
+{
+    if (cl_node_uses_clblast(be, n))
+        return enqueue_clblast(be, prep->epilogue[k], n, err);
+    cl_kernel kernel = prep->kernels[k];
+    const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
+    const cl_long items = gemm ? n->output.rows : items_of(n);
+    const cl_segments *seg = NULL;
+    mlff_status s = cl_segments_for(be, n, &seg, err);
+    if (s != MLFF_OK)
+        return s;
+    if (items == 0)
+        return MLFF_OK;
+    cl_uint arg = 0;
+    cl_int rc = set_mem(kernel, arg++, mem_of(&n->output));
+    for (int j = 0; j < n->n_inputs && rc == CL_SUCCESS; j++)
+        rc = set_mem(kernel, arg++, mem_of(&n->inputs[j]));
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(kernel, arg++, sizeof items, &items);
+    if (rc == CL_SUCCESS && seg) {
+        rc = set_mem(kernel, arg++, seg->offsets);
+        if (rc == CL_SUCCESS)
+            rc = set_mem(kernel, arg++, seg->items);
+    }
+    if (rc == CL_SUCCESS && n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+        rc = set_mem(kernel, arg++, mem_of(&n->epilogue_input));
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "clSetKernelArg");
+    if (!gemm)
+        return launch_1d(be, kernel, items, err);
+
+    /* C [rows, GEMM_N] per group, in tiles. */
+    const int64_t groups = n->attrs.i[0];
+    const int64_t cols_n = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
+    const size_t local[3] = {GEMM_TILE, GEMM_TILE, 1};
+    const size_t global[3] = {((size_t)cols_n + GEMM_TILE - 1) / GEMM_TILE * GEMM_TILE,
+                              ((size_t)items + GEMM_TILE - 1) / GEMM_TILE * GEMM_TILE, (size_t)groups};
+    rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, global, local, 0, NULL, NULL);
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel (gemm)");
+}

@@ -1,0 +1,382 @@
+/*
+ * Lowering a node list to one OpenCL program. Every distinct node (op,
+ * dtypes, column counts, attributes, epilogue, fixed sizes) becomes one
+ * kernel: its template from shaders/opencl/<op>.cl, preceded by #defines that
+ * make those values compile-time constants. Row counts stay run-time
+ * arguments, so a program serves every system size.
+ *
+ * Programs are kept per backend for the process (matched by a signature of
+ * the node list) and stored in the on-disk kernel cache as binaries.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cl_internal.h"
+
+/* What makes two nodes need different kernels. Zero-filled, so that it
+ * can be compared and hashed as bytes. */
+typedef struct node_sig {
+    int32_t op, epilogue, n_inputs, clblast;
+    int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
+    int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
+    int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
+    mlff_op_attrs attrs;
+    double alpha;
+} node_sig;
+
+int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
+{
+    return be->gemm == CL_GEMM_CLBLAST && (n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP);
+}
+
+static void node_signature(const mlff_backend *be, const mlff_exec_node *n, node_sig *s)
+{
+    memset(s, 0, sizeof *s);
+    s->op = n->op;
+    s->epilogue = n->epilogue;
+    s->alpha = n->epilogue ? n->epilogue_alpha : 0;
+    s->n_inputs = n->n_inputs;
+    s->clblast = cl_node_uses_clblast(be, n);
+    s->out_dtype = n->output.dtype;
+    s->out_cols = n->output.cols;
+    for (int k = 0; k < n->n_inputs; k++) {
+        s->in_dtype[k] = n->inputs[k].dtype;
+        s->in_cols[k] = n->inputs[k].cols;
+    }
+    s->attrs = n->attrs;
+    switch (n->op) {
+    case MLFF_OP_LINEAR:
+    case MLFF_OP_LINEAR_VJP:
+        s->fixed[0] = n->inputs[1].rows; /* the weights */
+        break;
+    case MLFF_OP_ANI_RADIAL:
+        s->fixed[0] = n->inputs[3].rows;
+        break;
+    case MLFF_OP_ANI_RADIAL_VJP:
+        s->fixed[0] = n->inputs[4].rows;
+        break;
+    case MLFF_OP_ANI_ANGULAR:
+        s->fixed[0] = n->inputs[4].rows;
+        s->fixed[1] = n->inputs[5].rows;
+        break;
+    case MLFF_OP_ANI_ANGULAR_VJP:
+        s->fixed[0] = n->inputs[5].rows;
+        s->fixed[1] = n->inputs[6].rows;
+        break;
+    default:
+        break;
+    }
+}
+
+/* A growing string; `failed` sticks after the first allocation failure. */
+typedef struct text {
+    char *s;
+    size_t len, cap;
+    int failed;
+} text;
+
+static void put(text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = (t->cap ? 2 * t->cap : 1 << 16) + (size_t)n;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->failed = 1;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+}
+
+static const char *type_name(int32_t dtype)
+{
+    return dtype == MLFF_DTYPE_F64 ? "double" : dtype == MLFF_DTYPE_I32 ? "int" : "float";
+}
+
+static int uses_segments(mlff_op op)
+{
+    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP ||
+           op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR ||
+           op == MLFF_OP_ANI_ANGULAR_VJP;
+}
+
+/* One kernel: the #defines of its constants, the template, the #undefs. */
+static void instantiate(text *t, const node_sig *s, int index, const char *template_text)
+{
+    static const char *const names[] = {
+        "KNAME", "KARGS", "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS",
+        "IN0_COLS", "IN1_COLS", "IN2_COLS", "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS",
+        "F0", "F1", "F2", "F3", "I0", "I1", "I2", "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K",
+        "GROUPS", "VJP", "EPILOGUE", "ALPHA"};
+    const int gemm = s->op == MLFF_OP_LINEAR || s->op == MLFF_OP_LINEAR_VJP;
+    const int vjp = s->op == MLFF_OP_LINEAR_VJP;
+    put(t, "\n#define KNAME mlff_k%d\n#define TO %s\n", index, type_name(s->out_dtype));
+    if (s->clblast) {
+        /* The epilogue after CLBlast: in0 is the bias (LINEAR) or y (LINEAR_VJP). */
+        put(t, "#define T0 TO\n#define KARGS global TO *out, global const TO *in0, const long n_items\n");
+    } else {
+        put(t, "#define KARGS global TO *out");
+        for (int k = 0; k < s->n_inputs; k++)
+            put(t, ", global const T%d *in%d", k, k);
+        put(t, ", const long n_items%s%s\n",
+            uses_segments(s->op) ? ", global const int *seg_off, global const int *seg_items" : "",
+            s->epilogue == MLFF_EPILOGUE_CELU_GRAD ? ", global const TO *epi" : "");
+        for (int k = 0; k < s->n_inputs; k++)
+            put(t, "#define T%d %s\n", k, type_name(s->in_dtype[k]));
+    }
+    put(t, "#define OUT_COLS %lld\n", (long long)s->out_cols);
+    for (int k = 0; k < s->n_inputs; k++)
+        put(t, "#define IN%d_COLS %lld\n", k, (long long)s->in_cols[k]);
+    for (int k = 0; k < 4; k++)
+        put(t, "#define F%d (%.17g)\n#define I%d (%lld)\n", k, s->attrs.f[k], k, (long long)s->attrs.i[k]);
+    if (gemm) {
+        const long long groups = s->attrs.i[0], w_rows = s->fixed[0], w_cols = s->in_cols[1];
+        put(t, "#define GROUPS %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n", groups,
+            vjp ? w_cols : w_rows / groups, vjp ? w_rows / groups : w_cols);
+        put(t, "#define VJP %d\n#define EPILOGUE %d\n#define ALPHA (%.17g)\n", vjp, s->epilogue, s->alpha);
+    }
+    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
+        put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
+    if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
+        put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
+    put(t, "%s", template_text);
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
+        put(t, "#undef %s\n", names[k]);
+}
+
+static const char *template_for(const node_sig *s)
+{
+    const char *name = s->clblast ? "gemm_epilogue"
+                       : s->op == MLFF_OP_LINEAR_VJP ? "linear"
+                                                     : mlff_op_get((mlff_op)s->op)->name;
+    return mlff_shader_find(mlff_opencl_shaders, name);
+}
+
+/* A CLBlast GEMM needs a kernel after it only for a bias or an activation. */
+static int needs_kernel(const node_sig *s)
+{
+    return !s->clblast || s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static mlff_status build_log_error(mlff_backend *be, cl_program program, cl_int code, mlff_error *err)
+{
+    char log[4096] = "";
+    size_t size = 0;
+    clGetProgramBuildInfo(program, be->device, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, &size);
+    log[sizeof log - 1] = 0;
+    return mlff_fail(err, MLFF_ERROR_DEVICE, "opencl: building the kernels failed: %s (%d); build log:\n%s",
+                     cl_error_name(code), (int)code, log);
+}
+
+/* The program for a source: from the disk cache when a valid binary is
+ * there (and the driver accepts it), else compiled and stored. */
+static mlff_status build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err)
+{
+    static const char options[] = "-cl-std=CL1.2";
+    const mlff_cache_entry_id id = {"opencl", be->name, be->identity, options, source};
+    size_t size = 0;
+    unsigned char *binary = mlff_kernel_cache_load(&be->cache, &id, &size);
+    cl_int rc;
+    if (binary) {
+        cl_int binary_status = CL_SUCCESS;
+        const unsigned char *bin = binary;
+        cl_program p = clCreateProgramWithBinary(be->context, 1, &be->device, &size, &bin, &binary_status, &rc);
+        free(binary);
+        if (rc == CL_SUCCESS && binary_status == CL_SUCCESS &&
+            clBuildProgram(p, 1, &be->device, options, NULL, NULL) == CL_SUCCESS) {
+            *out = p;
+            return MLFF_OK;
+        }
+        if (p)
+            clReleaseProgram(p);
+        mlff_kernel_cache_reject(&be->cache, &id);
+    }
+    const double t0 = now_ms();
+    cl_program p = clCreateProgramWithSource(be->context, 1, &source, NULL, &rc);
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "clCreateProgramWithSource");
+    if ((rc = clBuildProgram(p, 1, &be->device, options, NULL, NULL)) != CL_SUCCESS) {
+        mlff_status s = build_log_error(be, p, rc, err);
+        clReleaseProgram(p);
+        return s;
+    }
+    be->builds++;
+    if (be->cache.log)
+        fprintf(stderr, "mlff cache: compiled %zu bytes of OpenCL C in %.0f ms\n", strlen(source),
+                now_ms() - t0);
+    if (clGetProgramInfo(p, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) == CL_SUCCESS && size > 0 &&
+        (binary = malloc(size))) {
+        if (clGetProgramInfo(p, CL_PROGRAM_BINARIES, sizeof binary, &binary, NULL) == CL_SUCCESS)
+            mlff_kernel_cache_store(&be->cache, &id, binary, size);
+        free(binary);
+    }
+    *out = p;
+    return MLFF_OK;
+}
+
+static void prepared_free(cl_prepared *p)
+{
+    if (!p)
+        return;
+    for (int k = 0; k < p->n_unique; k++)
+        if (p->unique[k])
+            clReleaseKernel(p->unique[k]);
+    if (p->program)
+        clReleaseProgram(p->program);
+    free(p->unique);
+    free(p->kernels);
+    free(p->epilogue);
+    free(p->signature);
+    free(p);
+}
+
+void cl_prepared_free_all(mlff_backend *be)
+{
+    for (int k = 0; k < be->n_prepared; k++)
+        prepared_free(be->prepared[k]);
+    free(be->prepared);
+    be->prepared = NULL;
+    be->n_prepared = be->cap_prepared = 0;
+}
+
+/* Generates, builds and wraps the program for a signature (sigs[n_nodes]). */
+static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n_nodes, uint64_t hash,
+                                   cl_prepared **out, mlff_error *err)
+{
+    cl_prepared *p = calloc(1, sizeof *p);
+    int *unique_of = calloc((size_t)n_nodes + 1, sizeof *unique_of);
+    text src = {0};
+    if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
+        !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
+        !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
+        !(p->unique = calloc((size_t)n_nodes + 1, sizeof *p->unique))) {
+        free(unique_of);
+        prepared_free(p);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory preparing kernels");
+    }
+    p->hash = hash;
+    p->n_nodes = n_nodes;
+    p->signature_size = (size_t)n_nodes * sizeof *sigs;
+    memcpy(p->signature, sigs, p->signature_size);
+
+    put(&src, "%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
+    mlff_status s = MLFF_OK;
+    for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
+        unique_of[k] = -1;
+        if (!needs_kernel(&sigs[k]))
+            continue;
+        for (int j = 0; j < k && unique_of[k] < 0; j++)
+            if (unique_of[j] >= 0 && memcmp(&sigs[j], &sigs[k], sizeof *sigs) == 0)
+                unique_of[k] = unique_of[j];
+        if (unique_of[k] >= 0)
+            continue;
+        const char *tmpl = template_for(&sigs[k]);
+        if (!tmpl)
+            s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "opencl: op %s has no kernel",
+                          mlff_op_get((mlff_op)sigs[k].op)->name);
+        else
+            instantiate(&src, &sigs[k], unique_of[k] = p->n_unique++, tmpl);
+    }
+    if (s == MLFF_OK && src.failed)
+        s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory generating kernels");
+    if (s == MLFF_OK)
+        s = build_program(be, src.s, &p->program, err);
+    for (int u = 0; s == MLFF_OK && u < p->n_unique; u++) {
+        char name[32];
+        snprintf(name, sizeof name, "mlff_k%d", u);
+        cl_int rc;
+        p->unique[u] = clCreateKernel(p->program, name, &rc);
+        if (rc != CL_SUCCESS)
+            s = cl_fail(err, rc, "clCreateKernel");
+    }
+    for (int k = 0; s == MLFF_OK && k < n_nodes; k++) {
+        cl_kernel kernel = unique_of[k] >= 0 ? p->unique[unique_of[k]] : NULL;
+        if (sigs[k].clblast)
+            p->epilogue[k] = kernel;
+        else
+            p->kernels[k] = kernel;
+    }
+    free(src.s);
+    free(unique_of);
+    if (s != MLFF_OK) {
+        prepared_free(p);
+        return s;
+    }
+    *out = p;
+    return MLFF_OK;
+}
+
+static uint64_t fnv1a(const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ b[k]) * 1099511628211ULL;
+    return h;
+}
+
+mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
+                       const cl_prepared **out, mlff_error *err)
+{
+    const size_t need = ((size_t)n_nodes + 1) * sizeof(node_sig);
+    if (need > be->scratch_size) {
+        void *s = realloc(be->scratch, need);
+        if (!s)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
+        be->scratch = s;
+        be->scratch_size = need;
+    }
+    node_sig *sigs = be->scratch;
+    for (int k = 0; k < n_nodes; k++)
+        node_signature(be, &nodes[k], &sigs[k]);
+    const size_t size = (size_t)n_nodes * sizeof *sigs;
+    const uint64_t hash = fnv1a(sigs, size);
+    for (int k = 0; k < be->n_prepared; k++) {
+        const cl_prepared *p = be->prepared[k];
+        if (p->hash == hash && p->signature_size == size && memcmp(p->signature, sigs, size) == 0) {
+            *out = p;
+            return MLFF_OK;
+        }
+    }
+    if (be->n_prepared == be->cap_prepared) {
+        int cap = be->cap_prepared ? 2 * be->cap_prepared : 8;
+        cl_prepared **list = realloc(be->prepared, (size_t)cap * sizeof *list);
+        if (!list)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
+        be->prepared = list;
+        be->cap_prepared = cap;
+    }
+    cl_prepared *p = NULL;
+    mlff_status s = create_prepared(be, sigs, n_nodes, hash, &p, err);
+    if (s != MLFF_OK)
+        return s;
+    be->prepared[be->n_prepared++] = p;
+    *out = p;
+    return MLFF_OK;
+}

@@ -1,0 +1,5 @@
+kernel void KNAME(KARGS)
+{
+    ITEM();
+    out[item] = in0[item] + in1[item];
+}

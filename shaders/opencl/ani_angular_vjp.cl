@@ -1,0 +1,64 @@
+/* inputs (g [A, ...], vec, pairs, triples, species, shift_theta [N_Z, 1],
+ * shift_r [N_RA, 1]), attrs as the forward op; out [P, 3], the gradient with
+ * respect to vec. One work-item per pair: the segments list the entries
+ * 2t + side of the flattened triples that name this pair; each such triple
+ * adds its derivative with respect to this side's vector. */
+kernel void KNAME(KARGS)
+{
+    ITEM();
+    const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;
+    acc_t grad[3] = {0, 0, 0};
+    for (int q = seg_off[item]; q < seg_off[item + 1]; q++) {
+        const int e = seg_items[q];
+        const long t = e >> 1, a = in3[2 * t], b = in3[2 * t + 1];
+        const global T1 *va = in1 + 3 * a, *vb = in1 + 3 * b;
+        const TO da = (TO)LENGTH3(va), db = (TO)LENGTH3(vb);
+        const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
+        if (fca == 0 || fcb == 0)
+            continue;
+        const TO cos_raw = (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2]) / (da * db);
+        const TO theta = acos((TO)0.95 * cos_raw);
+        const long center = in2[2 * a];
+        const int slot = species_pair(in4[in2[2 * a + 1]], in4[in2[2 * b + 1]], I0);
+        const global T0 *g_block = in0 + center * IN0_COLS + (long)slot * N_RA * N_Z;
+        /* Sums over the block of the gradient times the angular factor A_z,
+         * its theta-derivative A'_z, the radial factor B_r and its derivative. */
+        TO a_z[N_Z], da_z[N_Z];
+        for (int z = 0; z < N_Z; z++) {
+            const TO phase = theta - in5[z];
+            const TO base = (1 + cos(phase)) / 2;
+            a_z[z] = pow(base, zeta);
+            da_z[z] = zeta * pow(base, zeta - 1) * (-sin(phase) / 2);
+        }
+        const TO mean_d = (da + db) / 2;
+        TO s_ab = 0, s_dtheta = 0, s_dmean = 0;
+        for (int r = 0; r < N_RA; r++) {
+            const TO u = mean_d - in6[r];
+            const TO b_r = exp(-eta * u * u), db_r = -2 * eta * u * b_r;
+            const global T0 *g = g_block + r * N_Z;
+            TO g_a = 0, g_da = 0;
+            for (int z = 0; z < N_Z; z++) {
+                g_a += g[z] * a_z[z];
+                g_da += g[z] * da_z[z];
+            }
+            s_ab += g_a * b_r;
+            s_dtheta += g_da * b_r;
+            s_dmean += g_a * db_r;
+        }
+        const TO fcc = 2 * fca * fcb;
+        const TO c95 = (TO)0.95 * cos_raw;
+        const TO de_dcos = fcc * s_dtheta * ((TO)-0.95 / sqrt(1 - c95 * c95));
+        const TO inv_dadb = 1 / (da * db);
+        if ((e & 1) == 0) {
+            const TO de_dda = fcc * s_dmean / 2 + 2 * CUTOFF_GRAD(TO, da, rc) * fcb * s_ab;
+            for (int k = 0; k < 3; k++)
+                grad[k] += de_dda * (va[k] / da) + de_dcos * (vb[k] * inv_dadb - cos_raw * va[k] / (da * da));
+        } else {
+            const TO de_ddb = fcc * s_dmean / 2 + 2 * fca * CUTOFF_GRAD(TO, db, rc) * s_ab;
+            for (int k = 0; k < 3; k++)
+                grad[k] += de_ddb * (vb[k] / db) + de_dcos * (va[k] * inv_dadb - cos_raw * vb[k] / (db * db));
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        out[3 * item + k] = (TO)grad[k];
+}

@@ -1,0 +1,5 @@
+kernel void KNAME(KARGS)
+{
+    ITEM();
+    out[item] = CUTOFF_FN(TO, in0[item], (TO)F0);
+}

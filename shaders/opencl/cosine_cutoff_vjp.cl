@@ -1,0 +1,6 @@
+/* inputs (gy, d). */
+kernel void KNAME(KARGS)
+{
+    ITEM();
+    out[item] = in0[item] * CUTOFF_GRAD(TO, in1[item], (TO)F0);
+}

@@ -1,0 +1,5 @@
+kernel void KNAME(KARGS)
+{
+    ITEM();
+    out[item] = (TO)F0;
+}

@@ -1,0 +1,17 @@
+/* What follows a CLBlast GEMM (which computes out = A B only), in place:
+ * LINEAR adds the bias in0 [GROUPS * GEMM_N] and applies EPILOGUE 1 (celu);
+ * LINEAR_VJP with EPILOGUE 2 multiplies by celu'(y), y = in0 shaped like out. */
+kernel void KNAME(KARGS)
+{
+    ITEM();
+    TO v = out[item];
+#if VJP
+    v = in0[item] > 0 ? v : v * (in0[item] / (TO)ALPHA + 1);
+#else
+    v += in0[item % (GROUPS * GEMM_N)];
+#if EPILOGUE == 1
+    v = v > 0 ? v : (TO)ALPHA * expm1(v / (TO)ALPHA);
+#endif
+#endif
+    out[item] = v;
+}

@@ -1,0 +1,10 @@
+/* b is [n, cols] or [n, 1] (broadcast along the row). */
+kernel void KNAME(KARGS)
+{
+    ITEM();
+#if IN1_COLS == 1
+    out[item] = in0[item] * in1[item / OUT_COLS];
+#else
+    out[item] = in0[item] * in1[item];
+#endif
+}

@@ -1,0 +1,37 @@
+/* Put before every generated OpenCL program. Each kernel below it is a
+ * template instantiated with #defines (see backends/opencl/cl_lower.c):
+ *   KNAME            the kernel's name
+ *   KARGS            its parameter list: out, in0, in1, ... typed, then n_items
+ *                    (the work-items wanted), then seg_off/seg_items where the
+ *                    op sums by segments (a CSR built from its index input)
+ *   TO, T0, T1, ...  element types of the output and of each input
+ *   OUT_COLS, IN0_COLS, ...  column counts; F0..F3, I0..I3 the op's attributes
+ * The op semantics are in core/ops.h; the CPU kernels are the reference. */
+/* acc_t: sums and lengths in double where the device has it (as the CPU
+ * backend does), else in float. */
+#ifdef MLFF_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double acc_t;
+#else
+typedef float acc_t;
+#endif
+
+#define ITEM() const long item = (long)get_global_id(0); if (item >= n_items) return
+
+/* The cosine cutoff and its derivative. */
+#define CUTOFF_FN(T, d, rc) ((d) < (rc) ? (T)0.5 * cos((T)M_PI * (d) / (rc)) + (T)0.5 : (T)0)
+#define CUTOFF_GRAD(T, d, rc) ((d) < (rc) ? (T)-0.5 * (T)M_PI / (rc) * sin((T)M_PI * (d) / (rc)) : (T)0)
+
+/* |v| of three consecutive entries, in acc_t. */
+#define LENGTH3(v) sqrt((acc_t)(v)[0] * (v)[0] + (acc_t)(v)[1] * (v)[1] + (acc_t)(v)[2] * (v)[2])
+
+/* Slot of the unordered species pair (a, b) in upper-triangle order. */
+inline int species_pair(int a, int b, int n_species)
+{
+    if (a > b) {
+        const int t = a;
+        a = b;
+        b = t;
+    }
+    return a * n_species - a * (a - 1) / 2 + (b - a);
+}

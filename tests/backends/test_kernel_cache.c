@@ -1,0 +1,314 @@
+/*
+ * The on-disk kernel cache (backends/common/kernel_cache.c).
+ *
+ * Unit part, on any machine: store and load; a corrupted, a truncated and a
+ * foreign file, and a changed driver identity are each rejected (and the
+ * file deleted); MLFF_CACHE=off disables it.
+ *
+ * End to end on OpenCL (PoCL on CI), each step a separate process on a fresh
+ * cache directory: the first compiles, the second starts from the cache with
+ * no compilation; a corrupted file and a truncated file are rebuilt with
+ * correct results; four processes started at once on an empty cache all
+ * succeed and leave a valid cache.
+ * Usage: test_kernel_cache            (runs everything)
+ *        test_kernel_cache child OUT  (one evaluation; writes energy and counters)
+ */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../../backends/common/kernel_cache.h"
+#include "../common/check.h"
+#include "../common/skip.h"
+#include "mlff.h"
+
+static char cache_dir[256];
+
+/* ---- unit part ---- */
+
+static void write_bytes(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f && fwrite(data, 1, n, f) == n, "cannot write %s", path);
+    if (f)
+        fclose(f);
+}
+
+static void *read_bytes(const char *path, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    *n = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *data = malloc(*n + 1);
+    if (data && fread(data, 1, *n, f) != *n) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    return data;
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static void unit_tests(void)
+{
+    setenv("MLFF_CACHE_DIR", cache_dir, 1);
+    mlff_kernel_cache cache;
+    mlff_kernel_cache_init(&cache);
+    CHECK(cache.enabled, "cache not enabled in %s", cache_dir);
+    struct stat st;
+    CHECK(stat(cache_dir, &st) == 0 && (st.st_mode & 0777) == 0700, "cache directory is not 0700");
+
+    const char payload[] = "a compiled program, or so";
+    mlff_cache_entry_id id = {"opencl", "device A", "driver=1.0", "-O2", "kernel void k() {}"};
+    char path[1200];
+    mlff_kernel_cache_path(&cache, &id, path, sizeof path);
+    size_t n = 0;
+    CHECK(mlff_kernel_cache_load(&cache, &id, &n) == NULL && cache.misses == 1, "miss on an empty cache");
+    mlff_kernel_cache_store(&cache, &id, payload, sizeof payload);
+    char *got = mlff_kernel_cache_load(&cache, &id, &n);
+    CHECK(got && n == sizeof payload && !memcmp(got, payload, n) && cache.hits == 1, "round trip");
+    free(got);
+
+    /* Every kind of bad file: rejected, deleted, and the next store works. */
+    size_t size = 0;
+    char *good = read_bytes(path, &size);
+    CHECK(good && size > sizeof payload, "cannot read back %s", path);
+    const char *names[] = {"corrupted payload", "truncated", "corrupted header"};
+    for (int k = 0; good && k < 3; k++) {
+        char *bad = malloc(size);
+        memcpy(bad, good, size);
+        size_t bad_size = size;
+        if (k == 0)
+            bad[size - 3] ^= 0x40;
+        else if (k == 1)
+            bad_size = size - 7;
+        else
+            bad[2] ^= 1;
+        write_bytes(path, bad, bad_size);
+        const uint64_t rejects = cache.rejects;
+        CHECK(mlff_kernel_cache_load(&cache, &id, &n) == NULL && cache.rejects == rejects + 1,
+              "%s file accepted", names[k]);
+        CHECK(!file_exists(path), "%s file not deleted", names[k]);
+        free(bad);
+    }
+    /* A valid file for another entry, under this entry's name. */
+    mlff_cache_entry_id other = id;
+    other.source = "kernel void other() {}";
+    char other_path[1200];
+    mlff_kernel_cache_path(&cache, &other, other_path, sizeof other_path);
+    mlff_kernel_cache_store(&cache, &other, payload, sizeof payload);
+    CHECK(rename(other_path, path) == 0, "rename");
+    CHECK(mlff_kernel_cache_load(&cache, &id, &n) == NULL && !file_exists(path), "foreign key accepted");
+    /* A driver update: same file name, other key. */
+    mlff_kernel_cache_store(&cache, &id, payload, sizeof payload);
+    mlff_cache_entry_id updated = id;
+    updated.identity = "driver=1.1";
+    char updated_path[1200];
+    mlff_kernel_cache_path(&cache, &updated, updated_path, sizeof updated_path);
+    CHECK(!strcmp(updated_path, path), "the driver version must not change the file name");
+    CHECK(mlff_kernel_cache_load(&cache, &updated, &n) == NULL && !file_exists(path),
+          "a binary of another driver version accepted");
+    free(good);
+
+    setenv("MLFF_CACHE", "off", 1);
+    mlff_kernel_cache_init(&cache);
+    CHECK(!cache.enabled, "MLFF_CACHE=off ignored");
+    unsetenv("MLFF_CACHE");
+    printf("unit: store, load, corrupt, truncated, foreign, driver update, off: %s\n",
+           failures ? "FAILED" : "ok");
+}
+
+/* ---- end to end ---- */
+
+typedef struct child_result {
+    int ok;
+    double energy;
+    unsigned long long builds, hits, rejects;
+} child_result;
+
+/* One evaluation of a molecule on OpenCL in float64; returns the exit code. */
+static int child_main(const char *out_path)
+{
+    mlff_settings s;
+    mlff_default_settings(&s);
+    s.device = MLFF_DEVICE_OPENCL;
+    s.precision = MLFF_PRECISION_FLOAT64;
+    mlff_context *ctx = NULL;
+    mlff_model *model = NULL;
+    mlff_status st = mlff_context_create(&s, &ctx);
+    if (st == MLFF_ERROR_DEVICE)
+        return 77;
+    if (st != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
+        fprintf(stderr, "child: %s\n", mlff_last_error(ctx));
+        return 1;
+    }
+    /* Methanol */
+    const int32_t z[6] = {6, 8, 1, 1, 1, 1};
+    const double pos[18] = {-0.047, 0.665, 0, -0.047, -0.763, 0, -1.09, 0.941, 0,
+                            0.437, 1.08, 0.891, 0.437, 1.08, -0.891, 0.897, -1.05, 0};
+    const int64_t offsets[2] = {0, 6};
+    mlff_batch b = {.n_systems = 1, .system_offsets = offsets, .atomic_numbers = z, .positions = pos};
+    double energy = 0, forces[18];
+    st = mlff_evaluate(model, &b, &energy, forces);
+    mlff_stats stats;
+    mlff_get_stats(ctx, &stats);
+    FILE *f = fopen(out_path, "w");
+    if (f) {
+        fprintf(f, "%d %.15g %llu %llu %llu\n", st == MLFF_OK, energy, (unsigned long long)stats.kernel_builds,
+                (unsigned long long)stats.kernel_cache_hits, (unsigned long long)stats.kernel_cache_rejects);
+        fclose(f);
+    }
+    if (st != MLFF_OK)
+        fprintf(stderr, "child: %s\n", mlff_last_error(ctx));
+    mlff_context_destroy(ctx);
+    return st == MLFF_OK ? 0 : 1;
+}
+
+static pid_t start_child(int k)
+{
+    char out[300];
+    snprintf(out, sizeof out, "%s/../child%d.txt", cache_dir, k);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/proc/self/exe", "test_kernel_cache", "child", out, (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static child_result finish_child(pid_t pid, int k)
+{
+    child_result r = {0};
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+        test_skip("no OpenCL device");
+    char path[300];
+    snprintf(path, sizeof path, "%s/../child%d.txt", cache_dir, k);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        r.ok = fscanf(f, "%d %lf %llu %llu %llu", &r.ok, &r.energy, &r.builds, &r.hits, &r.rejects) == 5 && r.ok &&
+               WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        fclose(f);
+    }
+    return r;
+}
+
+static child_result run_child(int k)
+{
+    return finish_child(start_child(k), k);
+}
+
+/* Applies damage to every cache file (they are what the children wrote). */
+static int damage_cache(int truncate_files)
+{
+    DIR *d = opendir(cache_dir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
+        size_t size = 0;
+        char *data = read_bytes(path, &size);
+        if (!data || size < 200) {
+            free(data);
+            continue;
+        }
+        if (truncate_files)
+            size /= 2;
+        else
+            data[size / 2] ^= 0x5a;
+        write_bytes(path, data, size);
+        free(data);
+        n++;
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void clear_cache(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", cache_dir);
+    CHECK(system(cmd) == 0, "cannot clear %s", cache_dir);
+}
+
+static void end_to_end(void)
+{
+    clear_cache();
+    setenv("MLFF_CACHE_DIR", cache_dir, 1);
+    child_result cold = run_child(0);
+    CHECK(cold.ok && cold.builds >= 1 && cold.hits == 0, "cold start: ok %d, builds %llu, hits %llu", cold.ok,
+          cold.builds, cold.hits);
+    child_result warm = run_child(1);
+    CHECK(warm.ok && warm.builds == 0 && warm.hits >= 1, "warm start compiled: builds %llu, hits %llu",
+          warm.builds, warm.hits);
+    CHECK(warm.energy == cold.energy, "warm energy %.15g vs cold %.15g", warm.energy, cold.energy);
+    printf("cold start: %llu program(s) compiled; warm start: %llu compiled, %llu loaded\n", cold.builds,
+           warm.builds, warm.hits);
+
+    for (int truncate_files = 0; truncate_files < 2; truncate_files++) {
+        const int damaged = damage_cache(truncate_files);
+        child_result r = run_child(2);
+        CHECK(damaged >= 1 && r.ok && r.rejects >= 1 && r.builds >= 1 && fabs(r.energy - cold.energy) < 1e-9,
+              "%s cache: damaged %d, ok %d, rejects %llu, builds %llu, energy %.15g",
+              truncate_files ? "truncated" : "corrupted", damaged, r.ok, r.rejects, r.builds, r.energy);
+        child_result again = run_child(3);
+        CHECK(again.ok && again.builds == 0, "after the rebuild the cache is valid again");
+        printf("%s cache file: rejected, rebuilt, energy error %.1e\n", truncate_files ? "truncated" : "corrupted",
+               fabs(r.energy - cold.energy));
+    }
+
+    clear_cache();
+    pid_t pids[4];
+    for (int k = 0; k < 4; k++)
+        pids[k] = start_child(10 + k);
+    int all_ok = 1;
+    for (int k = 0; k < 4; k++) {
+        child_result r = finish_child(pids[k], 10 + k);
+        all_ok &= r.ok && fabs(r.energy - cold.energy) < 1e-9;
+    }
+    CHECK(all_ok, "4 concurrent cold starts did not all succeed");
+    child_result after = run_child(4);
+    CHECK(after.ok && after.builds == 0 && after.rejects == 0, "cache after concurrent starts: builds %llu, rejects %llu",
+          after.builds, after.rejects);
+    printf("4 concurrent cold starts: %s; then a warm start compiled %llu\n", all_ok ? "all ok" : "FAILED",
+           after.builds);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "child"))
+        return child_main(argv[2]);
+    char base[] = "/tmp/mlff-cache-test-XXXXXX";
+    if (!mkdtemp(base))
+        return 1;
+    snprintf(cache_dir, sizeof cache_dir, "%s/cache", base);
+    unit_tests();
+#ifdef MLFF_HAVE_OPENCL
+    end_to_end();
+#else
+    test_skip("no OpenCL in this build");
+#endif
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
+    if (system(cmd) != 0)
+        fprintf(stderr, "cannot remove %s\n", base);
+    printf("%s\n", failures ? "FAILED" : "all passed");
+    return failures ? 1 : 0;
+}
