@@ -4,7 +4,7 @@
  * each size: median time of a few calls with perturbed positions, and the
  * process's peak resident memory so far (sizes grow, so it is this size's).
  *
- *   bench_periodic REFERENCE_DIR [max_repeat] [threads] [cpu|opencl]
+ *   bench_periodic REFERENCE_DIR [max_repeat] [threads] [cpu|opencl] [min_repeat]
  * (peak memory is the host's; a GPU's own memory is not counted)
  */
 #include <stdio.h>
@@ -38,7 +38,7 @@ int main(int argc, char **argv)
     printf("device: %s, float32, energy + forces + virial, sparse path\n\n", mlff_device_description(ctx));
     printf("| atoms | median s | min s | runs | peak memory MB |\n|---:|---:|---:|---:|---:|\n");
     unsigned seed = 7;
-    for (int n = 2; n <= max_repeat; n++) {
+    for (int n = argc > 5 ? atoi(argv[5]) : 2; n <= max_repeat; n++) {
         const int copies = n * n * n, atoms = box.n_atoms * copies;
         int32_t *z = malloc((size_t)atoms * sizeof *z);
         double *ref = malloc((size_t)atoms * 3 * sizeof *ref), *pos = malloc((size_t)atoms * 3 * sizeof *pos);

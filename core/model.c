@@ -143,9 +143,11 @@ void mlff_model_close(mlff_model *m)
 }
 
 /*
- * Dense (all pairs) or sparse (cell lists). Both give the same numbers; on a
- * GPU the dense path wins for small molecules, on the CPU cell lists cost
- * nothing extra even there. The caller may force either.
+ * Dense (all pairs) or sparse (cell lists). Both give the same numbers; the
+ * caller may force either. Measured with bench/bench_neighbors (RESULTS.md):
+ * on an NVIDIA GPU through OpenCL the dense path is as fast or faster up to
+ * the largest molecule measured (300 atoms: 2.3 vs 2.6 ms); on the CPU
+ * neither wins by more than the noise, so the CPU keeps cell lists.
  */
 static int use_dense(const mlff_context *ctx, const mlff_batch *b)
 {
@@ -154,8 +156,7 @@ static int use_dense(const mlff_context *ctx, const mlff_batch *b)
     if (!ctx->iface->is_gpu(ctx->backend))
         return 0;
     for (int64_t s = 0; s < b->n_systems; s++) {
-        /* AIMNet2's threshold until one is measured for each device. */
-        if (mlff_batch_is_periodic(b, s) || b->system_offsets[s + 1] - b->system_offsets[s] > 120)
+        if (mlff_batch_is_periodic(b, s) || b->system_offsets[s + 1] - b->system_offsets[s] > 300)
             return 0;
     }
     return 1;

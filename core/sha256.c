@@ -1,6 +1,7 @@
 /* SHA-256 as specified in FIPS 180-4, written for clarity: the compression
- * function works on one 64-byte block; update feeds whole blocks straight
- * from the caller's buffer and keeps only a tail in the context. */
+ * function works on 64-byte blocks (with the x86 SHA instructions where the
+ * CPU has them); update feeds whole blocks straight from the caller's buffer
+ * and keeps only a tail in the context. */
 #include "sha256.h"
 
 #include <string.h>
@@ -36,7 +37,7 @@ static void store_be32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-static void compress(uint32_t state[8], const uint8_t block[64])
+static void compress_portable(uint32_t state[8], const uint8_t block[64])
 {
     uint32_t w[64];
     for (int t = 0; t < 16; t++)
@@ -74,6 +75,67 @@ static void compress(uint32_t state[8], const uint8_t block[64])
     state[7] += h;
 }
 
+void mlff_sha256_blocks_portable(uint32_t state[8], const uint8_t *data, size_t blocks)
+{
+    for (; blocks > 0; blocks--, data += 64)
+        compress_portable(state, data);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* The same with the x86 SHA extensions (about 5x faster: loading a model
+ * hashes 55 MB). The state lives as ABEF and CDGH, the layout the
+ * sha256rnds2 instruction works on; each step does four rounds with four
+ * message words, and the message schedule runs four words ahead. */
+__attribute__((target("sha,sse4.1"))) static void blocks_sha_ni(uint32_t state[8], const uint8_t *data,
+                                                                  size_t blocks)
+{
+    const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bLL, 0x0405060700010203LL);
+    __m128i dcba = _mm_loadu_si128((const __m128i *)&state[0]);
+    __m128i hgfe = _mm_loadu_si128((const __m128i *)&state[4]);
+    __m128i cdab = _mm_shuffle_epi32(dcba, 0xb1);
+    __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1b);
+    __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+    __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xf0);
+    for (; blocks > 0; blocks--, data += 64) {
+        const __m128i abef_in = abef, cdgh_in = cdgh;
+        __m128i w[4];
+        for (int q = 0; q < 4; q++)
+            w[q] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16 * q)), byte_swap);
+        for (int step = 0; step < 16; step++) {
+            const __m128i words = w[step & 3];
+            __m128i msg = _mm_add_epi32(words, _mm_loadu_si128((const __m128i *)&round_constants[4 * step]));
+            cdgh = _mm_sha256rnds2_epu32(cdgh, abef, msg);
+            abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(msg, 0x0e));
+            if (step < 12) {
+                /* w[t+16..t+19] from w[t..t+3] (this slot), w[t+4..], w[t+9..], w[t+12..]. */
+                __m128i next = _mm_sha256msg1_epu32(words, w[(step + 1) & 3]);
+                next = _mm_add_epi32(next, _mm_alignr_epi8(w[(step + 3) & 3], w[(step + 2) & 3], 4));
+                w[step & 3] = _mm_sha256msg2_epu32(next, w[(step + 3) & 3]);
+            }
+        }
+        abef = _mm_add_epi32(abef, abef_in);
+        cdgh = _mm_add_epi32(cdgh, cdgh_in);
+    }
+    __m128i feba = _mm_shuffle_epi32(abef, 0x1b);
+    __m128i dchg = _mm_shuffle_epi32(cdgh, 0xb1);
+    _mm_storeu_si128((__m128i *)&state[0], _mm_blend_epi16(feba, dchg, 0xf0));
+    _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+void mlff_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+        blocks_sha_ni(state, data, blocks);
+        return;
+    }
+#endif
+    mlff_sha256_blocks_portable(state, data, blocks);
+}
+
 void mlff_sha256_init(mlff_sha256_ctx *ctx)
 {
     /* Fractional parts of the square roots of the first 8 primes (4.2.2 / 5.3.3). */
@@ -99,11 +161,12 @@ void mlff_sha256_update(mlff_sha256_ctx *ctx, const void *data, size_t n)
         n -= take;
         if (ctx->block_used < 64)
             return;
-        compress(ctx->state, ctx->block);
+        mlff_sha256_blocks(ctx->state, ctx->block, 1);
         ctx->block_used = 0;
     }
-    for (; n >= 64; p += 64, n -= 64)
-        compress(ctx->state, p);
+    mlff_sha256_blocks(ctx->state, p, n / 64);
+    p += n / 64 * 64;
+    n %= 64;
     if (n > 0) {
         memcpy(ctx->block, p, n);
         ctx->block_used = n;

@@ -24,6 +24,11 @@ void mlff_sha256_final(mlff_sha256_ctx *ctx, uint8_t out[MLFF_SHA256_DIGEST_SIZE
 /* One-shot digest of n bytes. */
 void mlff_sha256(const void *data, size_t n, uint8_t out[MLFF_SHA256_DIGEST_SIZE]);
 
+/* The compression function over whole 64-byte blocks: the fastest the CPU
+ * has, and the portable C one (tests check that they agree). */
+void mlff_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks);
+void mlff_sha256_blocks_portable(uint32_t state[8], const uint8_t *data, size_t blocks);
+
 /* Lower-case hex of a digest into hex (65 bytes with the NUL). */
 void mlff_sha256_hex(const uint8_t digest[MLFF_SHA256_DIGEST_SIZE], char hex[65]);
 

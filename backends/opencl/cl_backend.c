@@ -8,16 +8,15 @@
 
 static void cl_close(mlff_backend *be);
 
-/* MLFF_OPENCL_GEMM=own|clblast overrides the measured default (bench/RESULTS.md). */
-static cl_gemm_path choose_gemm(const mlff_backend *be)
+/* MLFF_OPENCL_GEMM=own|clblast overrides the measured default, auto. */
+static cl_gemm_path choose_gemm(void)
 {
     const char *env = getenv("MLFF_OPENCL_GEMM");
     if (env && !strcmp(env, "own"))
         return CL_GEMM_OWN;
     if (env && !strcmp(env, "clblast"))
         return CL_GEMM_CLBLAST;
-    (void)be;
-    return CL_GEMM_CLBLAST;
+    return CL_GEMM_AUTO;
 }
 
 static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
@@ -39,10 +38,10 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
         return s;
     }
     mlff_kernel_cache_init(&be->cache);
-    be->gemm = choose_gemm(be);
+    be->gemm = choose_gemm();
+    static const char *const gemm_names[] = {"auto", "own", "clblast"};
     size_t len = strlen(be->description);
-    snprintf(be->description + len, sizeof be->description - len, ", gemm %s",
-             be->gemm == CL_GEMM_CLBLAST ? "clblast" : "own");
+    snprintf(be->description + len, sizeof be->description - len, ", gemm %s", gemm_names[be->gemm]);
     *out = be;
     return MLFF_OK;
 }

@@ -45,16 +45,22 @@ typedef struct cl_prepared {
     size_t signature_size;
     cl_program program;
     int n_nodes;
-    cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes) */
-    cl_kernel *epilogue; /* per node: the kernel after a CLBlast GEMM, or NULL */
+    cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes); for a
+                          * dense layer our GEMM, NULL when only CLBlast runs it */
+    cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
     int n_unique;
     cl_kernel *unique;   /* what to release */
 } cl_prepared;
 
+/* Who runs the dense layers (bench/RESULTS.md has the measurements): our
+ * kernel launches once, CLBlast's batched GEMM launches helpers but tiles
+ * better, so `auto` takes ours for few rows and CLBlast for many. */
 typedef enum cl_gemm_path {
-    CL_GEMM_OWN = 0,
-    CL_GEMM_CLBLAST = 1
+    CL_GEMM_AUTO = 0,
+    CL_GEMM_OWN = 1,
+    CL_GEMM_CLBLAST = 2
 } cl_gemm_path;
+#define CL_GEMM_OWN_BELOW_ROWS 32
 
 struct mlff_backend {
     cl_platform_id platform;
@@ -88,7 +94,7 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
 mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                        const cl_prepared **out, mlff_error *err);
 void cl_prepared_free_all(mlff_backend *be);
-/* Which kernel template runs a node, and its per-node constants. */
+/* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
 /* cl_segments.c */

@@ -71,6 +71,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return enqueue_clblast(be, prep->epilogue[k], n, err);
     cl_kernel kernel = prep->kernels[k];
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
+    if (!kernel)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     const cl_long items = gemm ? n->output.rows : items_of(n);
     const cl_segments *seg = NULL;
     mlff_status s = cl_segments_for(be, n, &seg, err);

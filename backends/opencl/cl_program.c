@@ -19,7 +19,8 @@
 /* What makes two nodes need different kernels. Zero-filled, so that it
  * can be compared and hashed as bytes. */
 typedef struct node_sig {
-    int32_t op, epilogue, n_inputs, clblast;
+    int32_t op, epilogue, n_inputs;
+    int32_t clblast; /* 0 while matching; set on the copy that makes the CLBlast epilogue */
     int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
     int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
     int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
@@ -27,19 +28,25 @@ typedef struct node_sig {
     double alpha;
 } node_sig;
 
-int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
+static int is_gemm(int32_t op)
 {
-    return be->gemm == CL_GEMM_CLBLAST && (n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP);
+    return op == MLFF_OP_LINEAR || op == MLFF_OP_LINEAR_VJP;
 }
 
-static void node_signature(const mlff_backend *be, const mlff_exec_node *n, node_sig *s)
+int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
+{
+    if (!is_gemm(n->op) || be->gemm == CL_GEMM_OWN)
+        return 0;
+    return be->gemm == CL_GEMM_CLBLAST || n->output.rows >= CL_GEMM_OWN_BELOW_ROWS;
+}
+
+static void node_signature(const mlff_exec_node *n, node_sig *s)
 {
     memset(s, 0, sizeof *s);
     s->op = n->op;
     s->epilogue = n->epilogue;
     s->alpha = n->epilogue ? n->epilogue_alpha : 0;
     s->n_inputs = n->n_inputs;
-    s->clblast = cl_node_uses_clblast(be, n);
     s->out_dtype = n->output.dtype;
     s->out_cols = n->output.cols;
     for (int k = 0; k < n->n_inputs; k++) {
@@ -126,7 +133,7 @@ static void instantiate(text *t, const node_sig *s, int index, const char *templ
         "IN0_COLS", "IN1_COLS", "IN2_COLS", "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS",
         "F0", "F1", "F2", "F3", "I0", "I1", "I2", "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K",
         "GROUPS", "VJP", "EPILOGUE", "ALPHA"};
-    const int gemm = s->op == MLFF_OP_LINEAR || s->op == MLFF_OP_LINEAR_VJP;
+    const int gemm = is_gemm(s->op);
     const int vjp = s->op == MLFF_OP_LINEAR_VJP;
     put(t, "\n#define KNAME mlff_k%d\n#define TO %s\n", index, type_name(s->out_dtype));
     if (s->clblast) {
@@ -170,10 +177,16 @@ static const char *template_for(const node_sig *s)
     return mlff_shader_find(mlff_opencl_shaders, name);
 }
 
-/* A CLBlast GEMM needs a kernel after it only for a bias or an activation. */
-static int needs_kernel(const node_sig *s)
+/* Variant 1 exists only for dense layers that CLBlast may run, and only
+ * when there is a bias or an activation to apply after it; variant 0 of a
+ * dense layer only when our GEMM may run it. */
+static int variant_wanted(const mlff_backend *be, const node_sig *s)
 {
-    return !s->clblast || s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE;
+    if (!is_gemm(s->op))
+        return !s->clblast;
+    if (s->clblast)
+        return be->gemm != CL_GEMM_OWN && (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
+    return be->gemm != CL_GEMM_CLBLAST;
 }
 
 static double now_ms(void)
@@ -269,12 +282,12 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
                                    cl_prepared **out, mlff_error *err)
 {
     cl_prepared *p = calloc(1, sizeof *p);
-    int *unique_of = calloc((size_t)n_nodes + 1, sizeof *unique_of);
+    int *unique_of = calloc(2 * (size_t)n_nodes + 1, sizeof *unique_of);
     text src = {0};
     if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
         !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
-        !(p->unique = calloc((size_t)n_nodes + 1, sizeof *p->unique))) {
+        !(p->unique = calloc(2 * (size_t)n_nodes + 1, sizeof *p->unique))) {
         free(unique_of);
         prepared_free(p);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory preparing kernels");
@@ -286,23 +299,31 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
 
     put(&src, "%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
     put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
+    /* Kernel k of a node (variant 0: its own kernel; 1: the one after CLBlast). */
     mlff_status s = MLFF_OK;
-    for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
-        unique_of[k] = -1;
-        if (!needs_kernel(&sigs[k]))
-            continue;
-        for (int j = 0; j < k && unique_of[k] < 0; j++)
-            if (unique_of[j] >= 0 && memcmp(&sigs[j], &sigs[k], sizeof *sigs) == 0)
-                unique_of[k] = unique_of[j];
-        if (unique_of[k] >= 0)
-            continue;
-        const char *tmpl = template_for(&sigs[k]);
-        if (!tmpl)
-            s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "opencl: op %s has no kernel",
-                          mlff_op_get((mlff_op)sigs[k].op)->name);
-        else
-            instantiate(&src, &sigs[k], unique_of[k] = p->n_unique++, tmpl);
-    }
+    for (int v = 0; v < 2; v++)
+        for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
+            int *slot = &unique_of[2 * k + v];
+            *slot = -1;
+            node_sig sig = sigs[k];
+            sig.clblast = v;
+            if (!variant_wanted(be, &sig))
+                continue;
+            for (int j = 0; j < k && *slot < 0; j++) {
+                node_sig other = sigs[j];
+                other.clblast = v;
+                if (unique_of[2 * j + v] >= 0 && memcmp(&other, &sig, sizeof sig) == 0)
+                    *slot = unique_of[2 * j + v];
+            }
+            if (*slot >= 0)
+                continue;
+            const char *tmpl = template_for(&sig);
+            if (!tmpl)
+                s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "opencl: op %s has no kernel",
+                              mlff_op_get((mlff_op)sig.op)->name);
+            else
+                instantiate(&src, &sig, *slot = p->n_unique++, tmpl);
+        }
     if (s == MLFF_OK && src.failed)
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory generating kernels");
     if (s == MLFF_OK)
@@ -316,11 +337,8 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
             s = cl_fail(err, rc, "clCreateKernel");
     }
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++) {
-        cl_kernel kernel = unique_of[k] >= 0 ? p->unique[unique_of[k]] : NULL;
-        if (sigs[k].clblast)
-            p->epilogue[k] = kernel;
-        else
-            p->kernels[k] = kernel;
+        p->kernels[k] = unique_of[2 * k] >= 0 ? p->unique[unique_of[2 * k]] : NULL;
+        p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
     }
     free(src.s);
     free(unique_of);
@@ -354,7 +372,7 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
     }
     node_sig *sigs = be->scratch;
     for (int k = 0; k < n_nodes; k++)
-        node_signature(be, &nodes[k], &sigs[k]);
+        node_signature(&nodes[k], &sigs[k]);
     const size_t size = (size_t)n_nodes * sizeof *sigs;
     const uint64_t hash = fnv1a(sigs, size);
     for (int k = 0; k < be->n_prepared; k++) {
