@@ -121,9 +121,14 @@ static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset
                                    size_t bytes, mlff_error *err)
 {
     cl_buffer *b = buffer;
-    b->version++;
-    if (b->shadow)
+    if (b->shadow) {
+        /* An index rewritten with the same contents (a neighbour list kept
+         * through the skin) costs neither a transfer nor a new sort. */
+        if (memcmp((char *)b->shadow + offset, src, bytes) == 0)
+            return MLFF_OK;
         memcpy((char *)b->shadow + offset, src, bytes);
+    }
+    b->version++;
     cl_int rc = clEnqueueWriteBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
 }

@@ -1,5 +1,7 @@
 /* Enqueueing one node: arguments in the order of the kernel templates
  * (out, inputs, n_items, segments, epilogue input) and the launch size. */
+#include <stdlib.h>
+
 #include "cl_internal.h"
 
 #define GROUP 64 /* work-items per group for one-dimensional kernels */
@@ -67,6 +69,13 @@ static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, const m
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
                             mlff_error *err)
 {
+    /* A host copy stays valid only while the host alone writes the buffer. */
+    cl_buffer *out = n->output.buffer;
+    if (out->shadow) {
+        free(out->shadow);
+        out->shadow = NULL;
+        out->version++;
+    }
     if (cl_node_uses_clblast(be, n))
         return enqueue_clblast(be, prep->epilogue[k], n, err);
     cl_kernel kernel = prep->kernels[k];

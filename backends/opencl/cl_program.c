@@ -309,12 +309,9 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
             sig.clblast = v;
             if (!variant_wanted(be, &sig))
                 continue;
-            for (int j = 0; j < k && *slot < 0; j++) {
-                node_sig other = sigs[j];
-                other.clblast = v;
-                if (unique_of[2 * j + v] >= 0 && memcmp(&other, &sig, sizeof sig) == 0)
+            for (int j = 0; j < k && *slot < 0; j++)
+                if (unique_of[2 * j + v] >= 0 && memcmp(&sigs[j], &sigs[k], sizeof *sigs) == 0)
                     *slot = unique_of[2 * j + v];
-            }
             if (*slot >= 0)
                 continue;
             const char *tmpl = template_for(&sig);

@@ -16,18 +16,6 @@
 #include "../core/op_cases.h"
 #include "device.h"
 
-/* loss = sum(y * R) for a fixed random R: every output entry matters. */
-static int weighted_sum(mlff_graph *g, test_rng *rng, int y)
-{
-    const mlff_graph_tensor *t = &g->tensors[y];
-    double *r = malloc((size_t)(t->rows * t->cols) * sizeof *r);
-    for (int64_t k = 0; k < t->rows * t->cols; k++)
-        r[k] = test_uniform(rng, -1, 1);
-    int w = mlff_graph_param(g, "loss weights", MLFF_DTYPE_REAL, t->rows, t->cols, MLFF_DTYPE_F64, r);
-    free(r);
-    return mlff_op_sum_cols(g, mlff_op_mul(g, y, w), 1.0);
-}
-
 /* Runs g (outputs ENERGY and FORCES) and returns both, concatenated, malloc'ed. */
 static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_backend *be, mlff_dtype real,
                    int64_t *n)
@@ -75,7 +63,7 @@ static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface
         mlff_graph_destroy(g);
         return;
     }
-    int loss = weighted_sum(g, &rng, y);
+    int loss = op_case_weighted_sum(g, &rng, y);
     mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, y);
     mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, mlff_graph_gradient(g, loss, wrt[wrt_index], 1.0));
     CHECK(mlff_graph_status(g) == MLFF_OK, "%s: graph: %s", c->name, g->error.message);

@@ -13,6 +13,19 @@ double test_uniform(test_rng *rng, double lo, double hi)
     return lo + (hi - lo) * (double)(r >> 11) / 9007199254740992.0;
 }
 
+int op_case_weighted_sum(mlff_graph *g, test_rng *rng, int y)
+{
+    const mlff_graph_tensor *t = &g->tensors[y];
+    double *r = malloc((size_t)(t->rows * t->cols) * sizeof *r);
+    if (!r)
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "test: out of memory");
+    for (int64_t k = 0; k < t->rows * t->cols; k++)
+        r[k] = test_uniform(rng, -1, 1);
+    int w = mlff_graph_param(g, "loss weights", MLFF_DTYPE_REAL, t->rows, t->cols, MLFF_DTYPE_F64, r);
+    free(r);
+    return mlff_op_sum_cols(g, mlff_op_mul(g, y, w), 1.0);
+}
+
 static int random_param(mlff_graph *g, test_rng *rng, int64_t rows, int64_t cols, double lo, double hi)
 {
     double *v = malloc((size_t)(rows * cols) * sizeof *v);

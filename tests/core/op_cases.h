@@ -26,6 +26,10 @@ typedef struct op_case {
     int (*build)(mlff_graph *g, test_rng *rng, int wrt[OP_CASE_MAX_WRT], int *n_wrt);
 } op_case;
 
+/* loss = sum(y * R) for a fixed random R: a scalar in which every entry of
+ * y matters, to take gradients of. */
+int op_case_weighted_sum(mlff_graph *g, test_rng *rng, int y);
+
 extern const op_case op_cases[];
 extern const int n_op_cases;
 

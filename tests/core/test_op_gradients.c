@@ -14,18 +14,6 @@
 
 static int failures;
 
-/* loss = sum(y * R) for a fixed random R: every output entry matters. */
-static int weighted_sum(mlff_graph *g, test_rng *rng, int y)
-{
-    const mlff_graph_tensor *t = &g->tensors[y];
-    double *r = malloc((size_t)(t->rows * t->cols) * sizeof *r);
-    for (int64_t k = 0; k < t->rows * t->cols; k++)
-        r[k] = test_uniform(rng, -1, 1);
-    int w = mlff_graph_param(g, "loss weights", MLFF_DTYPE_REAL, t->rows, t->cols, MLFF_DTYPE_F64, r);
-    free(r);
-    return mlff_op_sum_cols(g, mlff_op_mul(g, y, w), 1.0);
-}
-
 static void check_case(const op_case *c, mlff_backend *be, int wrt_index, char *covered)
 {
     test_rng rng = {0x9e3779b97f4a7c15ULL};
@@ -37,7 +25,7 @@ static void check_case(const op_case *c, mlff_backend *be, int wrt_index, char *
         return;
     }
     int x = wrt[wrt_index];
-    int loss = weighted_sum(g, &rng, y);
+    int loss = op_case_weighted_sum(g, &rng, y);
     mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, loss);
     mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, mlff_graph_gradient(g, loss, x, 1.0));
     double worst = fd_check_gradient(g, x, 1.0, 1e-6, be, covered);
