@@ -51,6 +51,7 @@ typedef struct mlff_backend_options {
 typedef struct mlff_backend_stats {
     uint64_t kernel_builds; /* programs or shaders compiled from source */
     uint64_t cache_hits, cache_misses, cache_rejects;
+    uint64_t device_allocations; /* device buffers created (none in an MD loop's steady state) */
 } mlff_backend_stats;
 
 typedef struct mlff_backend_iface {

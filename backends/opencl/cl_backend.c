@@ -102,6 +102,7 @@ static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer
         return cl_fail(err, rc, "allocating a buffer");
     }
     b->size = bytes;
+    be->allocations++;
     *buffer = b;
     return MLFF_OK;
 }
@@ -159,6 +160,7 @@ static void cl_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
     stats->cache_hits = be->cache.hits;
     stats->cache_misses = be->cache.misses;
     stats->cache_rejects = be->cache.rejects;
+    stats->device_allocations = be->allocations;
 }
 
 const mlff_backend_iface mlff_backend_opencl = {

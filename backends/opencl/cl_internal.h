@@ -74,6 +74,7 @@ struct mlff_backend {
     cl_gemm_path gemm;
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
+    uint64_t allocations; /* device buffers created */
     cl_prepared **prepared;
     int n_prepared, cap_prepared;
     void *scratch; /* signature being matched */

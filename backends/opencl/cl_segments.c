@@ -80,17 +80,26 @@ mlff_status cl_buffer_shadow(mlff_backend *be, cl_buffer *b, mlff_error *err)
     return MLFF_OK;
 }
 
+/* The same index sorted the same way. Its sizes may have changed (pair
+ * counts drift in MD), which rebuilds the slot in place, reusing its buffers. */
 static int same_spec(const cl_segments *g, const segment_spec *s)
 {
-    return g->keys == s->keys && g->map == s->map && g->stride == s->stride &&
-           g->map_stride == s->map_stride && g->n_entries == s->n_entries && g->n_keys == s->n_keys;
+    return g->keys == s->keys && g->map == s->map && g->stride == s->stride && g->map_stride == s->map_stride;
+}
+
+/* What to allocate for need entries: 1.5x on growth, and 25% headroom from
+ * the start, because pair and triple counts drift a little every MD step. */
+static size_t grown_capacity(size_t capacity, size_t need)
+{
+    const size_t grown = capacity + capacity / 2, padded = need + need / 4;
+    return grown > padded ? grown : padded;
 }
 
 static mlff_status grow_host(int32_t **array, size_t *capacity, size_t need, mlff_error *err)
 {
     if (need <= *capacity)
         return MLFF_OK;
-    size_t cap = *capacity + *capacity / 2 > need ? *capacity + *capacity / 2 : need;
+    const size_t cap = grown_capacity(*capacity, need);
     int32_t *a = realloc(*array, cap * sizeof *a);
     if (!a)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory sorting an index");
@@ -103,11 +112,12 @@ static mlff_status grow_device(mlff_backend *be, cl_mem *mem, size_t *capacity, 
 {
     if (need <= *capacity && *mem)
         return MLFF_OK;
-    size_t cap = *capacity + *capacity / 2 > need ? *capacity + *capacity / 2 : need;
+    const size_t cap = grown_capacity(*capacity, need);
     if (*mem)
         clReleaseMemObject(*mem);
     cl_int rc;
     *mem = clCreateBuffer(be->context, CL_MEM_READ_ONLY, cap * sizeof(int32_t), NULL, &rc);
+    be->allocations++;
     *capacity = *mem ? cap : 0;
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "allocating segment buffers");
 }
@@ -182,7 +192,8 @@ mlff_status cl_segments_for(mlff_backend *be, const mlff_exec_node *n, const cl_
     for (int k = 0; k < CL_SEGMENT_SLOTS && !slot; k++)
         if (same_spec(&be->segments[k], &s))
             slot = &be->segments[k];
-    if (slot && slot->keys_version == s.keys->version && (!s.map || slot->map_version == s.map->version)) {
+    if (slot && slot->n_entries == s.n_entries && slot->n_keys == s.n_keys && slot->keys_version == s.keys->version &&
+        (!s.map || slot->map_version == s.map->version)) {
         slot->last_use = be->use_clock;
         *out = slot;
         return MLFF_OK;
