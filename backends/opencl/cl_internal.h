@@ -48,6 +48,7 @@ typedef struct cl_prepared {
     cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes); for a
                           * dense layer our GEMM, NULL when only CLBlast runs it */
     cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
+    size_t *group, *epilogue_group; /* per node: work-group size for those kernels */
     int n_unique;
     cl_kernel *unique;   /* what to release */
 } cl_prepared;

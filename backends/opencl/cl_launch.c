@@ -4,7 +4,6 @@
 
 #include "cl_internal.h"
 
-#define GROUP 64 /* work-items per group for one-dimensional kernels */
 #define GEMM_TILE 16 /* TS in shaders/opencl/linear.cl */
 
 /* Work-items of a one-dimensional kernel (see each template). */
@@ -39,15 +38,15 @@ static cl_int set_mem(cl_kernel k, cl_uint index, cl_mem m)
     return clSetKernelArg(k, index, sizeof m, &m);
 }
 
-static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, int64_t items, mlff_error *err)
+static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, int64_t items, mlff_error *err)
 {
-    const size_t local = GROUP, global = ((size_t)items + GROUP - 1) / GROUP * GROUP;
+    const size_t local = group, global = ((size_t)items + group - 1) / group * group;
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
 }
 
 /* A CLBlast GEMM, then its bias and activation. */
-static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, const mlff_exec_node *n,
+static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, size_t group, const mlff_exec_node *n,
                                    mlff_error *err)
 {
     if (n->output.rows == 0)
@@ -63,7 +62,7 @@ static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, const m
         rc = clSetKernelArg(epilogue, 2, sizeof items, &items);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
-    return launch_1d(be, epilogue, items, err);
+    return launch_1d(be, epilogue, group, items, err);
 }
 
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
@@ -77,7 +76,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         out->version++;
     }
     if (cl_node_uses_clblast(be, n))
-        return enqueue_clblast(be, prep->epilogue[k], n, err);
+        return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     cl_kernel kernel = prep->kernels[k];
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
     if (!kernel)
@@ -105,7 +104,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
     if (!gemm)
-        return launch_1d(be, kernel, items, err);
+        return launch_1d(be, kernel, prep->group[k], items, err);
 
     /* C [rows, GEMM_N] per group, in tiles. */
     const int64_t groups = n->attrs.i[0];

@@ -252,6 +252,16 @@ static mlff_status build_program(mlff_backend *be, const char *source, cl_progra
     return MLFF_OK;
 }
 
+/* 64 work-items per group for one-dimensional kernels, or fewer where a
+ * kernel's registers allow fewer on this device. */
+static size_t group_size(const mlff_backend *be, cl_kernel kernel)
+{
+    size_t most = 64;
+    if (kernel)
+        clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+    return most >= 64 ? 64 : most > 0 ? most : 1;
+}
+
 static void prepared_free(cl_prepared *p)
 {
     if (!p)
@@ -264,6 +274,8 @@ static void prepared_free(cl_prepared *p)
     free(p->unique);
     free(p->kernels);
     free(p->epilogue);
+    free(p->group);
+    free(p->epilogue_group);
     free(p->signature);
     free(p);
 }
@@ -287,7 +299,9 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
     if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
         !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
-        !(p->unique = calloc(2 * (size_t)n_nodes + 1, sizeof *p->unique))) {
+        !(p->unique = calloc(2 * (size_t)n_nodes + 1, sizeof *p->unique)) ||
+        !(p->group = calloc((size_t)n_nodes + 1, sizeof *p->group)) ||
+        !(p->epilogue_group = calloc((size_t)n_nodes + 1, sizeof *p->epilogue_group))) {
         free(unique_of);
         prepared_free(p);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory preparing kernels");
@@ -336,6 +350,8 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++) {
         p->kernels[k] = unique_of[2 * k] >= 0 ? p->unique[unique_of[2 * k]] : NULL;
         p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
+        p->group[k] = group_size(be, p->kernels[k]);
+        p->epilogue_group[k] = group_size(be, p->epilogue[k]);
     }
     free(src.s);
     free(unique_of);

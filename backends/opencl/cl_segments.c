@@ -192,8 +192,8 @@ mlff_status cl_segments_for(mlff_backend *be, const mlff_exec_node *n, const cl_
     for (int k = 0; k < CL_SEGMENT_SLOTS && !slot; k++)
         if (same_spec(&be->segments[k], &s))
             slot = &be->segments[k];
-    if (slot && slot->n_entries == s.n_entries && slot->n_keys == s.n_keys && slot->keys_version == s.keys->version &&
-        (!s.map || slot->map_version == s.map->version)) {
+    if (slot && slot->n_entries == s.n_entries && slot->n_keys == s.n_keys &&
+        slot->keys_version == s.keys->version && (!s.map || slot->map_version == s.map->version)) {
         slot->last_use = be->use_clock;
         *out = slot;
         return MLFF_OK;

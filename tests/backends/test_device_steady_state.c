@@ -32,7 +32,8 @@ int main(int argc, char **argv)
     mlff_context *ctx;
     mlff_model *model = test_open_model(&ctx, MLFF_PRECISION_FLOAT32, MLFF_NEIGHBORS_SPARSE, 1.0);
     int64_t offsets[2] = {0, r.n_atoms};
-    double *pos = malloc((size_t)r.n_atoms * 3 * sizeof *pos), *forces = malloc((size_t)r.n_atoms * 3 * sizeof *forces);
+    double *pos = malloc((size_t)r.n_atoms * 3 * sizeof *pos);
+    double *forces = malloc((size_t)r.n_atoms * 3 * sizeof *forces);
     mlff_batch b = {1, offsets, r.species, pos, r.cell, r.pbc};
     double energy;
     uint64_t warm = 0;

@@ -285,8 +285,8 @@ static void end_to_end(void)
     }
     CHECK(all_ok, "4 concurrent cold starts did not all succeed");
     child_result after = run_child(4);
-    CHECK(after.ok && after.builds == 0 && after.rejects == 0, "cache after concurrent starts: builds %llu, rejects %llu",
-          after.builds, after.rejects);
+    CHECK(after.ok && after.builds == 0 && after.rejects == 0,
+          "cache after concurrent starts: builds %llu, rejects %llu", after.builds, after.rejects);
     printf("4 concurrent cold starts: %s; then a warm start compiled %llu\n", all_ok ? "all ok" : "FAILED",
            after.builds);
 }
