@@ -68,7 +68,9 @@ TARGETS static void radial_atoms(const mlff_exec_node *n, void *extra, int64_t b
         const int64_t last = by_center.offsets[i + 1];
         for (int64_t q0 = by_center.offsets[i]; q0 < last; q0 += BLOCK) {
             const int m = block_size(q0, last);
-            const int64_t *pairs = by_center.items + q0;
+            int64_t pairs[BLOCK];
+            for (int k = 0; k < m; k++)
+                pairs[k] = by_center.items[q0 + k];
             pair_block b;
             float terms[MLFF_ANI_MAX_SHIFTS];
             pair_geometry(vec, pairs, m, rc, 0, &b);
@@ -137,7 +139,7 @@ typedef struct triple_block {
 } triple_block;
 
 /* n: the forward op (vec, pairs, triples, species, shift_theta, shift_r). */
-static inline void triple_geometry(const mlff_exec_node *n, const int64_t *triples, int m, int grad,
+static inline void triple_geometry(const mlff_exec_node *n, const int32_t *triples, int m, int grad,
                                    triple_block *t)
 {
     const float *vec = IN(0);

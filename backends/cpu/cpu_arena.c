@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "../common/counting_sort.h"
 
 #define ARENA_ALIGN 64
 
@@ -62,22 +63,18 @@ void cpu_arena_free(cpu_arena *a)
 mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride, int64_t n,
                           int64_t n_keys, cpu_csr *out, mlff_error *err)
 {
-    out->offsets = cpu_arena_alloc(&be->arena, (size_t)(n_keys + 1) * sizeof(int64_t));
-    out->items = cpu_arena_alloc(&be->arena, (size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (n >= INT32_MAX || n_keys >= INT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "cpu: %lld index entries in one evaluation is more than 32-bit offsets hold; "
+                         "split the batch", (long long)n);
+    out->offsets = cpu_arena_alloc(&be->arena, (size_t)(n_keys + 1) * sizeof *out->offsets);
+    out->items = cpu_arena_alloc(&be->arena, (size_t)(n > 0 ? n : 1) * sizeof *out->items);
     if (!out->offsets || !out->items)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for an index sort");
-    int64_t *off = out->offsets;
-    memset(off, 0, (size_t)(n_keys + 1) * sizeof *off);
-    for (int64_t r = 0; r < n; r++)
-        off[keys[r * stride] + 1]++;
-    for (int64_t t = 0; t < n_keys; t++)
-        off[t + 1] += off[t];
-    /* Fill with a moving cursor per key; restore offsets afterwards. */
-    for (int64_t r = 0; r < n; r++)
-        out->items[off[keys[r * stride]]++] = r;
-    for (int64_t t = n_keys; t > 0; t--)
-        off[t] = off[t - 1];
-    off[0] = 0;
+    const int64_t bad = mlff_counting_sort(keys, stride, n, n_keys, out->offsets, out->items);
+    if (bad >= 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "cpu: index %d of entry %lld is out of range [0, %lld)",
+                         keys[bad * stride], (long long)bad, (long long)n_keys);
     return MLFF_OK;
 }
 

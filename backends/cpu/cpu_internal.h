@@ -33,13 +33,12 @@ void *cpu_arena_alloc(cpu_arena *a, size_t bytes);
 void cpu_arena_reset(cpu_arena *a);
 void cpu_arena_free(cpu_arena *a);
 
-/* A stable counting sort of n rows by key (keys[r * stride] in [0, n_keys)):
+/* Rows sorted by key (backends/common/counting_sort.h) in arena memory:
  * the rows with key t are items[offsets[t] .. offsets[t+1]) in row order.
- * This is how every scatter is made deterministic and race-free: work is
- * split by target, and each target sums its rows in a fixed order. */
+ * This is how every scatter is made deterministic and race-free. */
 typedef struct cpu_csr {
-    int64_t *offsets; /* n_keys + 1 */
-    int64_t *items;   /* n */
+    int32_t *offsets; /* n_keys + 1 */
+    int32_t *items;   /* n */
 } cpu_csr;
 
 mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride, int64_t n,

@@ -30,7 +30,8 @@ typedef struct cl_segments {
     int64_t stride, map_stride, n_entries, n_keys;
     uint64_t keys_version, map_version;
     int32_t *host_offsets, *host_items; /* kept: the device copies are written asynchronously */
-    size_t host_capacity_keys, host_capacity_items;
+    int32_t *host_keys;                 /* keys looked up through the map */
+    size_t host_capacity_keys, host_capacity_items, host_capacity_mapped;
     cl_mem offsets, items;
     size_t capacity_keys, capacity_items; /* device buffers, in entries */
     uint64_t last_use;
@@ -78,6 +79,7 @@ struct mlff_backend {
     uint64_t allocations; /* device buffers created */
     cl_prepared **prepared;
     int n_prepared, cap_prepared;
+    const cl_prepared *last_prepared; /* the one the previous call ran */
     void *scratch; /* signature being matched */
     size_t scratch_size;
     cl_segments segments[CL_SEGMENT_SLOTS];

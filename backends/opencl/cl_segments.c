@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "../common/counting_sort.h"
 
 typedef struct segment_spec {
     const cl_buffer *keys, *map;
@@ -122,14 +123,6 @@ static mlff_status grow_device(mlff_backend *be, cl_mem *mem, size_t *capacity, 
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "allocating segment buffers");
 }
 
-static inline int64_t key_of(const segment_spec *s, int64_t e)
-{
-    int64_t k = s->keys->shadow[e * s->stride];
-    if (s->map && k >= 0 && (size_t)(k * s->map_stride) < s->map->size / sizeof(int32_t))
-        k = s->map->shadow[k * s->map_stride];
-    return k;
-}
-
 /* Stable counting sort of the entries by key, then upload. */
 static mlff_status build(mlff_backend *be, cl_segments *g, const segment_spec *s, mlff_error *err)
 {
@@ -141,24 +134,28 @@ static mlff_status build(mlff_backend *be, cl_segments *g, const segment_spec *s
     mlff_status st = grow_host(&g->host_offsets, &g->host_capacity_keys, n_keys + 1, err);
     if (st == MLFF_OK)
         st = grow_host(&g->host_items, &g->host_capacity_items, n ? n : 1, err);
+    if (st == MLFF_OK && s->map)
+        st = grow_host(&g->host_keys, &g->host_capacity_mapped, n ? n : 1, err);
     if (st != MLFF_OK)
         return st;
-    int32_t *off = g->host_offsets, *items = g->host_items;
-    memset(off, 0, (n_keys + 1) * sizeof *off);
-    for (size_t e = 0; e < n; e++) {
-        const int64_t k = key_of(s, (int64_t)e);
-        if (k < 0 || k >= s->n_keys)
-            return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: index %lld out of range [0, %lld)",
-                             (long long)k, (long long)s->n_keys);
-        off[k + 1]++;
+    /* Keys read through a map (the system of a pair's atom, the center of a
+     * triple's pair) are looked up first; one out of the map's range becomes -1. */
+    const int32_t *keys = s->keys->shadow;
+    int64_t stride = s->stride;
+    if (s->map) {
+        const int64_t map_entries = (int64_t)(s->map->size / sizeof(int32_t));
+        for (size_t e = 0; e < n; e++) {
+            const int64_t k = (int64_t)keys[(int64_t)e * stride] * s->map_stride;
+            g->host_keys[e] = k >= 0 && k < map_entries ? s->map->shadow[k] : -1;
+        }
+        keys = g->host_keys;
+        stride = 1;
     }
-    for (size_t k = 0; k < n_keys; k++)
-        off[k + 1] += off[k];
-    for (size_t e = 0; e < n; e++)
-        items[off[key_of(s, (int64_t)e)]++] = (int32_t)e;
-    for (size_t k = n_keys; k > 0; k--)
-        off[k] = off[k - 1];
-    off[0] = 0;
+    int32_t *off = g->host_offsets, *items = g->host_items;
+    const int64_t bad = mlff_counting_sort(keys, stride, s->n_entries, s->n_keys, off, items);
+    if (bad >= 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: index %d of entry %lld is out of range [0, %lld)",
+                         keys[bad * stride], (long long)bad, (long long)s->n_keys);
 
     st = grow_device(be, &g->offsets, &g->capacity_keys, n_keys + 1, err);
     if (st == MLFF_OK)
@@ -231,6 +228,7 @@ void cl_segments_free_all(mlff_backend *be)
             clReleaseMemObject(g->items);
         free(g->host_offsets);
         free(g->host_items);
+        free(g->host_keys);
         memset(g, 0, sizeof *g);
     }
 }

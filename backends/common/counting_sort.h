@@ -1,0 +1,18 @@
+/* The index sort behind every deterministic scatter, shared by the backends:
+ * work is split by target, and each target sums its entries in entry order. */
+#ifndef MLFF_BACKENDS_COUNTING_SORT_H
+#define MLFF_BACKENDS_COUNTING_SORT_H
+
+#include <stdint.h>
+
+/*
+ * Stable counting sort of n entries by key (keys[e * stride], which must lie
+ * in [0, n_keys)): the entries with key t are items[offsets[t] ..
+ * offsets[t + 1]), in entry order. offsets holds n_keys + 1 values, items n;
+ * n and n_keys must be below INT32_MAX. Returns -1, or the first entry whose
+ * key is out of range (the output is then meaningless).
+ */
+int64_t mlff_counting_sort(const int32_t *keys, int64_t stride, int64_t n, int64_t n_keys, int32_t *offsets,
+                           int32_t *items);
+
+#endif
