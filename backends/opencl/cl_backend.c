@@ -38,6 +38,7 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
         return s;
     }
     mlff_kernel_cache_init(&be->cache);
+    cl_segments_init(be);
     be->gemm = choose_gemm();
     static const char *const gemm_names[] = {"auto", "own", "clblast"};
     size_t len = strlen(be->description);
@@ -53,7 +54,8 @@ static void cl_close(mlff_backend *be)
     if (be->queue)
         clFinish(be->queue);
     cl_prepared_free_all(be);
-    cl_segments_free_all(be);
+    if (be->segments.release)
+        mlff_segments_free_all(&be->segments);
     if (be->queue)
         clReleaseCommandQueue(be->queue);
     if (be->context)
@@ -101,7 +103,7 @@ static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer
         free(b);
         return cl_fail(err, rc, "allocating a buffer");
     }
-    b->size = bytes;
+    b->host.size = bytes;
     be->allocations++;
     *buffer = b;
     return MLFF_OK;
@@ -112,9 +114,9 @@ static void cl_buffer_free(mlff_backend *be, void *buffer)
     cl_buffer *b = buffer;
     if (!b)
         return;
-    cl_segments_forget(be, b);
+    mlff_segments_forget(&be->segments, &b->host);
     clReleaseMemObject(b->mem);
-    free(b->shadow);
+    free(b->host.data);
     free(b);
 }
 
@@ -122,14 +124,10 @@ static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset
                                    size_t bytes, mlff_error *err)
 {
     cl_buffer *b = buffer;
-    if (b->shadow) {
-        /* An index rewritten with the same contents (a neighbour list kept
-         * through the skin) costs neither a transfer nor a new sort. */
-        if (memcmp((char *)b->shadow + offset, src, bytes) == 0)
-            return MLFF_OK;
-        memcpy((char *)b->shadow + offset, src, bytes);
-    }
-    b->version++;
+    /* An index rewritten with the same contents (a neighbour list kept
+     * through the skin) costs neither a transfer nor a new sort. */
+    if (!mlff_index_shadow_write(&b->host, offset, src, bytes))
+        return MLFF_OK;
     cl_int rc = clEnqueueWriteBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
 }

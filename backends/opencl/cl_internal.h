@@ -11,33 +11,23 @@
 
 #include "../backend.h"
 #include "../common/kernel_cache.h"
+#include "../common/segments.h"
 #include "../common/shader_sources.h"
 
 extern const mlff_shader_source mlff_opencl_shaders[];
 
 /* A device buffer. Index buffers (I32) that an op sums by segments also keep
- * a host copy, so that the segments can be sorted on the host (see cl_segments.c). */
+ * a host copy (see backends/common/segments.h). */
 typedef struct cl_buffer {
+    mlff_index_shadow host; /* first: the segment cache sees buffers as this */
     cl_mem mem;
-    size_t size;
-    int32_t *shadow;  /* host copy, or NULL until first needed */
-    uint64_t version; /* bumped on every write */
 } cl_buffer;
 
-/* Segments: a stable sort of entries by key (CSR), on the device. */
-typedef struct cl_segments {
-    const cl_buffer *keys, *map; /* key(e) = map[keys[e * stride] * map_stride] or keys[e * stride] */
-    int64_t stride, map_stride, n_entries, n_keys;
-    uint64_t keys_version, map_version;
-    int32_t *host_offsets, *host_items; /* kept: the device copies are written asynchronously */
-    int32_t *host_keys;                 /* keys looked up through the map */
-    size_t host_capacity_keys, host_capacity_items, host_capacity_mapped;
+/* The device copy of one sorted index. */
+typedef struct cl_segment_buffers {
     cl_mem offsets, items;
-    size_t capacity_keys, capacity_items; /* device buffers, in entries */
-    uint64_t last_use;
-} cl_segments;
-
-#define CL_SEGMENT_SLOTS 48
+    size_t capacity_offsets, capacity_items; /* in entries */
+} cl_segment_buffers;
 
 /* The kernels of one node list, built once per distinct list (see cl_program.c). */
 typedef struct cl_prepared {
@@ -82,8 +72,7 @@ struct mlff_backend {
     const cl_prepared *last_prepared; /* the one the previous call ran */
     void *scratch; /* signature being matched */
     size_t scratch_size;
-    cl_segments segments[CL_SEGMENT_SLOTS];
-    uint64_t use_clock;
+    mlff_segment_cache segments;
 };
 
 /* cl_error.c */
@@ -101,12 +90,8 @@ void cl_prepared_free_all(mlff_backend *be);
 /* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
-/* cl_segments.c */
-mlff_status cl_segments_for(mlff_backend *be, const mlff_exec_node *n, const cl_segments **out,
-                            mlff_error *err);
-void cl_segments_free_all(mlff_backend *be);
-void cl_segments_forget(mlff_backend *be, const cl_buffer *b);
-mlff_status cl_buffer_shadow(mlff_backend *be, cl_buffer *b, mlff_error *err);
+/* cl_segments.c: the device side of the segment cache. */
+void cl_segments_init(mlff_backend *be);
 
 /* cl_launch.c */
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,

@@ -69,12 +69,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
                             mlff_error *err)
 {
     /* A host copy stays valid only while the host alone writes the buffer. */
-    cl_buffer *out = n->output.buffer;
-    if (out->shadow) {
-        free(out->shadow);
-        out->shadow = NULL;
-        out->version++;
-    }
+    mlff_index_shadow_invalidate(&((cl_buffer *)n->output.buffer)->host);
     if (cl_node_uses_clblast(be, n))
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     cl_kernel kernel = prep->kernels[k];
@@ -82,8 +77,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     const cl_long items = gemm ? n->output.rows : items_of(n);
-    const cl_segments *seg = NULL;
-    mlff_status s = cl_segments_for(be, n, &seg, err);
+    const mlff_segments *seg = NULL;
+    mlff_status s = mlff_segments_for(&be->segments, n, &seg, err);
     if (s != MLFF_OK)
         return s;
     if (items == 0)
@@ -95,9 +90,10 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (rc == CL_SUCCESS)
         rc = clSetKernelArg(kernel, arg++, sizeof items, &items);
     if (rc == CL_SUCCESS && seg) {
-        rc = set_mem(kernel, arg++, seg->offsets);
+        const cl_segment_buffers *d = seg->device;
+        rc = set_mem(kernel, arg++, d->offsets);
         if (rc == CL_SUCCESS)
-            rc = set_mem(kernel, arg++, seg->items);
+            rc = set_mem(kernel, arg++, d->items);
     }
     if (rc == CL_SUCCESS && n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
         rc = set_mem(kernel, arg++, mem_of(&n->epilogue_input));

@@ -8,29 +8,17 @@
  * Programs are kept per backend for the process (matched by a signature of
  * the node list) and stored in the on-disk kernel cache as binaries.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cl_internal.h"
-
-/* What makes two nodes need different kernels. Zero-filled, so that it
- * can be compared and hashed as bytes. */
-typedef struct node_sig {
-    int32_t op, epilogue, n_inputs;
-    int32_t clblast; /* 0 while matching; set on the copy that makes the CLBlast epilogue */
-    int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
-    int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
-    int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
-    mlff_op_attrs attrs;
-    double alpha;
-} node_sig;
+#include "../common/lowering.h"
 
 static int is_gemm(int32_t op)
 {
-    return op == MLFF_OP_LINEAR || op == MLFF_OP_LINEAR_VJP;
+    return mlff_op_is_gemm((mlff_op)op);
 }
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
@@ -40,138 +28,32 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
     return be->gemm == CL_GEMM_CLBLAST || n->output.rows >= CL_GEMM_OWN_BELOW_ROWS;
 }
 
-static void node_signature(const mlff_exec_node *n, node_sig *s)
+/* One kernel: its name and parameters, the constants, the template, the
+ * #undefs. Variant 1 of a dense layer is the bias and activation after a
+ * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP). */
+static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const char *template_text)
 {
-    memset(s, 0, sizeof *s);
-    s->op = n->op;
-    s->epilogue = n->epilogue;
-    s->alpha = n->epilogue ? n->epilogue_alpha : 0;
-    s->n_inputs = n->n_inputs;
-    s->out_dtype = n->output.dtype;
-    s->out_cols = n->output.cols;
-    for (int k = 0; k < n->n_inputs; k++) {
-        s->in_dtype[k] = n->inputs[k].dtype;
-        s->in_cols[k] = n->inputs[k].cols;
-    }
-    s->attrs = n->attrs;
-    switch (n->op) {
-    case MLFF_OP_LINEAR:
-    case MLFF_OP_LINEAR_VJP:
-        s->fixed[0] = n->inputs[1].rows; /* the weights */
-        break;
-    case MLFF_OP_ANI_RADIAL:
-        s->fixed[0] = n->inputs[3].rows;
-        break;
-    case MLFF_OP_ANI_RADIAL_VJP:
-        s->fixed[0] = n->inputs[4].rows;
-        break;
-    case MLFF_OP_ANI_ANGULAR:
-        s->fixed[0] = n->inputs[4].rows;
-        s->fixed[1] = n->inputs[5].rows;
-        break;
-    case MLFF_OP_ANI_ANGULAR_VJP:
-        s->fixed[0] = n->inputs[5].rows;
-        s->fixed[1] = n->inputs[6].rows;
-        break;
-    default:
-        break;
-    }
-}
-
-/* A growing string; `failed` sticks after the first allocation failure. */
-typedef struct text {
-    char *s;
-    size_t len, cap;
-    int failed;
-} text;
-
-static void put(text *t, const char *fmt, ...)
-{
-    if (t->failed)
-        return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            t->failed = 1;
-            return;
-        }
-        if (t->s && t->len + (size_t)n < t->cap) {
-            t->len += (size_t)n;
-            return;
-        }
-        size_t cap = (t->cap ? 2 * t->cap : 1 << 16) + (size_t)n;
-        char *s = realloc(t->s, cap);
-        if (!s) {
-            t->failed = 1;
-            return;
-        }
-        t->s = s;
-        t->cap = cap;
-    }
-}
-
-static const char *type_name(int32_t dtype)
-{
-    return dtype == MLFF_DTYPE_F64 ? "double" : dtype == MLFF_DTYPE_I32 ? "int" : "float";
-}
-
-static int uses_segments(mlff_op op)
-{
-    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP ||
-           op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR ||
-           op == MLFF_OP_ANI_ANGULAR_VJP;
-}
-
-/* One kernel: the #defines of its constants, the template, the #undefs. */
-static void instantiate(text *t, const node_sig *s, int index, const char *template_text)
-{
-    static const char *const names[] = {
-        "KNAME", "KARGS", "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS",
-        "IN0_COLS", "IN1_COLS", "IN2_COLS", "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS",
-        "F0", "F1", "F2", "F3", "I0", "I1", "I2", "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K",
-        "GROUPS", "VJP", "EPILOGUE", "ALPHA"};
-    const int gemm = is_gemm(s->op);
-    const int vjp = s->op == MLFF_OP_LINEAR_VJP;
-    put(t, "\n#define KNAME mlff_k%d\n#define TO %s\n", index, type_name(s->out_dtype));
-    if (s->clblast) {
-        /* The epilogue after CLBlast: in0 is the bias (LINEAR) or y (LINEAR_VJP). */
-        put(t, "#define T0 TO\n#define KARGS global TO *out, global const TO *in0, const long n_items\n");
+    mlff_text_put(t, "\n#define KNAME mlff_k%d\n", index);
+    if (s->variant) {
+        mlff_text_put(t, "#define KARGS global TO *out, global const TO *in0, const long n_items\n");
     } else {
-        put(t, "#define KARGS global TO *out");
+        mlff_text_put(t, "#define KARGS global TO *out");
         for (int k = 0; k < s->n_inputs; k++)
-            put(t, ", global const T%d *in%d", k, k);
-        put(t, ", const long n_items%s%s\n",
-            uses_segments(s->op) ? ", global const int *seg_off, global const int *seg_items" : "",
-            s->epilogue == MLFF_EPILOGUE_CELU_GRAD ? ", global const TO *epi" : "");
-        for (int k = 0; k < s->n_inputs; k++)
-            put(t, "#define T%d %s\n", k, type_name(s->in_dtype[k]));
+            mlff_text_put(t, ", global const T%d *in%d", k, k);
+        mlff_text_put(t, ", const long n_items%s%s\n",
+                      mlff_op_uses_segments((mlff_op)s->op) ? ", global const int *seg_off, global const int *seg_items"
+                                                            : "",
+                      s->epilogue == MLFF_EPILOGUE_CELU_GRAD ? ", global const TO *epi" : "");
     }
-    put(t, "#define OUT_COLS %lld\n", (long long)s->out_cols);
-    for (int k = 0; k < s->n_inputs; k++)
-        put(t, "#define IN%d_COLS %lld\n", k, (long long)s->in_cols[k]);
-    for (int k = 0; k < 4; k++)
-        put(t, "#define F%d (%.17g)\n#define I%d (%lld)\n", k, s->attrs.f[k], k, (long long)s->attrs.i[k]);
-    if (gemm) {
-        const long long groups = s->attrs.i[0], w_rows = s->fixed[0], w_cols = s->in_cols[1];
-        put(t, "#define GROUPS %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n", groups,
-            vjp ? w_cols : w_rows / groups, vjp ? w_rows / groups : w_cols);
-        put(t, "#define VJP %d\n#define EPILOGUE %d\n#define ALPHA (%.17g)\n", vjp, s->epilogue, s->alpha);
-    }
-    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
-        put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
-    if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
-        put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
-    put(t, "%s", template_text);
-    for (size_t k = 0; k < sizeof names / sizeof *names; k++)
-        put(t, "#undef %s\n", names[k]);
+    mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);
+    mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n", template_text);
+    for (int k = 0; k < mlff_n_constant_names; k++)
+        mlff_text_put(t, "#undef %s\n", mlff_constant_names[k]);
 }
 
-static const char *template_for(const node_sig *s)
+static const char *template_for(const mlff_node_sig *s)
 {
-    const char *name = s->clblast ? "gemm_epilogue"
+    const char *name = s->variant ? "gemm_epilogue"
                        : s->op == MLFF_OP_LINEAR_VJP ? "linear"
                                                      : mlff_op_get((mlff_op)s->op)->name;
     return mlff_shader_find(mlff_opencl_shaders, name);
@@ -180,11 +62,11 @@ static const char *template_for(const node_sig *s)
 /* Variant 1 exists only for dense layers that CLBlast may run, and only
  * when there is a bias or an activation to apply after it; variant 0 of a
  * dense layer only when our GEMM may run it. */
-static int variant_wanted(const mlff_backend *be, const node_sig *s)
+static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
 {
     if (!is_gemm(s->op))
-        return !s->clblast;
-    if (s->clblast)
+        return !s->variant;
+    if (s->variant)
         return be->gemm != CL_GEMM_OWN && (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
     return be->gemm != CL_GEMM_CLBLAST;
 }
@@ -291,12 +173,12 @@ void cl_prepared_free_all(mlff_backend *be)
 }
 
 /* Generates, builds and wraps the program for a signature (sigs[n_nodes]). */
-static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n_nodes, uint64_t hash,
+static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, int n_nodes, uint64_t hash,
                                    cl_prepared **out, mlff_error *err)
 {
     cl_prepared *p = calloc(1, sizeof *p);
     int *unique_of = calloc(2 * (size_t)n_nodes + 1, sizeof *unique_of);
-    text src = {0};
+    mlff_text src = {0};
     if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
         !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
@@ -312,16 +194,16 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
     p->signature_size = (size_t)n_nodes * sizeof *sigs;
     memcpy(p->signature, sigs, p->signature_size);
 
-    put(&src, "%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
-    put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
+    mlff_text_put(&src, "%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
     /* Kernel k of a node (variant 0: its own kernel; 1: the one after CLBlast). */
     mlff_status s = MLFF_OK;
     for (int v = 0; v < 2; v++)
         for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
             int *slot = &unique_of[2 * k + v];
             *slot = -1;
-            node_sig sig = sigs[k];
-            sig.clblast = v;
+            mlff_node_sig sig = sigs[k];
+            sig.variant = v;
             if (!variant_wanted(be, &sig))
                 continue;
             for (int j = 0; j < k && *slot < 0; j++)
@@ -364,19 +246,10 @@ static mlff_status create_prepared(mlff_backend *be, const node_sig *sigs, int n
     return MLFF_OK;
 }
 
-static uint64_t fnv1a(const void *data, size_t n)
-{
-    const unsigned char *b = data;
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t k = 0; k < n; k++)
-        h = (h ^ b[k]) * 1099511628211ULL;
-    return h;
-}
-
 mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                        const cl_prepared **out, mlff_error *err)
 {
-    const size_t need = ((size_t)n_nodes + 1) * sizeof(node_sig);
+    const size_t need = ((size_t)n_nodes + 1) * sizeof(mlff_node_sig);
     if (need > be->scratch_size) {
         void *s = realloc(be->scratch, need);
         if (!s)
@@ -384,9 +257,9 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
         be->scratch = s;
         be->scratch_size = need;
     }
-    node_sig *sigs = be->scratch;
+    mlff_node_sig *sigs = be->scratch;
     for (int k = 0; k < n_nodes; k++)
-        node_signature(&nodes[k], &sigs[k]);
+        mlff_node_signature(&nodes[k], &sigs[k]);
     const size_t size = (size_t)n_nodes * sizeof *sigs;
     /* An MD loop runs the same list every call: try the last one before hashing. */
     const cl_prepared *last = be->last_prepared;
@@ -394,7 +267,7 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
         *out = last;
         return MLFF_OK;
     }
-    const uint64_t hash = fnv1a(sigs, size);
+    const uint64_t hash = mlff_fnv1a(sigs, size);
     for (int k = 0; k < be->n_prepared; k++) {
         const cl_prepared *p = be->prepared[k];
         if (p->hash == hash && p->signature_size == size && memcmp(p->signature, sigs, size) == 0) {

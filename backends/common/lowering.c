@@ -1,0 +1,141 @@
+#include "lowering.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int mlff_op_is_gemm(mlff_op op)
+{
+    return op == MLFF_OP_LINEAR || op == MLFF_OP_LINEAR_VJP;
+}
+
+int mlff_op_uses_segments(mlff_op op)
+{
+    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP ||
+           op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR ||
+           op == MLFF_OP_ANI_ANGULAR_VJP;
+}
+
+void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
+{
+    memset(s, 0, sizeof *s);
+    s->op = n->op;
+    s->epilogue = n->epilogue;
+    s->alpha = n->epilogue ? n->epilogue_alpha : 0;
+    s->n_inputs = n->n_inputs;
+    s->out_dtype = n->output.dtype;
+    s->out_cols = n->output.cols;
+    for (int k = 0; k < n->n_inputs; k++) {
+        s->in_dtype[k] = n->inputs[k].dtype;
+        s->in_cols[k] = n->inputs[k].cols;
+    }
+    s->attrs = n->attrs;
+    switch (n->op) {
+    case MLFF_OP_LINEAR:
+    case MLFF_OP_LINEAR_VJP:
+        s->fixed[0] = n->inputs[1].rows; /* the weights */
+        break;
+    case MLFF_OP_ANI_RADIAL:
+        s->fixed[0] = n->inputs[3].rows;
+        break;
+    case MLFF_OP_ANI_RADIAL_VJP:
+        s->fixed[0] = n->inputs[4].rows;
+        break;
+    case MLFF_OP_ANI_ANGULAR:
+        s->fixed[0] = n->inputs[4].rows;
+        s->fixed[1] = n->inputs[5].rows;
+        break;
+    case MLFF_OP_ANI_ANGULAR_VJP:
+        s->fixed[0] = n->inputs[5].rows;
+        s->fixed[1] = n->inputs[6].rows;
+        break;
+    default:
+        break;
+    }
+}
+
+void mlff_text_put(mlff_text *t, const char *fmt, ...)
+{
+    if (t->failed)
+        return;
+    for (;;) {
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            t->failed = 1;
+            return;
+        }
+        if (t->s && t->len + (size_t)n < t->cap) {
+            t->len += (size_t)n;
+            return;
+        }
+        size_t cap = (t->cap ? 2 * t->cap : 1 << 16) + (size_t)n;
+        char *s = realloc(t->s, cap);
+        if (!s) {
+            t->failed = 1;
+            return;
+        }
+        t->s = s;
+        t->cap = cap;
+    }
+}
+
+const char *const mlff_constant_names[] = {
+    "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
+    "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
+    "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA"};
+const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
+
+static const char *type_name(int32_t dtype)
+{
+    return dtype == MLFF_DTYPE_F64 ? "double" : dtype == MLFF_DTYPE_I32 ? "int" : "float";
+}
+
+/* A float constant with all its digits. GLSL needs the LF suffix to keep a
+ * double's, and forbids it without fp64. */
+static void put_real(mlff_text *t, const char *name, double value, mlff_kernel_dialect dialect, int fp64)
+{
+    if (dialect == MLFF_DIALECT_OPENCL)
+        mlff_text_put(t, "#define %s (%.17g)\n", name, value);
+    else
+        mlff_text_put(t, "#define %s (%.17e%s)\n", name, value, fp64 ? "LF" : "");
+}
+
+void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
+{
+    mlff_text_put(t, "#define TO %s\n", type_name(s->out_dtype));
+    for (int k = 0; k < s->n_inputs; k++)
+        mlff_text_put(t, "#define T%d %s\n", k, type_name(s->in_dtype[k]));
+    mlff_text_put(t, "#define OUT_COLS %lld\n", (long long)s->out_cols);
+    for (int k = 0; k < s->n_inputs; k++)
+        mlff_text_put(t, "#define IN%d_COLS %lld\n", k, (long long)s->in_cols[k]);
+    static const char *const f_names[] = {"F0", "F1", "F2", "F3"};
+    for (int k = 0; k < 4; k++) {
+        put_real(t, f_names[k], s->attrs.f[k], dialect, fp64);
+        mlff_text_put(t, "#define I%d (%lld)\n", k, (long long)s->attrs.i[k]);
+    }
+    if (mlff_op_is_gemm((mlff_op)s->op)) {
+        const int vjp = s->op == MLFF_OP_LINEAR_VJP;
+        const long long groups = s->attrs.i[0], w_rows = s->fixed[0], w_cols = s->in_cols[1];
+        mlff_text_put(t, "#define GROUPS %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n", groups,
+                      vjp ? w_cols : w_rows / groups, vjp ? w_rows / groups : w_cols);
+        mlff_text_put(t, "#define VJP %d\n#define EPILOGUE %d\n", vjp, s->epilogue);
+        put_real(t, "ALPHA", s->alpha, dialect, fp64);
+    }
+    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
+        mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
+    if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
+        mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
+}
+
+uint64_t mlff_fnv1a(const void *data, size_t n)
+{
+    const unsigned char *b = data;
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t k = 0; k < n; k++)
+        h = (h ^ b[k]) * 1099511628211ULL;
+    return h;
+}

@@ -1,0 +1,57 @@
+/*
+ * What the GPU backends share when they turn a node into a kernel: the
+ * node's signature (everything that makes two nodes need different code),
+ * and the #defines that make those values compile-time constants in a
+ * kernel template (shaders/opencl/, shaders/vulkan/). Row counts
+ * are not part of it: they stay run-time values, so one kernel serves every
+ * system size.
+ */
+#ifndef MLFF_BACKENDS_LOWERING_H
+#define MLFF_BACKENDS_LOWERING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../backend.h"
+
+/* Zero-filled, so that it can be compared and hashed as bytes. */
+typedef struct mlff_node_sig {
+    int32_t op, epilogue, n_inputs;
+    int32_t variant; /* a backend's second kernel for the same node (OpenCL: after CLBlast) */
+    int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
+    int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
+    int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
+    mlff_op_attrs attrs;
+    double alpha;
+} mlff_node_sig;
+
+void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *sig);
+
+int mlff_op_is_gemm(mlff_op op);
+/* Ops that sum many entries into one row through segments (see segments.h). */
+int mlff_op_uses_segments(mlff_op op);
+
+/* A growing string; `failed` sticks after the first allocation failure. */
+typedef struct mlff_text {
+    char *s;
+    size_t len, cap;
+    int failed;
+} mlff_text;
+
+void mlff_text_put(mlff_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef enum mlff_kernel_dialect { MLFF_DIALECT_OPENCL, MLFF_DIALECT_GLSL } mlff_kernel_dialect;
+
+/* The #defines of a node's constants: TO, T<k>, OUT_COLS, IN<k>_COLS, F0-F3,
+ * I0-I3, and GROUPS/GEMM_N/GEMM_K/VJP/EPILOGUE/ALPHA for dense layers,
+ * N_SHIFTS/N_Z/N_RA for the ANI features. `fp64`: the device has doubles
+ * (GLSL float literals then carry the LF suffix, to keep their digits). */
+void mlff_emit_constants(mlff_text *t, const mlff_node_sig *sig, mlff_kernel_dialect dialect, int fp64);
+
+/* The names mlff_emit_constants may define (for #undef between kernels). */
+extern const char *const mlff_constant_names[];
+extern const int mlff_n_constant_names;
+
+uint64_t mlff_fnv1a(const void *data, size_t n);
+
+#endif

@@ -1,0 +1,206 @@
+#include "segments.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "counting_sort.h"
+
+typedef struct segment_spec {
+    const mlff_index_shadow *keys, *map;
+    int64_t stride, map_stride, n_entries, n_keys;
+} segment_spec;
+
+/* Which index of a node is sorted, and how (see the kernels in shaders/). */
+static int spec_for(const mlff_exec_node *n, segment_spec *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n_keys = n->output.rows;
+    s->stride = 1;
+    const mlff_exec_tensor *in = n->inputs;
+    switch (n->op) {
+    case MLFF_OP_SCATTER_ADD_ROWS: /* rows by target */
+        s->keys = in[1].buffer;
+        s->n_entries = in[1].rows;
+        return 1;
+    case MLFF_OP_PAIR_VECTORS_VJP: /* both atoms of every pair, entry 2p + side */
+        s->keys = in[1].buffer;
+        s->n_entries = 2 * in[1].rows;
+        return 1;
+    case MLFF_OP_PAIR_SHIFTS_VJP: /* pairs by the system of their first atom */
+        s->keys = in[2].buffer;
+        s->stride = 2;
+        s->n_entries = in[2].rows;
+        s->map = in[3].buffer;
+        s->map_stride = 1;
+        return 1;
+    case MLFF_OP_ANI_RADIAL: /* pairs by center */
+        s->keys = in[1].buffer;
+        s->stride = 2;
+        s->n_entries = in[1].rows;
+        return 1;
+    case MLFF_OP_ANI_ANGULAR: /* triples by the center of their first pair */
+        s->keys = in[2].buffer;
+        s->stride = 2;
+        s->n_entries = in[2].rows;
+        s->map = in[1].buffer;
+        s->map_stride = 2;
+        return 1;
+    case MLFF_OP_ANI_ANGULAR_VJP: /* both pairs of every triple, entry 2t + side */
+        s->keys = in[3].buffer;
+        s->n_entries = 2 * in[3].rows;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src, size_t bytes)
+{
+    if (b->data) {
+        if (memcmp((char *)b->data + offset, src, bytes) == 0)
+            return 0;
+        memcpy((char *)b->data + offset, src, bytes);
+    }
+    b->version++;
+    return 1;
+}
+
+void mlff_index_shadow_invalidate(mlff_index_shadow *b)
+{
+    if (b->data) {
+        free(b->data);
+        b->data = NULL;
+        b->version++;
+    }
+}
+
+size_t mlff_grown_capacity(size_t capacity, size_t need)
+{
+    const size_t grown = capacity + capacity / 2, padded = need + need / 4;
+    return grown > padded ? grown : padded;
+}
+
+/* The same index sorted the same way. Its sizes may have changed (pair
+ * counts drift in MD), which rebuilds the slot in place, reusing its buffers. */
+static int same_spec(const mlff_segments *g, const segment_spec *s)
+{
+    return g->keys == s->keys && g->map == s->map && g->stride == s->stride && g->map_stride == s->map_stride;
+}
+
+static mlff_status grow(int32_t **array, size_t *capacity, size_t need, mlff_error *err)
+{
+    if (need <= *capacity)
+        return MLFF_OK;
+    const size_t cap = mlff_grown_capacity(*capacity, need);
+    int32_t *a = realloc(*array, cap * sizeof *a);
+    if (!a)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory sorting an index");
+    *array = a;
+    *capacity = cap;
+    return MLFF_OK;
+}
+
+/* Stable counting sort of the entries by key. */
+static mlff_status sort(mlff_segments *g, const segment_spec *s, mlff_error *err)
+{
+    if (s->n_entries >= INT32_MAX || s->n_keys >= INT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "%lld index entries in one evaluation is more than 32-bit offsets hold; split the batch",
+                         (long long)s->n_entries);
+    const size_t n_keys = (size_t)s->n_keys, n = (size_t)s->n_entries;
+    mlff_status st = grow(&g->offsets, &g->capacity_offsets, n_keys + 1, err);
+    if (st == MLFF_OK)
+        st = grow(&g->items, &g->capacity_items, n ? n : 1, err);
+    if (st == MLFF_OK && s->map)
+        st = grow(&g->mapped, &g->capacity_mapped, n ? n : 1, err);
+    if (st != MLFF_OK)
+        return st;
+    /* Keys read through a map (the system of a pair's atom, the center of a
+     * triple's pair) are looked up first; one out of the map's range becomes -1. */
+    const int32_t *keys = s->keys->data;
+    int64_t stride = s->stride;
+    if (s->map) {
+        const int64_t map_entries = (int64_t)(s->map->size / sizeof(int32_t));
+        for (size_t e = 0; e < n; e++) {
+            const int64_t k = (int64_t)keys[(int64_t)e * stride] * s->map_stride;
+            g->mapped[e] = k >= 0 && k < map_entries ? s->map->data[k] : -1;
+        }
+        keys = g->mapped;
+        stride = 1;
+    }
+    const int64_t bad = mlff_counting_sort(keys, stride, s->n_entries, s->n_keys, g->offsets, g->items);
+    if (bad >= 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "index %d of entry %lld is out of range [0, %lld)",
+                         keys[bad * stride], (long long)bad, (long long)s->n_keys);
+    return MLFF_OK;
+}
+
+static mlff_status ensure_shadow(mlff_segment_cache *c, const mlff_index_shadow *b, mlff_error *err)
+{
+    return b->data ? MLFF_OK : c->read_shadow(c->backend, (mlff_index_shadow *)b, err);
+}
+
+mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
+                              mlff_error *err)
+{
+    segment_spec s;
+    *out = NULL;
+    if (!spec_for(n, &s))
+        return MLFF_OK;
+    mlff_status st = ensure_shadow(c, s.keys, err);
+    if (st == MLFF_OK && s.map)
+        st = ensure_shadow(c, s.map, err);
+    if (st != MLFF_OK)
+        return st;
+    c->clock++;
+    mlff_segments *slot = NULL;
+    for (int k = 0; k < MLFF_SEGMENT_SLOTS && !slot; k++)
+        if (same_spec(&c->slots[k], &s))
+            slot = &c->slots[k];
+    if (slot && slot->n_entries == s.n_entries && slot->n_keys == s.n_keys &&
+        slot->keys_version == s.keys->version && (!s.map || slot->map_version == s.map->version)) {
+        slot->last_use = c->clock;
+        *out = slot;
+        return MLFF_OK;
+    }
+    if (!slot) {
+        /* The least recently used slot; its buffers are reused. */
+        slot = &c->slots[0];
+        for (int k = 1; k < MLFF_SEGMENT_SLOTS; k++)
+            if (c->slots[k].last_use < slot->last_use)
+                slot = &c->slots[k];
+    }
+    slot->keys = NULL; /* invalid until built */
+    slot->n_entries = s.n_entries;
+    slot->n_keys = s.n_keys;
+    if ((st = sort(slot, &s, err)) != MLFF_OK || (st = c->upload(c->backend, slot, err)) != MLFF_OK)
+        return st;
+    slot->keys = s.keys;
+    slot->map = s.map;
+    slot->stride = s.stride;
+    slot->map_stride = s.map_stride;
+    slot->keys_version = s.keys->version;
+    slot->map_version = s.map ? s.map->version : 0;
+    slot->last_use = c->clock;
+    *out = slot;
+    return MLFF_OK;
+}
+
+void mlff_segments_forget(mlff_segment_cache *c, const mlff_index_shadow *b)
+{
+    for (int k = 0; k < MLFF_SEGMENT_SLOTS; k++)
+        if (c->slots[k].keys == b || c->slots[k].map == b)
+            c->slots[k].keys = c->slots[k].map = NULL;
+}
+
+void mlff_segments_free_all(mlff_segment_cache *c)
+{
+    for (int k = 0; k < MLFF_SEGMENT_SLOTS; k++) {
+        mlff_segments *g = &c->slots[k];
+        c->release(c->backend, g);
+        free(g->offsets);
+        free(g->items);
+        free(g->mapped);
+        memset(g, 0, sizeof *g);
+    }
+}
