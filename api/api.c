@@ -201,14 +201,16 @@ MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed)
     /* Like snprintf: the whole list is measured, as much as fits is copied. */
     char list[4096] = "";
     mlff_backend_cpu.list_devices(list, sizeof list);
-    size_t len = strlen(list);
 #ifdef MLFF_HAVE_OPENCL
     mlff_backend_opencl.list_devices(list, sizeof list);
 #else
-    snprintf(list + len, sizeof list - len, "opencl: not built (no OpenCL headers at build time)\n");
+    strncat(list, "opencl: not built (no OpenCL headers at build time)\n", sizeof list - strlen(list) - 1);
 #endif
-    len = strlen(list);
-    snprintf(list + len, sizeof list - len, "vulkan: not built (coming in a later version)\n");
+#ifdef MLFF_HAVE_VULKAN
+    mlff_backend_vulkan.list_devices(list, sizeof list);
+#else
+    strncat(list, "vulkan: not built (no Vulkan headers or shaderc at build time)\n", sizeof list - strlen(list) - 1);
+#endif
     if (needed)
         *needed = strlen(list) + 1;
     if (size > 0)

@@ -85,5 +85,8 @@ extern const mlff_backend_iface mlff_backend_cpu;
 #ifdef MLFF_HAVE_OPENCL
 extern const mlff_backend_iface mlff_backend_opencl;
 #endif
+#ifdef MLFF_HAVE_VULKAN
+extern const mlff_backend_iface mlff_backend_vulkan;
+#endif
 
 #endif

@@ -8,7 +8,7 @@
  * peak measured in the same run. Not a test: numbers depend on the machine
  * and its load.
  *
- *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl]
+ *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan]
  */
 #include <math.h>
 #include <stdio.h>
@@ -94,8 +94,7 @@ int main(int argc, char **argv)
     mlff_settings s;
     mlff_default_settings(&s);
     const char *device = argc > 4 ? argv[4] : "cpu";
-    s.device = !strcmp(device, "opencl") ? MLFF_DEVICE_OPENCL : !strcmp(device, "vulkan") ? MLFF_DEVICE_VULKAN
-                                                                                        : MLFF_DEVICE_CPU;
+    s.device = bench_device(device);
     s.n_threads = threads;
     s.precision = f64 ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
     mlff_context *ctx;

@@ -4,7 +4,7 @@
  * the first k molecules of the 100-water cluster, for growing k, median of
  * repeated calls with perturbed positions, both paths on the same device.
  *
- *   bench_neighbors REFERENCE_DIR [cpu|opencl]
+ *   bench_neighbors REFERENCE_DIR [cpu|opencl|vulkan]
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,13 +44,12 @@ int main(int argc, char **argv)
     reference cluster;
     if (!reference_load(&cluster, argv[1], "water_cluster_100"))
         return 1;
-    const int on_opencl = argc > 2 && !strcmp(argv[2], "opencl");
     mlff_model *models[2];
     mlff_context *ctxs[2];
     for (int k = 0; k < 2; k++) {
         mlff_settings s;
         mlff_default_settings(&s);
-        s.device = on_opencl ? MLFF_DEVICE_OPENCL : MLFF_DEVICE_CPU;
+        s.device = bench_device(argc > 2 ? argv[2] : "cpu");
         s.neighbors = k == 0 ? MLFF_NEIGHBORS_DENSE : MLFF_NEIGHBORS_SPARSE;
         if (mlff_context_create(&s, &ctxs[k]) != MLFF_OK || mlff_model_load(ctxs[k], NULL, &models[k]) != MLFF_OK) {
             fprintf(stderr, "%s\n", mlff_last_error(ctxs[k]));

@@ -4,7 +4,7 @@
  * each size: median time of a few calls with perturbed positions, and the
  * process's peak resident memory so far (sizes grow, so it is this size's).
  *
- *   bench_periodic REFERENCE_DIR [max_repeat] [threads] [cpu|opencl] [min_repeat]
+ *   bench_periodic REFERENCE_DIR [max_repeat] [threads] [cpu|opencl|vulkan] [min_repeat]
  * (peak memory is the host's; a GPU's own memory is not counted)
  */
 #include <stdio.h>
@@ -27,7 +27,7 @@ int main(int argc, char **argv)
         return 1;
     mlff_settings s;
     mlff_default_settings(&s);
-    s.device = argc > 4 && !strcmp(argv[4], "opencl") ? MLFF_DEVICE_OPENCL : MLFF_DEVICE_CPU;
+    s.device = bench_device(argc > 4 ? argv[4] : "cpu");
     s.n_threads = argc > 3 ? atoi(argv[3]) : 0;
     mlff_context *ctx;
     mlff_model *model;

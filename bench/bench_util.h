@@ -2,7 +2,16 @@
 #ifndef MLFF_BENCH_UTIL_H
 #define MLFF_BENCH_UTIL_H
 
+#include <string.h>
 #include <time.h>
+
+#include "mlff.h"
+
+/* "opencl", "vulkan" or anything else (the CPU). */
+static inline mlff_device_kind bench_device(const char *name)
+{
+    return !strcmp(name, "opencl") ? MLFF_DEVICE_OPENCL : !strcmp(name, "vulkan") ? MLFF_DEVICE_VULKAN : MLFF_DEVICE_CPU;
+}
 
 static inline double bench_now(void)
 {

@@ -9,6 +9,9 @@ static const mlff_backend_iface *const gpu_backends[] = {
 #ifdef MLFF_HAVE_OPENCL
     &mlff_backend_opencl,
 #endif
+#ifdef MLFF_HAVE_VULKAN
+    &mlff_backend_vulkan,
+#endif
     NULL};
 
 static mlff_status open_backend(mlff_context *ctx, const mlff_backend_iface *iface,
@@ -54,8 +57,12 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
 #endif
         break;
     case MLFF_DEVICE_VULKAN:
+#ifdef MLFF_HAVE_VULKAN
+        s = open_backend(ctx, &mlff_backend_vulkan, &opts);
+#else
         s = mlff_fail(&ctx->error, MLFF_ERROR_DEVICE,
-                      "device vulkan: this build of mlff has no Vulkan backend yet");
+                      "device vulkan: this build of mlff has no Vulkan backend (built without Vulkan)");
+#endif
         break;
     default:
         s = mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "unknown device kind %d",

@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 
 options=()
 [ "${MLFF_WERROR:-0}" = 1 ] && options+=(-Dwerror=true)
-# CI must build and test the OpenCL backend (on PoCL), never silently skip it.
-[ "${CI:-}" = true ] && options+=(-Dopencl=enabled)
+# CI must build and test the OpenCL and Vulkan backends (on PoCL and
+# lavapipe), never silently skip them.
+[ "${CI:-}" = true ] && options+=(-Dopencl=enabled -Dvulkan=enabled)
 build_dir=build
 if [ "${1:-}" = --sanitize ]; then
     build_dir=build-asan

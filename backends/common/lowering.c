@@ -17,6 +17,29 @@ int mlff_op_uses_segments(mlff_op op)
            op == MLFF_OP_ANI_ANGULAR_VJP;
 }
 
+int64_t mlff_node_work_items(const mlff_exec_node *n)
+{
+    switch (n->op) {
+    case MLFF_OP_LINEAR:
+    case MLFF_OP_LINEAR_VJP:
+    case MLFF_OP_SUM_COLS:
+    case MLFF_OP_PAIR_VECTORS:
+    case MLFF_OP_PAIR_VECTORS_VJP:
+    case MLFF_OP_PAIR_SHIFTS:
+    case MLFF_OP_NORM3:
+    case MLFF_OP_NORM3_VJP:
+    case MLFF_OP_ANI_RADIAL_VJP:
+    case MLFF_OP_ANI_ANGULAR_VJP:
+        return n->output.rows;
+    case MLFF_OP_ANI_RADIAL:
+        return n->output.rows * n->inputs[3].rows;
+    case MLFF_OP_ANI_ANGULAR:
+        return n->output.rows * n->inputs[4].rows * n->inputs[5].rows;
+    default:
+        return n->output.rows * n->output.cols;
+    }
+}
+
 void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
 {
     memset(s, 0, sizeof *s);

@@ -28,6 +28,11 @@ typedef struct mlff_node_sig {
 void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *sig);
 
 int mlff_op_is_gemm(mlff_op op);
+/* What a kernel's n_items counts: rows of the output for the dense layers
+ * (their kernels tile the columns themselves), for ops whose work-item
+ * writes a whole row, and for the ANI gradients (one per pair); atoms times
+ * shifts for the ANI features; else one per output entry. */
+int64_t mlff_node_work_items(const mlff_exec_node *n);
 /* Ops that sum many entries into one row through segments (see segments.h). */
 int mlff_op_uses_segments(mlff_op op);
 

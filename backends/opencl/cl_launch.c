@@ -3,30 +3,9 @@
 #include <stdlib.h>
 
 #include "cl_internal.h"
+#include "../common/lowering.h"
 
 #define GEMM_TILE 16 /* TS in shaders/opencl/linear.cl */
-
-/* Work-items of a one-dimensional kernel (see each template). */
-static int64_t items_of(const mlff_exec_node *n)
-{
-    switch (n->op) {
-    case MLFF_OP_SUM_COLS:
-    case MLFF_OP_PAIR_VECTORS:
-    case MLFF_OP_PAIR_VECTORS_VJP:
-    case MLFF_OP_PAIR_SHIFTS:
-    case MLFF_OP_NORM3:
-    case MLFF_OP_NORM3_VJP:
-    case MLFF_OP_ANI_RADIAL_VJP:
-    case MLFF_OP_ANI_ANGULAR_VJP:
-        return n->output.rows;
-    case MLFF_OP_ANI_RADIAL:
-        return n->output.rows * n->inputs[3].rows;
-    case MLFF_OP_ANI_ANGULAR:
-        return n->output.rows * n->inputs[4].rows * n->inputs[5].rows;
-    default:
-        return n->output.rows * n->output.cols;
-    }
-}
 
 static cl_mem mem_of(const mlff_exec_tensor *t)
 {
@@ -76,7 +55,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
-    const cl_long items = gemm ? n->output.rows : items_of(n);
+    const cl_long items = mlff_node_work_items(n);
     const mlff_segments *seg = NULL;
     mlff_status s = mlff_segments_for(&be->segments, n, &seg, err);
     if (s != MLFF_OK)

@@ -14,6 +14,10 @@ const mlff_backend_iface *test_backend_named(const char *name)
     if (!strcmp(name, "opencl"))
         return &mlff_backend_opencl;
 #endif
+#ifdef MLFF_HAVE_VULKAN
+    if (!strcmp(name, "vulkan"))
+        return &mlff_backend_vulkan;
+#endif
     return NULL;
 }
 

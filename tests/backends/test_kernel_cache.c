@@ -5,13 +5,20 @@
  * foreign file, and a changed driver identity are each rejected (and the
  * file deleted); MLFF_CACHE=off disables it.
  *
- * End to end on OpenCL (PoCL on CI), each step a separate process on a fresh
- * cache directory: the first compiles, the second starts from the cache with
- * no compilation; a corrupted file and a truncated file are rebuilt with
- * correct results; four processes started at once on an empty cache all
- * succeed and leave a valid cache.
- * Usage: test_kernel_cache            (runs everything)
- *        test_kernel_cache child OUT  (one evaluation; writes energy and counters)
+ * Vulkan unit part: pipeline-cache data whose header names another vendor,
+ * device or pipelineCacheUUID is refused before the driver sees it.
+ *
+ * End to end on OpenCL (PoCL on CI) or Vulkan (lavapipe on CI), each step a
+ * separate process on a fresh cache directory: the first compiles, the
+ * second starts from the cache with no compilation (no clBuildProgram from
+ * source, no shaderc call); a corrupted file and a truncated file are
+ * rebuilt with correct results; four processes started at once on an empty
+ * cache all succeed and leave a valid cache. On Vulkan the VkPipelineCache
+ * data saved by one process must be loaded by the next; lavapipe returns
+ * only a header, so MLFF_TEST_EXPECT_PIPELINE_CACHE=1 (set on the GPU
+ * machine) makes an empty one a failure.
+ * Usage: test_kernel_cache [opencl|vulkan]   (runs everything)
+ *        test_kernel_cache child OUT DEVICE  (one evaluation; writes energy and counters)
  */
 #include <dirent.h>
 #include <math.h>
@@ -23,11 +30,15 @@
 #include <unistd.h>
 
 #include "../../backends/common/kernel_cache.h"
+#ifdef MLFF_HAVE_VULKAN
+#include "../../backends/vulkan/vk_internal.h"
+#endif
 #include "../common/check.h"
 #include "../common/skip.h"
 #include "mlff.h"
 
 static char cache_dir[256];
+static const char *device_name = "opencl";
 
 /* ---- unit part ---- */
 
@@ -131,6 +142,37 @@ static void unit_tests(void)
            failures ? "FAILED" : "ok");
 }
 
+#ifdef MLFF_HAVE_VULKAN
+static void pipeline_cache_header_tests(void)
+{
+    VkPhysicalDeviceProperties props = {.vendorID = 0x10de, .deviceID = 0x2335};
+    for (unsigned k = 0; k < VK_UUID_SIZE; k++)
+        props.pipelineCacheUUID[k] = (uint8_t)(17 * k);
+    unsigned char data[64] = {0};
+    VkPipelineCacheHeaderVersionOne h = {
+        .headerSize = sizeof h,
+        .headerVersion = VK_PIPELINE_CACHE_HEADER_VERSION_ONE,
+        .vendorID = props.vendorID,
+        .deviceID = props.deviceID,
+    };
+    memcpy(h.pipelineCacheUUID, props.pipelineCacheUUID, VK_UUID_SIZE);
+    memcpy(data, &h, sizeof h);
+    CHECK(vk_pipeline_cache_data_matches(&props, data, sizeof data), "a matching header refused");
+    CHECK(!vk_pipeline_cache_data_matches(&props, data, sizeof h - 1), "a truncated header accepted");
+    VkPhysicalDeviceProperties other = props;
+    other.pipelineCacheUUID[5] ^= 1;
+    CHECK(!vk_pipeline_cache_data_matches(&other, data, sizeof data), "another pipelineCacheUUID accepted");
+    other = props;
+    other.deviceID++;
+    CHECK(!vk_pipeline_cache_data_matches(&other, data, sizeof data), "another device ID accepted");
+    other = props;
+    other.vendorID++;
+    CHECK(!vk_pipeline_cache_data_matches(&other, data, sizeof data), "another vendor accepted");
+    printf("unit: pipeline-cache headers of another UUID, device or vendor refused: %s\n",
+           failures ? "FAILED" : "ok");
+}
+#endif
+
 /* ---- end to end ---- */
 
 typedef struct child_result {
@@ -139,12 +181,12 @@ typedef struct child_result {
     unsigned long long builds, hits, rejects;
 } child_result;
 
-/* One evaluation of a molecule on OpenCL in float64; returns the exit code. */
-static int child_main(const char *out_path)
+/* One evaluation of a molecule in float64; returns the exit code. */
+static int child_main(const char *out_path, const char *device)
 {
     mlff_settings s;
     mlff_default_settings(&s);
-    s.device = MLFF_DEVICE_OPENCL;
+    s.device = !strcmp(device, "vulkan") ? MLFF_DEVICE_VULKAN : MLFF_DEVICE_OPENCL;
     s.precision = MLFF_PRECISION_FLOAT64;
     mlff_context *ctx = NULL;
     mlff_model *model = NULL;
@@ -183,7 +225,7 @@ static pid_t start_child(int k)
     snprintf(out, sizeof out, "%s/../child%d.txt", cache_dir, k);
     pid_t pid = fork();
     if (pid == 0) {
-        execl("/proc/self/exe", "test_kernel_cache", "child", out, (char *)NULL);
+        execl("/proc/self/exe", "test_kernel_cache", "child", out, device_name, (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -195,7 +237,7 @@ static child_result finish_child(pid_t pid, int k)
     int status = 0;
     waitpid(pid, &status, 0);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
-        test_skip("no OpenCL device");
+        test_skip(device_name);
     char path[300];
     snprintf(path, sizeof path, "%s/../child%d.txt", cache_dir, k);
     FILE *f = fopen(path, "r");
@@ -210,6 +252,25 @@ static child_result finish_child(pid_t pid, int k)
 static child_result run_child(int k)
 {
     return finish_child(start_child(k), k);
+}
+
+/* The size of the first file of a kind in the cache, or 0. */
+static size_t cache_file_size(const char *kind)
+{
+    DIR *d = opendir(cache_dir);
+    size_t size = 0;
+    for (struct dirent *e; d && (e = readdir(d)) && !size;) {
+        if (strncmp(e->d_name, kind, strlen(kind)) != 0)
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) == 0)
+            size = (size_t)st.st_size;
+    }
+    if (d)
+        closedir(d);
+    return size;
 }
 
 /* Applies damage to every cache file (they are what the children wrote). */
@@ -261,6 +322,17 @@ static void end_to_end(void)
     CHECK(warm.energy == cold.energy, "warm energy %.15g vs cold %.15g", warm.energy, cold.energy);
     printf("cold start: %llu program(s) compiled; warm start: %llu compiled, %llu loaded\n", cold.builds,
            warm.builds, warm.hits);
+    if (!strcmp(device_name, "vulkan")) {
+        /* The file holds about 150 bytes of our header around the driver's data. */
+        const size_t size = cache_file_size("vkpipeline-");
+        const char *expect = getenv("MLFF_TEST_EXPECT_PIPELINE_CACHE");
+        const int has_data = size > 200;
+        CHECK(size > 0 && warm.rejects == 0, "pipeline cache not saved or refused (file %zu bytes)", size);
+        if (expect && !strcmp(expect, "1"))
+            CHECK(has_data, "the driver's pipeline cache came back empty (%zu bytes)", size);
+        printf("pipeline cache: %zu bytes on disk, loaded by the warm start%s\n", size,
+               has_data ? "" : " (only a header: this driver keeps no pipeline cache)");
+    }
 
     for (int truncate_files = 0; truncate_files < 2; truncate_files++) {
         const int damaged = damage_cache(truncate_files);
@@ -293,18 +365,19 @@ static void end_to_end(void)
 
 int main(int argc, char **argv)
 {
-    if (argc == 3 && !strcmp(argv[1], "child"))
-        return child_main(argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "child"))
+        return child_main(argv[2], argv[3]);
+    if (argc == 2)
+        device_name = argv[1];
     char base[] = "/tmp/mlff-cache-test-XXXXXX";
     if (!mkdtemp(base))
         return 1;
     snprintf(cache_dir, sizeof cache_dir, "%s/cache", base);
     unit_tests();
-#ifdef MLFF_HAVE_OPENCL
-    end_to_end();
-#else
-    test_skip("no OpenCL in this build");
+#ifdef MLFF_HAVE_VULKAN
+    pipeline_cache_header_tests();
 #endif
+    end_to_end();
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
     if (system(cmd) != 0)

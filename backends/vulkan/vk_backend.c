@@ -1,0 +1,282 @@
+/* The Vulkan backend: device, shared layouts, buffers, and running a node
+ * list as pipelines generated for it (vk_shader.c), recorded once and
+ * replayed (vk_record.c). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static void vk_close(mlff_backend *be);
+
+/* One set layout for every pipeline: VK_BINDINGS storage buffers, and the
+ * push constants n_items and base. */
+static mlff_status create_layouts(mlff_backend *be, mlff_error *err)
+{
+    VkDescriptorSetLayoutBinding bindings[VK_BINDINGS];
+    for (uint32_t k = 0; k < VK_BINDINGS; k++)
+        bindings[k] = (VkDescriptorSetLayoutBinding){k, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+                                                     VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    const VkDescriptorSetLayoutCreateInfo set_info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+        .bindingCount = VK_BINDINGS,
+        .pBindings = bindings,
+    };
+    VkResult r = vkCreateDescriptorSetLayout(be->device, &set_info, NULL, &be->set_layout);
+    if (r != VK_SUCCESS)
+        return vk_fail(err, r, "vkCreateDescriptorSetLayout");
+    const VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t)};
+    const VkPipelineLayoutCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+        .setLayoutCount = 1,
+        .pSetLayouts = &be->set_layout,
+        .pushConstantRangeCount = 1,
+        .pPushConstantRanges = &push,
+    };
+    if ((r = vkCreatePipelineLayout(be->device, &info, NULL, &be->pipeline_layout)) != VK_SUCCESS)
+        return vk_fail(err, r, "vkCreatePipelineLayout");
+    return MLFF_OK;
+}
+
+static mlff_status create_commands(mlff_backend *be, mlff_error *err)
+{
+    const VkCommandPoolCreateInfo pool = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+        .flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT,
+        .queueFamilyIndex = be->queue_family,
+    };
+    VkResult r = vkCreateCommandPool(be->device, &pool, NULL, &be->command_pool);
+    if (r != VK_SUCCESS)
+        return vk_fail(err, r, "vkCreateCommandPool");
+    const VkCommandBufferAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+        .commandPool = be->command_pool,
+        .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+        .commandBufferCount = 1,
+    };
+    if ((r = vkAllocateCommandBuffers(be->device, &alloc, &be->transfer)) != VK_SUCCESS)
+        return vk_fail(err, r, "vkAllocateCommandBuffers");
+    const VkFenceCreateInfo fence = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    if ((r = vkCreateFence(be->device, &fence, NULL, &be->fence)) != VK_SUCCESS)
+        return vk_fail(err, r, "vkCreateFence");
+    return MLFF_OK;
+}
+
+static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
+{
+    mlff_backend *be = calloc(1, sizeof *be);
+    if (!be)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+    mlff_kernel_cache_init(&be->cache);
+    vk_segments_init(be);
+    const char *replay = getenv("MLFF_VULKAN_REPLAY");
+    be->replay = !(replay && !strcmp(replay, "off"));
+    mlff_status s = vk_open_device(be, opts, err);
+    if (s == MLFF_OK)
+        s = vk_memory_init(be, err);
+    if (s == MLFF_OK)
+        s = create_layouts(be, err);
+    if (s == MLFF_OK)
+        s = create_commands(be, err);
+    if (s != MLFF_OK) {
+        vk_close(be);
+        return s;
+    }
+    const char *gemm = getenv("MLFF_VULKAN_GEMM");
+    be->gemm_tiled = gemm && !strcmp(gemm, "tiled") ? 1 : gemm && !strcmp(gemm, "direct") ? 0 : be->is_gpu;
+    vk_pipeline_cache_open(be);
+    size_t len = strlen(be->description);
+    snprintf(be->description + len, sizeof be->description - len, ", %s memory, replay %s, %s gemm",
+             be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", be->gemm_tiled ? "tiled" : "direct");
+    *out = be;
+    return MLFF_OK;
+}
+
+static void vk_close(mlff_backend *be)
+{
+    if (!be)
+        return;
+    if (be->device) {
+        vkDeviceWaitIdle(be->device);
+        vk_pipeline_cache_save(be);
+        mlff_segments_free_all(&be->segments);
+        vk_recordings_free(be);
+        vk_kernels_free(be);
+        vk_buffer_destroy(be, &be->staging);
+        if (be->pipeline_cache)
+            vkDestroyPipelineCache(be->device, be->pipeline_cache, NULL);
+        if (be->fence)
+            vkDestroyFence(be->device, be->fence, NULL);
+        if (be->command_pool)
+            vkDestroyCommandPool(be->device, be->command_pool, NULL);
+        if (be->pipeline_layout)
+            vkDestroyPipelineLayout(be->device, be->pipeline_layout, NULL);
+        if (be->set_layout)
+            vkDestroyDescriptorSetLayout(be->device, be->set_layout, NULL);
+        vkDestroyDevice(be->device, NULL);
+    }
+    if (be->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy = (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(
+            be->instance, "vkDestroyDebugUtilsMessengerEXT");
+        if (destroy)
+            destroy(be->instance, be->messenger, NULL);
+    }
+    if (be->instance)
+        vkDestroyInstance(be->instance, NULL);
+    free(be);
+}
+
+static const char *vk_describe(const mlff_backend *be)
+{
+    return be->description;
+}
+
+static int vk_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
+{
+    return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && be->has_fp64);
+}
+
+/* The GEMM shader applies CELU and its derivative on the way out. */
+static int vk_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype)
+{
+    (void)be;
+    (void)dtype;
+    return (op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
+           (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD);
+}
+
+static int vk_is_gpu(const mlff_backend *be)
+{
+    return be->is_gpu;
+}
+
+static mlff_status vk_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
+{
+    vk_buffer *b = malloc(sizeof *b);
+    if (!b)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+    mlff_status s = vk_buffer_create(be, b, bytes, 0, err);
+    if (s != MLFF_OK) {
+        free(b);
+        return s;
+    }
+    *buffer = b;
+    return MLFF_OK;
+}
+
+static void vk_buffer_free(mlff_backend *be, void *buffer)
+{
+    vk_buffer *b = buffer;
+    if (!b)
+        return;
+    mlff_segments_forget(&be->segments, &b->host);
+    be->epoch++; /* recordings may bind it */
+    vk_buffer_destroy(be, b);
+    free(b);
+}
+
+static mlff_status vk_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src, size_t bytes,
+                                   mlff_error *err)
+{
+    vk_buffer *b = buffer;
+    /* An index rewritten with the same contents costs neither a transfer nor a sort. */
+    if (!mlff_index_shadow_write(&b->host, offset, src, bytes))
+        return MLFF_OK;
+    if (b->mapped) {
+        memcpy((char *)b->mapped + offset, src, bytes);
+        return MLFF_OK;
+    }
+    mlff_status s = vk_staging_reserve(be, bytes, err);
+    if (s != MLFF_OK)
+        return s;
+    memcpy(be->staging.mapped, src, bytes);
+    return vk_copy(be, be->staging.buffer, 0, b->buffer, offset, bytes, err);
+}
+
+static mlff_status vk_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst, size_t bytes,
+                                  mlff_error *err)
+{
+    const vk_buffer *b = buffer;
+    if (b->mapped) {
+        memcpy(dst, (const char *)b->mapped + offset, bytes);
+        return MLFF_OK;
+    }
+    mlff_status s = vk_staging_reserve(be, bytes, err);
+    if (s == MLFF_OK)
+        s = vk_copy(be, b->buffer, offset, be->staging.buffer, 0, bytes, err);
+    if (s == MLFF_OK)
+        memcpy(dst, be->staging.mapped, bytes);
+    return s;
+}
+
+/* An index that a pending dispatch writes must reach the host before a
+ * later node sorts by it: run what is pending first. */
+static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    if (!mlff_op_uses_segments(n->op))
+        return MLFF_OK;
+    for (int j = 0; j < n->n_inputs; j++) {
+        if (n->inputs[j].dtype != MLFF_DTYPE_I32)
+            continue;
+        const VkBuffer b = ((const vk_buffer *)n->inputs[j].buffer)->buffer;
+        for (int k = 0; k < be->n_pending; k++)
+            if (be->pending[k].bindings[VK_BIND_OUT] == b)
+                return vk_run(be, err);
+    }
+    return MLFF_OK;
+}
+
+static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
+{
+    const uint64_t errors_before = be->validation_errors;
+    mlff_status s = MLFF_OK;
+    be->n_pending = 0;
+    for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
+        const mlff_exec_node *n = &nodes[k];
+        VkPipeline pipeline;
+        const mlff_segments *seg = NULL;
+        s = vk_kernel_for(be, n, &pipeline, err);
+        if (s == MLFF_OK)
+            s = flush_if_pending_writes(be, n, err);
+        if (s == MLFF_OK)
+            s = mlff_segments_for(&be->segments, n, &seg, err);
+        if (s == MLFF_OK) {
+            mlff_index_shadow_invalidate(&((vk_buffer *)n->output.buffer)->host);
+            s = vk_add_node(be, n, pipeline, seg, err);
+        }
+    }
+    vk_pipeline_cache_save(be);
+    if (s == MLFF_OK)
+        s = vk_run(be, err);
+    be->n_pending = 0;
+    if (s == MLFF_OK && be->validation_errors > errors_before)
+        s = mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the validation layer reported %llu problem(s); first: %s",
+                      (unsigned long long)(be->validation_errors - errors_before), be->validation_message);
+    return s;
+}
+
+static void vk_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
+{
+    stats->kernel_builds = be->builds;
+    stats->cache_hits = be->cache.hits;
+    stats->cache_misses = be->cache.misses;
+    stats->cache_rejects = be->cache.rejects;
+    stats->device_allocations = be->allocations;
+}
+
+const mlff_backend_iface mlff_backend_vulkan = {
+    .name = "vulkan",
+    .list_devices = vk_list_devices,
+    .open = vk_open,
+    .close = vk_close,
+    .describe = vk_describe,
+    .supports_dtype = vk_supports_dtype,
+    .fuses = vk_fuses,
+    .is_gpu = vk_is_gpu,
+    .buffer_alloc = vk_buffer_alloc,
+    .buffer_free = vk_buffer_free,
+    .buffer_write = vk_buffer_write,
+    .buffer_read = vk_buffer_read,
+    .compute = vk_compute,
+    .get_stats = vk_get_stats,
+};

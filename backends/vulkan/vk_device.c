@@ -1,0 +1,252 @@
+/*
+ * Instance, device choice and logical device. Devices are ranked by type
+ * (discrete GPU, integrated, virtual, other), never by enumeration order; CPU
+ * implementations (lavapipe) only when Vulkan was asked for by name.
+ *
+ * MLFF_VULKAN_VALIDATION=1 loads VK_LAYER_KHRONOS_validation and turns
+ * every warning or error it reports into a failed call (for the test suite).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+#define VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_validation(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                    VkDebugUtilsMessageTypeFlagsEXT type,
+                                                    const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    (void)type;
+    mlff_backend *be = user;
+    if (severity & (VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)) {
+        if (be->validation_errors++ == 0)
+            snprintf(be->validation_message, sizeof be->validation_message, "%s", data->pMessage);
+    }
+    return VK_FALSE;
+}
+
+static int layer_present(const char *name)
+{
+    uint32_t n = 0;
+    vkEnumerateInstanceLayerProperties(&n, NULL);
+    VkLayerProperties *layers = calloc(n ? n : 1, sizeof *layers);
+    int found = 0;
+    if (layers && vkEnumerateInstanceLayerProperties(&n, layers) == VK_SUCCESS)
+        for (uint32_t k = 0; k < n && !found; k++)
+            found = !strcmp(layers[k].layerName, name);
+    free(layers);
+    return found;
+}
+
+static VkResult create_instance(VkInstance *instance, int validation)
+{
+    const VkApplicationInfo app = {
+        .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
+        .pApplicationName = "mlff",
+        .pEngineName = "mlff",
+        .apiVersion = VK_API_VERSION_1_1,
+    };
+    const char *layers[] = {VALIDATION_LAYER};
+    const char *extensions[] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    const VkInstanceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO,
+        .pApplicationInfo = &app,
+        .enabledLayerCount = validation ? 1 : 0,
+        .ppEnabledLayerNames = layers,
+        .enabledExtensionCount = validation ? 1 : 0,
+        .ppEnabledExtensionNames = extensions,
+    };
+    return vkCreateInstance(&info, NULL, instance);
+}
+
+/* Lower is better; -1: unusable (no compute queue, or older than 1.1). */
+static int rank_of(VkPhysicalDevice d, const VkPhysicalDeviceProperties *p, int allow_cpu, uint32_t *family)
+{
+    if (p->apiVersion < VK_API_VERSION_1_1)
+        return -1;
+    uint32_t n = 0;
+    vkGetPhysicalDeviceQueueFamilyProperties(d, &n, NULL);
+    VkQueueFamilyProperties q[16];
+    if (n > 16)
+        n = 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(d, &n, q);
+    int found = -1;
+    for (uint32_t k = 0; k < n && found < 0; k++)
+        if (q[k].queueFlags & VK_QUEUE_COMPUTE_BIT)
+            found = (int)k;
+    if (found < 0)
+        return -1;
+    *family = (uint32_t)found;
+    switch (p->deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return 2;
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return allow_cpu ? 4 : -1;
+    default:
+        return 3;
+    }
+}
+
+static const char *type_name(VkPhysicalDeviceType t)
+{
+    switch (t) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return "discrete GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return "integrated GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return "virtual GPU";
+    case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return "CPU";
+    default:
+        return "other";
+    }
+}
+
+/* The usable devices, best first (stable among equals). */
+static int ranked_devices(VkInstance instance, int allow_cpu, VkPhysicalDevice *out, uint32_t *families, int most)
+{
+    uint32_t n = 0;
+    if (vkEnumeratePhysicalDevices(instance, &n, NULL) != VK_SUCCESS || n == 0)
+        return 0;
+    VkPhysicalDevice all[32];
+    if (n > 32)
+        n = 32;
+    vkEnumeratePhysicalDevices(instance, &n, all);
+    int count = 0;
+    for (int rank = 0; rank <= 4; rank++)
+        for (uint32_t k = 0; k < n && count < most; k++) {
+            VkPhysicalDeviceProperties p;
+            vkGetPhysicalDeviceProperties(all[k], &p);
+            uint32_t family = 0;
+            if (rank_of(all[k], &p, allow_cpu, &family) == rank) {
+                families[count] = family;
+                out[count++] = all[k];
+            }
+        }
+    return count;
+}
+
+void vk_list_devices(char *buf, size_t size)
+{
+    VkInstance instance;
+    size_t len = strlen(buf);
+    if (create_instance(&instance, 0) != VK_SUCCESS) {
+        snprintf(buf + len, size - len, "vulkan: no Vulkan driver\n");
+        return;
+    }
+    VkPhysicalDevice devices[32];
+    uint32_t families[32];
+    const int n = ranked_devices(instance, 1, devices, families, 32);
+    for (int k = 0; k < n; k++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devices[k], &p);
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "vulkan %d: %s (%s, Vulkan %u.%u)\n", k, p.deviceName,
+                 type_name(p.deviceType), VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion));
+    }
+    if (n == 0) {
+        len = strlen(buf);
+        snprintf(buf + len, size - len, "vulkan: no device with compute\n");
+    }
+    vkDestroyInstance(instance, NULL);
+}
+
+static mlff_status create_messenger(mlff_backend *be, mlff_error *err)
+{
+    PFN_vkCreateDebugUtilsMessengerEXT create =
+        (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(be->instance, "vkCreateDebugUtilsMessengerEXT");
+    if (!create)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: validation asked for, but VK_EXT_debug_utils is missing");
+    const VkDebugUtilsMessengerCreateInfoEXT info = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
+                       VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT,
+        .pfnUserCallback = on_validation,
+        .pUserData = be,
+    };
+    VkResult r = create(be->instance, &info, NULL, &be->messenger);
+    return r == VK_SUCCESS ? MLFF_OK : vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
+}
+
+static void describe(mlff_backend *be, int index)
+{
+    const VkPhysicalDeviceProperties *p = &be->props;
+    char uuid[2 * VK_UUID_SIZE + 1];
+    for (unsigned k = 0; k < VK_UUID_SIZE; k++)
+        snprintf(uuid + 2 * k, 3, "%02x", p->pipelineCacheUUID[k]);
+    snprintf(be->identity, sizeof be->identity, "vendor %#x device %#x driver %#x api %#x uuid %s", p->vendorID,
+             p->deviceID, p->driverVersion, p->apiVersion, uuid);
+    snprintf(be->description, sizeof be->description, "vulkan %d: %s (%s, Vulkan %u.%u.%u, driver %#x%s)", index,
+             p->deviceName, type_name(p->deviceType), VK_API_VERSION_MAJOR(p->apiVersion),
+             VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion), p->driverVersion,
+             be->has_fp64 ? ", fp64" : "");
+}
+
+mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err)
+{
+    const char *env = getenv("MLFF_VULKAN_VALIDATION");
+    be->validation = env && *env && strcmp(env, "0") != 0;
+    if (be->validation && !layer_present(VALIDATION_LAYER))
+        return mlff_fail(err, MLFF_ERROR_DEVICE,
+                         "vulkan: MLFF_VULKAN_VALIDATION is set but %s is not installed (Debian: vulkan-validationlayers)",
+                         VALIDATION_LAYER);
+    VkResult r = create_instance(&be->instance, be->validation);
+    if (r != VK_SUCCESS) {
+        be->instance = VK_NULL_HANDLE;
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: no Vulkan driver (vkCreateInstance: %s)", vk_result_name(r));
+    }
+    mlff_status s = be->validation ? create_messenger(be, err) : MLFF_OK;
+    if (s != MLFF_OK)
+        return s;
+    VkPhysicalDevice devices[32];
+    uint32_t families[32];
+    const int n = ranked_devices(be->instance, opts->allow_cpu_devices, devices, families, 32);
+    const int index = opts->device_index < 0 ? 0 : opts->device_index;
+    if (n == 0)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: no usable device (Vulkan 1.1 with a compute queue%s)",
+                         opts->allow_cpu_devices ? "" : "; CPU implementations such as lavapipe only with --device vulkan");
+    if (index >= n)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: no device %d (%d found)", index, n);
+    be->physical = devices[index];
+    be->queue_family = families[index];
+    vkGetPhysicalDeviceProperties(be->physical, &be->props);
+    vkGetPhysicalDeviceMemoryProperties(be->physical, &be->memory_props);
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(be->physical, &props2);
+    be->max_allocation = m3.maxMemoryAllocationSize;
+    VkPhysicalDeviceFeatures features;
+    vkGetPhysicalDeviceFeatures(be->physical, &features);
+    be->has_fp64 = features.shaderFloat64 == VK_TRUE;
+    be->is_gpu = be->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+
+    const float priority = 1.0f;
+    const VkDeviceQueueCreateInfo queue = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = be->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &priority,
+    };
+    const VkPhysicalDeviceFeatures enabled = {.shaderFloat64 = features.shaderFloat64};
+    const VkDeviceCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &queue,
+        .pEnabledFeatures = &enabled,
+    };
+    if ((r = vkCreateDevice(be->physical, &info, NULL, &be->device)) != VK_SUCCESS) {
+        be->device = VK_NULL_HANDLE;
+        return vk_fail(err, r, "vkCreateDevice");
+    }
+    vkGetDeviceQueue(be->device, be->queue_family, 0, &be->queue);
+    describe(be, index);
+    return MLFF_OK;
+}

@@ -1,0 +1,160 @@
+/* Internals of the Vulkan backend. */
+#ifndef MLFF_BACKENDS_VULKAN_INTERNAL_H
+#define MLFF_BACKENDS_VULKAN_INTERNAL_H
+
+#include <vulkan/vulkan.h>
+
+#include <stdint.h>
+
+#include "../backend.h"
+#include "../common/kernel_cache.h"
+#include "../common/lowering.h"
+#include "../common/segments.h"
+#include "../common/shader_sources.h"
+
+extern const mlff_shader_source mlff_vulkan_shaders[];
+
+/* The descriptor layout every pipeline shares (shaders/vulkan/prelude.glsl):
+ * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue input. */
+enum {
+    VK_BIND_OUT = 0,
+    VK_BIND_IN0 = 1,
+    VK_BIND_SEG_OFF = 1 + MLFF_MAX_OP_INPUTS,
+    VK_BIND_SEG_ITEMS,
+    VK_BIND_EPI,
+    VK_BINDINGS
+};
+
+#define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */
+#define VK_GEMM_TILE 16 /* TS in shaders/vulkan/linear.comp */
+
+typedef struct vk_buffer {
+    mlff_index_shadow host; /* first: the segment cache sees buffers as this */
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    void *mapped; /* when the device memory is host-visible */
+} vk_buffer;
+
+/* The device copy of one sorted index, in host-visible memory. */
+typedef struct vk_segment_buffers {
+    vk_buffer offsets, items;
+    size_t capacity_offsets, capacity_items; /* in entries */
+} vk_segment_buffers;
+
+/* A pipeline per distinct node signature. */
+typedef struct vk_kernel {
+    mlff_node_sig sig;
+    uint64_t hash;
+    VkPipeline pipeline;
+} vk_kernel;
+
+/* Everything one dispatch binds and launches. A node list whose dispatches
+ * all compare equal (bytes) to a recording replays it. */
+typedef struct vk_dispatch {
+    VkPipeline pipeline;
+    VkBuffer bindings[VK_BINDINGS];
+    uint32_t push[2]; /* n_items, base */
+    uint32_t groups[3];
+} vk_dispatch;
+
+typedef struct vk_recording {
+    vk_dispatch *dispatches;
+    int n_dispatches, capacity;
+    uint64_t epoch; /* the buffer epoch it was recorded in */
+    uint64_t last_use;
+    VkCommandBuffer commands;
+    VkDescriptorPool pool;
+    int pool_sets;
+} vk_recording;
+
+#define VK_RECORDINGS 8
+
+struct mlff_backend {
+    VkInstance instance;
+    VkDebugUtilsMessengerEXT messenger;
+    VkPhysicalDevice physical;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memory_props;
+    VkDeviceSize max_allocation;
+    VkDevice device;
+    VkQueue queue;
+    uint32_t queue_family;
+    int is_gpu, has_fp64;
+    char description[1024];
+    char identity[512]; /* vendor, device, driver, pipelineCacheUUID: part of cache keys */
+
+    /* Memory: device buffers are host-visible when the device has enough
+     * such memory (integrated GPUs, CPUs, resizable BAR), else device-local
+     * behind a staging buffer. */
+    int mapped;
+    uint32_t device_type, host_type; /* memory type indices */
+    vk_buffer staging;
+    size_t staging_size;
+
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipeline_layout;
+    VkPipelineCache pipeline_cache;
+    int pipeline_cache_dirty;
+    VkCommandPool command_pool;
+    VkCommandBuffer transfer;
+    VkFence fence;
+
+    mlff_kernel_cache cache;
+    void *compiler; /* shaderc_compiler_t, created at the first compile */
+    vk_kernel *kernels;
+    int n_kernels, cap_kernels;
+
+    mlff_segment_cache segments;
+    vk_recording recordings[VK_RECORDINGS];
+    vk_dispatch *pending; /* the dispatches of the call being prepared */
+    int n_pending, cap_pending;
+    VkDescriptorSetLayout *layouts; /* set_layout repeated, to allocate sets */
+    int cap_layouts;
+    uint64_t epoch, clock;
+    int replay;     /* MLFF_VULKAN_REPLAY=off records every call */
+    int gemm_tiled; /* shared-memory GEMM: on GPUs, or MLFF_VULKAN_GEMM=tiled|direct */
+
+    uint64_t builds, allocations, replays, recordings_made;
+    int validation;
+    uint64_t validation_errors;
+    char validation_message[512];
+};
+
+/* vk_error.c */
+const char *vk_result_name(VkResult r);
+mlff_status vk_fail(mlff_error *err, VkResult r, const char *what);
+
+/* vk_device.c */
+void vk_list_devices(char *buf, size_t size);
+mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
+
+/* vk_memory.c */
+mlff_status vk_memory_init(mlff_backend *be, mlff_error *err);
+mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int host_visible, mlff_error *err);
+void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
+mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
+                    size_t bytes, mlff_error *err);
+mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err);
+mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err);
+
+/* vk_segments.c */
+void vk_segments_init(mlff_backend *be);
+
+/* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
+mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
+void vk_kernels_free(mlff_backend *be);
+
+/* vk_pipeline_cache.c */
+void vk_pipeline_cache_open(mlff_backend *be);
+void vk_pipeline_cache_save(mlff_backend *be);
+/* True when data (from disk) was made by this device's driver. */
+int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, const void *data, size_t size);
+
+/* vk_record.c: a node's dispatches join the pending list; vk_run records
+ * that list, or replays a recording of the same, and waits. */
+mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
+                        mlff_error *err);
+mlff_status vk_run(mlff_backend *be, mlff_error *err);
+void vk_recordings_free(mlff_backend *be);
+
+#endif

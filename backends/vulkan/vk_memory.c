@@ -1,0 +1,167 @@
+/*
+ * Buffers and transfers. Where the device offers host-visible device-local
+ * memory in a heap about as large as its device-local memory (integrated
+ * GPUs, CPUs, discrete GPUs with resizable BAR), every buffer lives there
+ * and transfers are plain copies; elsewhere buffers are device-local and
+ * transfers go through one staging buffer. MLFF_VULKAN_STAGING=1 forces
+ * the second path (so that CI tests it on lavapipe).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static const VkBufferUsageFlags usage =
+    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+
+/* The first memory type allowed by `bits` that has all of `want`; -1 if none. */
+static int find_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits, VkMemoryPropertyFlags want)
+{
+    for (uint32_t k = 0; k < m->memoryTypeCount; k++)
+        if ((bits & (1u << k)) && (m->memoryTypes[k].propertyFlags & want) == want)
+            return (int)k;
+    return -1;
+}
+
+static VkDeviceSize largest_device_heap(const VkPhysicalDeviceMemoryProperties *m)
+{
+    VkDeviceSize most = 0;
+    for (uint32_t k = 0; k < m->memoryHeapCount; k++)
+        if ((m->memoryHeaps[k].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) && m->memoryHeaps[k].size > most)
+            most = m->memoryHeaps[k].size;
+    return most;
+}
+
+mlff_status vk_memory_init(mlff_backend *be, mlff_error *err)
+{
+    /* The memory types a storage buffer may use (the same for every size). */
+    VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 256, .usage = usage};
+    VkBuffer probe;
+    VkResult r = vkCreateBuffer(be->device, &info, NULL, &probe);
+    if (r != VK_SUCCESS)
+        return vk_fail(err, r, "vkCreateBuffer");
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(be->device, probe, &req);
+    vkDestroyBuffer(be->device, probe, NULL);
+
+    const VkPhysicalDeviceMemoryProperties *m = &be->memory_props;
+    const VkMemoryPropertyFlags host = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int host_type = find_type(m, req.memoryTypeBits, host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    if (host_type < 0)
+        host_type = find_type(m, req.memoryTypeBits, host);
+    int device_type = find_type(m, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    const int shared_type = find_type(m, req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
+    if (host_type < 0)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the device has no host-visible coherent memory");
+    if (device_type < 0)
+        device_type = host_type;
+    const char *env = getenv("MLFF_VULKAN_STAGING");
+    const int force_staging = env && *env && strcmp(env, "0") != 0;
+    if (shared_type >= 0 && !force_staging) {
+        const VkDeviceSize heap = m->memoryHeaps[m->memoryTypes[shared_type].heapIndex].size;
+        if (heap >= largest_device_heap(m) / 2) {
+            be->mapped = 1;
+            device_type = shared_type;
+        }
+    }
+    be->device_type = (uint32_t)device_type;
+    be->host_type = (uint32_t)host_type;
+    return MLFF_OK;
+}
+
+mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int host_visible, mlff_error *err)
+{
+    memset(b, 0, sizeof *b);
+    const VkDeviceSize size = bytes ? bytes : 4;
+    if (size > be->props.limits.maxStorageBufferRange || (be->max_allocation && size > be->max_allocation))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
+                         "vulkan: a buffer of %zu bytes is larger than the device binds (maxStorageBufferRange %u); "
+                         "split the batch or use a smaller system",
+                         bytes, be->props.limits.maxStorageBufferRange);
+    const VkBufferCreateInfo info = {.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size, .usage = usage};
+    VkResult r = vkCreateBuffer(be->device, &info, NULL, &b->buffer);
+    if (r != VK_SUCCESS) {
+        b->buffer = VK_NULL_HANDLE;
+        return vk_fail(err, r, "vkCreateBuffer");
+    }
+    VkMemoryRequirements req;
+    vkGetBufferMemoryRequirements(be->device, b->buffer, &req);
+    const uint32_t type = host_visible && !be->mapped ? be->host_type : be->device_type;
+    const VkMemoryAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+        .allocationSize = req.size,
+        .memoryTypeIndex = type,
+    };
+    r = vkAllocateMemory(be->device, &alloc, NULL, &b->memory);
+    if (r == VK_SUCCESS)
+        r = vkBindBufferMemory(be->device, b->buffer, b->memory, 0);
+    if (r == VK_SUCCESS && (be->memory_props.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+        r = vkMapMemory(be->device, b->memory, 0, VK_WHOLE_SIZE, 0, &b->mapped);
+    if (r != VK_SUCCESS) {
+        vk_buffer_destroy(be, b);
+        return vk_fail(err, r, "allocating device memory");
+    }
+    b->host.size = bytes;
+    be->allocations++;
+    return MLFF_OK;
+}
+
+void vk_buffer_destroy(mlff_backend *be, vk_buffer *b)
+{
+    if (b->buffer)
+        vkDestroyBuffer(be->device, b->buffer, NULL);
+    if (b->memory)
+        vkFreeMemory(be->device, b->memory, NULL); /* unmaps too */
+    free(b->host.data);
+    memset(b, 0, sizeof *b);
+}
+
+mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
+{
+    if (bytes <= be->staging_size)
+        return MLFF_OK;
+    const size_t size = mlff_grown_capacity(be->staging_size, bytes);
+    vk_buffer_destroy(be, &be->staging);
+    be->staging_size = 0;
+    mlff_status s = vk_buffer_create(be, &be->staging, size, 1, err);
+    if (s == MLFF_OK)
+        be->staging_size = size;
+    return s;
+}
+
+mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err)
+{
+    const VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    VkResult r = vkResetFences(be->device, 1, &be->fence);
+    if (r == VK_SUCCESS)
+        r = vkQueueSubmit(be->queue, 1, &submit, be->fence);
+    if (r == VK_SUCCESS)
+        r = vkWaitForFences(be->device, 1, &be->fence, VK_TRUE, UINT64_MAX);
+    return r == VK_SUCCESS ? MLFF_OK : vk_fail(err, r, "running commands");
+}
+
+mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
+                    size_t bytes, mlff_error *err)
+{
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    VkResult r = vkBeginCommandBuffer(be->transfer, &begin);
+    if (r != VK_SUCCESS)
+        return vk_fail(err, r, "vkBeginCommandBuffer");
+    const VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes};
+    vkCmdCopyBuffer(be->transfer, src, dst, 1, &region);
+    /* Make the copy visible to the host and to later shaders. */
+    const VkMemoryBarrier barrier = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+    };
+    vkCmdPipelineBarrier(be->transfer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, NULL, 0,
+                         NULL);
+    if ((r = vkEndCommandBuffer(be->transfer)) != VK_SUCCESS)
+        return vk_fail(err, r, "vkEndCommandBuffer");
+    return vk_submit_and_wait(be, be->transfer, err);
+}

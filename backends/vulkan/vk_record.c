@@ -1,0 +1,288 @@
+/*
+ * Running a node list: each node becomes one or more dispatches (split to
+ * respect maxComputeWorkGroupCount), described by what they bind and launch.
+ * A command buffer recorded for the same description is replayed as it is;
+ * the inputs change only through buffer contents (the reduce-overhead idea:
+ * an MD loop records once). Otherwise the least recently used recording is
+ * recorded again: a descriptor set per dispatch from its own pool, a
+ * barrier between dispatches.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static VkBuffer buffer_of(const mlff_exec_tensor *t)
+{
+    return ((const vk_buffer *)t->buffer)->buffer;
+}
+
+static mlff_status push_dispatch(mlff_backend *be, const vk_dispatch *d, mlff_error *err)
+{
+    if (be->n_pending == be->cap_pending) {
+        const int cap = be->cap_pending ? 2 * be->cap_pending : 256;
+        vk_dispatch *p = realloc(be->pending, (size_t)cap * sizeof *p);
+        if (!p)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+        be->pending = p;
+        be->cap_pending = cap;
+    }
+    be->pending[be->n_pending++] = *d;
+    return MLFF_OK;
+}
+
+mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
+                        mlff_error *err)
+{
+    const int64_t items = mlff_node_work_items(n);
+    if (items == 0)
+        return MLFF_OK;
+    if (items > UINT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %lld work-items in one op; split the batch",
+                         (long long)items);
+    vk_dispatch d;
+    memset(&d, 0, sizeof d); /* compared as bytes */
+    d.pipeline = pipeline;
+    d.bindings[VK_BIND_OUT] = buffer_of(&n->output);
+    for (int k = 0; k < n->n_inputs; k++)
+        d.bindings[VK_BIND_IN0 + k] = buffer_of(&n->inputs[k]);
+    if (seg) {
+        const vk_segment_buffers *s = seg->device;
+        d.bindings[VK_BIND_SEG_OFF] = s->offsets.buffer;
+        d.bindings[VK_BIND_SEG_ITEMS] = s->items.buffer;
+    }
+    if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+        d.bindings[VK_BIND_EPI] = buffer_of(&n->epilogue_input);
+    d.push[0] = (uint32_t)items;
+
+    const uint32_t *most = be->props.limits.maxComputeWorkGroupCount;
+    const int gemm = mlff_op_is_gemm(n->op);
+    /* Dense layers: x the row tiles, y the column tiles, z the groups. */
+    const uint64_t per_group = gemm ? VK_GEMM_TILE : VK_GROUP_1D;
+    const uint64_t groups_x = ((uint64_t)items + per_group - 1) / per_group;
+    if (gemm) {
+        const int64_t groups = n->attrs.i[0];
+        const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
+        d.groups[1] = (uint32_t)((cols + VK_GEMM_TILE - 1) / VK_GEMM_TILE);
+        d.groups[2] = (uint32_t)groups;
+        if (d.groups[1] > most[1] || d.groups[2] > most[2])
+            return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: a dense layer of %lld x %lld is too wide for the device",
+                             (long long)groups, (long long)cols);
+    } else {
+        d.groups[1] = d.groups[2] = 1;
+    }
+    mlff_status s = MLFF_OK;
+    for (uint64_t first = 0; first < groups_x && s == MLFF_OK; first += most[0]) {
+        const uint64_t count = groups_x - first < most[0] ? groups_x - first : most[0];
+        d.groups[0] = (uint32_t)count;
+        d.push[1] = (uint32_t)(first * per_group);
+        s = push_dispatch(be, &d, err);
+    }
+    return s;
+}
+
+static mlff_status ensure_pool(mlff_backend *be, vk_recording *rec, int sets, mlff_error *err)
+{
+    VkResult r;
+    if (rec->pool && rec->pool_sets >= sets) {
+        r = vkResetDescriptorPool(be->device, rec->pool, 0);
+        return r == VK_SUCCESS ? MLFF_OK : vk_fail(err, r, "vkResetDescriptorPool");
+    }
+    if (rec->pool)
+        vkDestroyDescriptorPool(be->device, rec->pool, NULL);
+    rec->pool = VK_NULL_HANDLE;
+    rec->pool_sets = 0;
+    const int capacity = (int)mlff_grown_capacity(0, (size_t)sets);
+    const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)capacity * VK_BINDINGS};
+    const VkDescriptorPoolCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+        .maxSets = (uint32_t)capacity,
+        .poolSizeCount = 1,
+        .pPoolSizes = &size,
+    };
+    if ((r = vkCreateDescriptorPool(be->device, &info, NULL, &rec->pool)) != VK_SUCCESS) {
+        rec->pool = VK_NULL_HANDLE;
+        return vk_fail(err, r, "vkCreateDescriptorPool");
+    }
+    rec->pool_sets = capacity;
+    return MLFF_OK;
+}
+
+/* One descriptor set per dispatch, written in one call. */
+static mlff_status write_sets(mlff_backend *be, vk_recording *rec, const vk_dispatch *list, int n,
+                              VkDescriptorSet *sets, mlff_error *err)
+{
+    mlff_status s = ensure_pool(be, rec, n, err);
+    if (s != MLFF_OK)
+        return s;
+    if (be->cap_layouts < n) {
+        VkDescriptorSetLayout *l = realloc(be->layouts, (size_t)n * sizeof *l);
+        if (!l)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+        for (int k = be->cap_layouts; k < n; k++)
+            l[k] = be->set_layout;
+        be->layouts = l;
+        be->cap_layouts = n;
+    }
+    const VkDescriptorSetAllocateInfo alloc = {
+        .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+        .descriptorPool = rec->pool,
+        .descriptorSetCount = (uint32_t)n,
+        .pSetLayouts = be->layouts,
+    };
+    VkResult r = vkAllocateDescriptorSets(be->device, &alloc, sets);
+    if (r != VK_SUCCESS)
+        return vk_fail(err, r, "vkAllocateDescriptorSets");
+    VkWriteDescriptorSet *writes = malloc((size_t)n * VK_BINDINGS * sizeof *writes);
+    VkDescriptorBufferInfo *infos = malloc((size_t)n * VK_BINDINGS * sizeof *infos);
+    if (!writes || !infos) {
+        free(writes);
+        free(infos);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+    }
+    uint32_t count = 0;
+    for (int k = 0; k < n; k++)
+        for (uint32_t b = 0; b < VK_BINDINGS; b++) {
+            if (!list[k].bindings[b])
+                continue; /* not declared by that shader */
+            infos[count] = (VkDescriptorBufferInfo){list[k].bindings[b], 0, VK_WHOLE_SIZE};
+            writes[count] = (VkWriteDescriptorSet){
+                .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                .dstSet = sets[k],
+                .dstBinding = b,
+                .descriptorCount = 1,
+                .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                .pBufferInfo = &infos[count],
+            };
+            count++;
+        }
+    vkUpdateDescriptorSets(be->device, count, writes, 0, NULL);
+    free(writes);
+    free(infos);
+    return MLFF_OK;
+}
+
+static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAccessFlags src,
+                    VkPipelineStageFlags dst_stage, VkAccessFlags dst)
+{
+    const VkMemoryBarrier b = {.sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER, .srcAccessMask = src, .dstAccessMask = dst};
+    vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
+}
+
+static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
+{
+    const int n = be->n_pending;
+    const vk_dispatch *list = be->pending;
+    VkResult r;
+    if (!rec->commands) {
+        const VkCommandBufferAllocateInfo alloc = {
+            .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+            .commandPool = be->command_pool,
+            .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+            .commandBufferCount = 1,
+        };
+        if ((r = vkAllocateCommandBuffers(be->device, &alloc, &rec->commands)) != VK_SUCCESS) {
+            rec->commands = VK_NULL_HANDLE;
+            return vk_fail(err, r, "vkAllocateCommandBuffers");
+        }
+    }
+    rec->n_dispatches = 0; /* invalid until recorded */
+    if (rec->capacity < n) {
+        vk_dispatch *d = realloc(rec->dispatches, (size_t)n * sizeof *d);
+        if (!d)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+        rec->dispatches = d;
+        rec->capacity = n;
+    }
+    VkDescriptorSet *sets = malloc((size_t)(n ? n : 1) * sizeof *sets);
+    if (!sets)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+    mlff_status s = n ? write_sets(be, rec, list, n, sets, err) : MLFF_OK;
+    const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    if (s == MLFF_OK && (r = vkBeginCommandBuffer(rec->commands, &begin)) != VK_SUCCESS)
+        s = vk_fail(err, r, "vkBeginCommandBuffer");
+    if (s != MLFF_OK) {
+        free(sets);
+        return s;
+    }
+    VkCommandBuffer cmd = rec->commands;
+    /* Host writes and copies before this submission, then each dispatch
+     * after the previous one, then the host and copies after the last. */
+    barrier(cmd, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    VkPipeline bound = VK_NULL_HANDLE;
+    for (int k = 0; k < n; k++) {
+        if (k > 0)
+            barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+                    VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+        if (list[k].pipeline != bound)
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, bound = list[k].pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, be->pipeline_layout, 0, 1, &sets[k], 0, NULL);
+        vkCmdPushConstants(cmd, be->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof list[k].push,
+                           list[k].push);
+        vkCmdDispatch(cmd, list[k].groups[0], list[k].groups[1], list[k].groups[2]);
+    }
+    barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
+            VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
+    free(sets);
+    if ((r = vkEndCommandBuffer(cmd)) != VK_SUCCESS)
+        return vk_fail(err, r, "vkEndCommandBuffer");
+    memcpy(rec->dispatches, list, (size_t)n * sizeof *list);
+    rec->n_dispatches = n;
+    rec->epoch = be->epoch;
+    be->recordings_made++;
+    return MLFF_OK;
+}
+
+static vk_recording *matching(mlff_backend *be)
+{
+    if (!be->replay)
+        return NULL;
+    for (int k = 0; k < VK_RECORDINGS; k++) {
+        vk_recording *rec = &be->recordings[k];
+        if (rec->commands && rec->n_dispatches == be->n_pending && rec->epoch == be->epoch &&
+            memcmp(rec->dispatches, be->pending, (size_t)be->n_pending * sizeof *be->pending) == 0)
+            return rec;
+    }
+    return NULL;
+}
+
+mlff_status vk_run(mlff_backend *be, mlff_error *err)
+{
+    if (be->n_pending == 0)
+        return MLFF_OK;
+    vk_recording *rec = matching(be);
+    if (rec) {
+        be->replays++;
+    } else {
+        rec = &be->recordings[0];
+        for (int k = 1; k < VK_RECORDINGS; k++)
+            if (be->recordings[k].last_use < rec->last_use)
+                rec = &be->recordings[k];
+        mlff_status s = record(be, rec, err);
+        if (s != MLFF_OK)
+            return s;
+    }
+    rec->last_use = ++be->clock;
+    be->n_pending = 0;
+    return vk_submit_and_wait(be, rec->commands, err);
+}
+
+void vk_recordings_free(mlff_backend *be)
+{
+    for (int k = 0; k < VK_RECORDINGS; k++) {
+        vk_recording *rec = &be->recordings[k];
+        if (rec->pool)
+            vkDestroyDescriptorPool(be->device, rec->pool, NULL);
+        if (rec->commands)
+            vkFreeCommandBuffers(be->device, be->command_pool, 1, &rec->commands);
+        free(rec->dispatches);
+        memset(rec, 0, sizeof *rec);
+    }
+    free(be->pending);
+    free(be->layouts);
+    be->pending = NULL;
+    be->layouts = NULL;
+    be->n_pending = be->cap_pending = be->cap_layouts = 0;
+}

@@ -1,0 +1,197 @@
+/*
+ * Lowering a node to a compute pipeline. Every distinct node signature
+ * (backends/common/lowering.h) becomes one GLSL shader: generated #defines,
+ * shaders/vulkan/prelude.glsl and the op's template. Its SPIR-V comes from
+ * the disk cache (kind "spirv", keyed by the source, the options and the
+ * shaderc version) or from shaderc, which is started only on the first miss:
+ * a warm start never calls it. Pipelines go through the VkPipelineCache
+ * (vk_pipeline_cache.c) and live as long as the backend.
+ */
+#include <shaderc/shaderc.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vk_internal.h"
+
+#ifndef MLFF_SHADERC_VERSION
+#define MLFF_SHADERC_VERSION "unknown"
+#endif
+
+#define SPIRV_MAGIC 0x07230203u
+
+static const char *template_name(const mlff_node_sig *s)
+{
+    return s->op == MLFF_OP_LINEAR_VJP ? "linear" : mlff_op_get((mlff_op)s->op)->name;
+}
+
+static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff_text *src, mlff_error *err)
+{
+    const char *tmpl = mlff_shader_find(mlff_vulkan_shaders, template_name(s));
+    if (!tmpl)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: op %s has no shader", mlff_op_get((mlff_op)s->op)->name);
+    mlff_text_put(src, "#version 450\n%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
+    if (mlff_op_uses_segments((mlff_op)s->op))
+        mlff_text_put(src, "#define SEGMENTS 1\n");
+    if (s->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+        mlff_text_put(src, "#define EPI 1\n");
+    if (mlff_op_is_gemm((mlff_op)s->op))
+        mlff_text_put(src, "#define GEMM_TILED %d\n", be->gemm_tiled);
+    mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
+    mlff_text_put(src, "%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"), tmpl);
+    return src->failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory generating a shader")
+                       : MLFF_OK;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static mlff_status compile(mlff_backend *be, const char *source, void **spirv, size_t *size, mlff_error *err)
+{
+    if (!be->compiler && !(be->compiler = shaderc_compiler_initialize()))
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: shaderc failed to start");
+    shaderc_compile_options_t options = shaderc_compile_options_initialize();
+    if (!options)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+    shaderc_compile_options_set_target_env(options, shaderc_target_env_vulkan, shaderc_env_version_vulkan_1_1);
+    shaderc_compile_options_set_optimization_level(options, shaderc_optimization_level_performance);
+    const double t0 = now_ms();
+    shaderc_compilation_result_t result = shaderc_compile_into_spv(be->compiler, source, strlen(source),
+                                                                   shaderc_compute_shader, "mlff.comp", "main", options);
+    shaderc_compile_options_release(options);
+    mlff_status s = MLFF_OK;
+    if (!result || shaderc_result_get_compilation_status(result) != shaderc_compilation_status_success) {
+        s = mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: shaderc failed: %s\n--- source ---\n%.2000s",
+                      result ? shaderc_result_get_error_message(result) : "no result", source);
+    } else {
+        *size = shaderc_result_get_length(result);
+        if (!(*spirv = malloc(*size)))
+            s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+        else
+            memcpy(*spirv, shaderc_result_get_bytes(result), *size);
+        be->builds++;
+        if (be->cache.log)
+            fprintf(stderr, "mlff cache: compiled %zu bytes of GLSL in %.1f ms\n", strlen(source), now_ms() - t0);
+    }
+    shaderc_result_release(result);
+    return s;
+}
+
+static int looks_like_spirv(const void *code, size_t size)
+{
+    uint32_t magic;
+    if (size < 20 || size % 4)
+        return 0;
+    memcpy(&magic, code, sizeof magic);
+    return magic == SPIRV_MAGIC;
+}
+
+static VkResult create_pipeline(mlff_backend *be, const void *code, size_t size, VkPipeline *out)
+{
+    const VkShaderModuleCreateInfo module_info = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = size,
+        .pCode = code,
+    };
+    VkShaderModule module;
+    VkResult r = vkCreateShaderModule(be->device, &module_info, NULL, &module);
+    if (r != VK_SUCCESS)
+        return r;
+    const VkComputePipelineCreateInfo info = {
+        .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+        .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                  .module = module,
+                  .pName = "main"},
+        .layout = be->pipeline_layout,
+    };
+    r = vkCreateComputePipelines(be->device, be->pipeline_cache, 1, &info, NULL, out);
+    vkDestroyShaderModule(be->device, module, NULL);
+    be->pipeline_cache_dirty = 1;
+    return r;
+}
+
+/* SPIR-V from the cache when it is there and the driver takes it, else
+ * compiled (and stored), then the pipeline. */
+static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err)
+{
+    mlff_text src = {0};
+    mlff_status s = generate(be, sig, &src, err);
+    if (s != MLFF_OK) {
+        free(src.s);
+        return s;
+    }
+    static const char options[] = "vulkan1.1 -O";
+    const mlff_cache_entry_id id = {"spirv", "any", "shaderc " MLFF_SHADERC_VERSION, options, src.s};
+    size_t size = 0;
+    void *spirv = mlff_kernel_cache_load(&be->cache, &id, &size);
+    VkResult r = VK_ERROR_INITIALIZATION_FAILED;
+    if (spirv) {
+        if (looks_like_spirv(spirv, size) && (r = create_pipeline(be, spirv, size, out)) == VK_SUCCESS) {
+            free(spirv);
+            free(src.s);
+            return MLFF_OK;
+        }
+        free(spirv);
+        spirv = NULL;
+        mlff_kernel_cache_reject(&be->cache, &id);
+    }
+    if ((s = compile(be, src.s, &spirv, &size, err)) == MLFF_OK) {
+        r = create_pipeline(be, spirv, size, out);
+        if (r == VK_SUCCESS)
+            mlff_kernel_cache_store(&be->cache, &id, spirv, size);
+        else
+            s = vk_fail(err, r, "creating a compute pipeline");
+    }
+    free(spirv);
+    free(src.s);
+    return s;
+}
+
+mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
+{
+    mlff_node_sig sig;
+    mlff_node_signature(n, &sig);
+    const uint64_t hash = mlff_fnv1a(&sig, sizeof sig);
+    for (int k = 0; k < be->n_kernels; k++)
+        if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, &sig, sizeof sig) == 0) {
+            *out = be->kernels[k].pipeline;
+            return MLFF_OK;
+        }
+    if (be->n_kernels == be->cap_kernels) {
+        const int cap = be->cap_kernels ? 2 * be->cap_kernels : 64;
+        vk_kernel *k = realloc(be->kernels, (size_t)cap * sizeof *k);
+        if (!k)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+        be->kernels = k;
+        be->cap_kernels = cap;
+    }
+    vk_kernel *k = &be->kernels[be->n_kernels];
+    mlff_status s = build(be, &sig, &k->pipeline, err);
+    if (s != MLFF_OK)
+        return s;
+    k->sig = sig;
+    k->hash = hash;
+    be->n_kernels++;
+    *out = k->pipeline;
+    return MLFF_OK;
+}
+
+void vk_kernels_free(mlff_backend *be)
+{
+    for (int k = 0; k < be->n_kernels; k++)
+        vkDestroyPipeline(be->device, be->kernels[k].pipeline, NULL);
+    free(be->kernels);
+    be->kernels = NULL;
+    be->n_kernels = be->cap_kernels = 0;
+    if (be->compiler)
+        shaderc_compiler_release(be->compiler);
+    be->compiler = NULL;
+}

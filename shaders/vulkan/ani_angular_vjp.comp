@@ -1,0 +1,70 @@
+/* inputs (g [A, ...], vec, pairs, triples, species, shift_theta [N_Z, 1],
+ * shift_r [N_RA, 1]), attrs as the forward op; out [P, 3], the gradient with
+ * respect to vec. One work-item per pair: the segments list the entries
+ * 2t + side of the flattened triples that name this pair; each such triple
+ * adds its derivative with respect to this side's vector. */
+/* Entry k of the triple's two vectors (at va and vb in in1). */
+#define VA(k) TO(in1[va + (k)])
+#define VB(k) TO(in1[vb + (k)])
+void main()
+{
+    ITEM();
+    const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2);
+    acc_t grad[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
+    for (int q = seg_off[item]; q < seg_off[item + 1]; q++) {
+        const int e = seg_items[q];
+        const uint t = uint(e >> 1);
+        const int a = in3[2 * t], b = in3[2 * t + 1];
+        const uint va = 3 * uint(a), vb = 3 * uint(b);
+        const TO da = TO(LENGTH3(in1, va)), db = TO(LENGTH3(in1, vb));
+        const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
+        if (fca == 0 || fcb == 0)
+            continue;
+        const TO cos_raw = (VA(0) * VB(0) + VA(1) * VB(1) + VA(2) * VB(2)) / (da * db);
+        const TO theta = acos_(TO(ANI_COS_SCALE) * cos_raw);
+        const uint center = uint(in2[2 * a]);
+        const int slot = species_pair(in4[in2[2 * a + 1]], in4[in2[2 * b + 1]], I0);
+        const uint g_block = center * IN0_COLS + uint(slot) * N_RA * N_Z;
+        /* Sums over the block of the gradient times the angular factor A_z,
+         * its theta-derivative A'_z, the radial factor B_r and its derivative. */
+        TO a_z[N_Z], da_z[N_Z];
+        for (uint z = 0; z < N_Z; z++) {
+            const TO phase = theta - TO(in5[z]);
+            const TO base = (1 + cos_(phase)) / 2;
+            a_z[z] = pow_(base, zeta);
+            da_z[z] = zeta * pow_(base, zeta - 1) * (-sin_(phase) / 2);
+        }
+        const TO mean_d = (da + db) / 2;
+        TO s_ab = TO(0), s_dtheta = TO(0), s_dmean = TO(0);
+        for (uint r = 0; r < N_RA; r++) {
+            const TO u = mean_d - TO(in6[r]);
+            const TO b_r = exp_(-eta * u * u), db_r = -2 * eta * u * b_r;
+            const uint g = g_block + r * N_Z;
+            TO g_a = TO(0), g_da = TO(0);
+            for (uint z = 0; z < N_Z; z++) {
+                g_a += TO(in0[g + z]) * a_z[z];
+                g_da += TO(in0[g + z]) * da_z[z];
+            }
+            s_ab += g_a * b_r;
+            s_dtheta += g_da * b_r;
+            s_dmean += g_a * db_r;
+        }
+        const TO fcc = 2 * fca * fcb;
+        const TO c95 = TO(ANI_COS_SCALE) * cos_raw;
+        const TO de_dcos = fcc * s_dtheta * (-TO(ANI_COS_SCALE) / sqrt(1 - c95 * c95));
+        const TO inv_dadb = 1 / (da * db);
+        if ((e & 1) == 0) {
+            const TO de_dda = fcc * s_dmean / 2 + 2 * CUTOFF_GRAD(TO, da, rc) * fcb * s_ab;
+            for (uint k = 0; k < 3; k++)
+                grad[k] += de_dda * (VA(k) / da) + de_dcos * (VB(k) * inv_dadb - cos_raw * VA(k) / (da * da));
+        } else {
+            const TO de_ddb = fcc * s_dmean / 2 + 2 * fca * CUTOFF_GRAD(TO, db, rc) * s_ab;
+            for (uint k = 0; k < 3; k++)
+                grad[k] += de_ddb * (VB(k) / db) + de_dcos * (VA(k) * inv_dadb - cos_raw * VB(k) / (db * db));
+        }
+    }
+    for (uint k = 0; k < 3; k++)
+        outp[3 * item + k] = TO(grad[k]);
+}
+#undef VA
+#undef VB

@@ -1,0 +1,5 @@
+void main()
+{
+    ITEM();
+    outp[item] = TO(F0);
+}
