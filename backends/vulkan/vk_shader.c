@@ -1,7 +1,7 @@
 /*
  * Lowering a node to a compute pipeline. Every distinct node signature
  * (backends/common/lowering.h) becomes one GLSL shader: generated #defines,
- * shaders/vulkan/prelude.glsl and the op's template. Its SPIR-V comes from
+ * shaders/vulkan/prelude.glsl and math.glsl, and the op's template. Its SPIR-V comes from
  * the disk cache (kind "spirv", keyed by the source, the options and the
  * shaderc version) or from shaderc, which is started only on the first miss:
  * a warm start never calls it. Pipelines go through the VkPipelineCache
@@ -41,7 +41,8 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     if (mlff_op_is_gemm((mlff_op)s->op))
         mlff_text_put(src, "#define GEMM_TILED %d\n", be->gemm_tiled);
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
-    mlff_text_put(src, "%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"), tmpl);
+    mlff_text_put(src, "%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),
+                  mlff_shader_find(mlff_vulkan_shaders, "math"), tmpl);
     return src->failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory generating a shader")
                        : MLFF_OK;
 }
