@@ -154,6 +154,17 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
 }
 
+int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype)
+{
+    return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && fp64);
+}
+
+int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue)
+{
+    return (op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
+           (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD);
+}
+
 uint64_t mlff_fnv1a(const void *data, size_t n)
 {
     const unsigned char *b = data;

@@ -57,6 +57,12 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *sig, mlff_kernel_dia
 extern const char *const mlff_constant_names[];
 extern const int mlff_n_constant_names;
 
+/* What the kernel templates of both GPU backends do: float32, int32, and
+ * float64 where the device has it; CELU and its derivative folded into the
+ * dense layers' GEMM. */
+int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype);
+int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue);
+
 uint64_t mlff_fnv1a(const void *data, size_t n);
 
 #endif

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "../common/lowering.h"
 
 static void cl_close(mlff_backend *be);
 
@@ -71,7 +72,7 @@ static const char *cl_describe(const mlff_backend *be)
 
 static int cl_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
 {
-    return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && be->has_fp64);
+    return mlff_kernels_support_dtype(be->has_fp64, dtype);
 }
 
 /* Both GEMM paths apply CELU and its derivative on the way out. */
@@ -79,8 +80,7 @@ static int cl_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, 
 {
     (void)be;
     (void)dtype;
-    return (op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
-           (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD);
+    return mlff_kernels_fuse(op, epilogue);
 }
 
 static int cl_is_gpu(const mlff_backend *be)

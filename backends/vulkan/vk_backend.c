@@ -133,7 +133,7 @@ static const char *vk_describe(const mlff_backend *be)
 
 static int vk_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
 {
-    return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && be->has_fp64);
+    return mlff_kernels_support_dtype(be->has_fp64, dtype);
 }
 
 /* The GEMM shader applies CELU and its derivative on the way out. */
@@ -141,8 +141,7 @@ static int vk_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, 
 {
     (void)be;
     (void)dtype;
-    return (op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
-           (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD);
+    return mlff_kernels_fuse(op, epilogue);
 }
 
 static int vk_is_gpu(const mlff_backend *be)
@@ -196,17 +195,7 @@ static mlff_status vk_buffer_write(mlff_backend *be, void *buffer, size_t offset
 static mlff_status vk_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst, size_t bytes,
                                   mlff_error *err)
 {
-    const vk_buffer *b = buffer;
-    if (b->mapped) {
-        memcpy(dst, (const char *)b->mapped + offset, bytes);
-        return MLFF_OK;
-    }
-    mlff_status s = vk_staging_reserve(be, bytes, err);
-    if (s == MLFF_OK)
-        s = vk_copy(be, b->buffer, offset, be->staging.buffer, 0, bytes, err);
-    if (s == MLFF_OK)
-        memcpy(dst, be->staging.mapped, bytes);
-    return s;
+    return vk_read(be, buffer, offset, dst, bytes, err);
 }
 
 /* An index that a pending dispatch writes must reach the host before a
@@ -230,7 +219,6 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
 {
     const uint64_t errors_before = be->validation_errors;
     mlff_status s = MLFF_OK;
-    be->n_pending = 0;
     for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
         const mlff_exec_node *n = &nodes[k];
         VkPipeline pipeline;
@@ -248,7 +236,7 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     vk_pipeline_cache_save(be);
     if (s == MLFF_OK)
         s = vk_run(be, err);
-    be->n_pending = 0;
+    be->n_pending = 0; /* also after a failure, for the next call */
     if (s == MLFF_OK && be->validation_errors > errors_before)
         s = mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the validation layer reported %llu problem(s); first: %s",
                       (unsigned long long)(be->validation_errors - errors_before), be->validation_message);

@@ -119,17 +119,20 @@ static int ranked_devices(VkInstance instance, int allow_cpu, VkPhysicalDevice *
     if (n > 32)
         n = 32;
     vkEnumeratePhysicalDevices(instance, &n, all);
+    int ranks[32];
+    uint32_t all_families[32];
+    for (uint32_t k = 0; k < n; k++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(all[k], &p);
+        ranks[k] = rank_of(all[k], &p, allow_cpu, &all_families[k]);
+    }
     int count = 0;
     for (int rank = 0; rank <= 4; rank++)
-        for (uint32_t k = 0; k < n && count < most; k++) {
-            VkPhysicalDeviceProperties p;
-            vkGetPhysicalDeviceProperties(all[k], &p);
-            uint32_t family = 0;
-            if (rank_of(all[k], &p, allow_cpu, &family) == rank) {
-                families[count] = family;
+        for (uint32_t k = 0; k < n && count < most; k++)
+            if (ranks[k] == rank) {
+                families[count] = all_families[k];
                 out[count++] = all[k];
             }
-        }
     return count;
 }
 

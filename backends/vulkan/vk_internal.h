@@ -135,6 +135,8 @@ void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
                     size_t bytes, mlff_error *err);
 mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err);
+/* Device to host, through the mapping or the staging buffer. */
+mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err);
 mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err);
 
 /* vk_segments.c */

@@ -129,6 +129,20 @@ mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
     return s;
 }
 
+mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err)
+{
+    if (b->mapped) {
+        memcpy(dst, (const char *)b->mapped + offset, bytes);
+        return MLFF_OK;
+    }
+    mlff_status s = vk_staging_reserve(be, bytes, err);
+    if (s == MLFF_OK)
+        s = vk_copy(be, b->buffer, offset, be->staging.buffer, 0, bytes, err);
+    if (s == MLFF_OK)
+        memcpy(dst, be->staging.mapped, bytes);
+    return s;
+}
+
 mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err)
 {
     const VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};

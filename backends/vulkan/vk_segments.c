@@ -8,19 +8,9 @@
 
 static mlff_status read_shadow(void *backend, mlff_index_shadow *h, mlff_error *err)
 {
-    mlff_backend *be = backend;
-    vk_buffer *b = (vk_buffer *)h;
     if (!(h->data = malloc(h->size ? h->size : 1)))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-    if (b->mapped) {
-        memcpy(h->data, b->mapped, h->size);
-        return MLFF_OK;
-    }
-    mlff_status s = vk_staging_reserve(be, h->size, err);
-    if (s == MLFF_OK)
-        s = vk_copy(be, b->buffer, 0, be->staging.buffer, 0, h->size, err);
-    if (s == MLFF_OK)
-        memcpy(h->data, be->staging.mapped, h->size);
+    mlff_status s = vk_read(backend, (const vk_buffer *)h, 0, h->data, h->size, err);
     if (s != MLFF_OK) {
         free(h->data);
         h->data = NULL;
