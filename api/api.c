@@ -50,6 +50,9 @@ static mlff_status check_settings(const mlff_settings *s, mlff_error *err)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "unknown precision %d", (int)s->precision);
     if (s->n_threads < 0)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "n_threads is negative");
+    if (s->max_chunk_atoms < 0)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "max_chunk_atoms %lld is negative",
+                         (long long)s->max_chunk_atoms);
     if (!(s->skin >= 0.0 && s->skin < 1e3))
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "skin %g is not a distance", s->skin);
     switch (s->neighbors) {

@@ -28,9 +28,9 @@ extern "C" {
 #endif
 
 #define MLFF_VERSION_MAJOR 0
-#define MLFF_VERSION_MINOR 3
+#define MLFF_VERSION_MINOR 4
 #define MLFF_VERSION_PATCH 0
-#define MLFF_VERSION_STRING "0.3.0"
+#define MLFF_VERSION_STRING "0.4.0"
 #define MLFF_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define MLFF_VERSION MLFF_VERSION_NUMBER(MLFF_VERSION_MAJOR, MLFF_VERSION_MINOR, MLFF_VERSION_PATCH)
 
@@ -81,7 +81,10 @@ typedef struct mlff_settings {
     double skin;              /* Verlet skin in Angstrom (sparse path): the neighbour list is
                                * reused until some atom moved more than skin / 2; 0 rebuilds it
                                * every call. For MD; results do not depend on it. */
-    uint8_t reserved[56];     /* room to grow without breaking the ABI; keep zero */
+    int64_t max_chunk_atoms;  /* 0: a batch is evaluated in as few passes as the device's memory
+                               * allows; N > 0: at most N atoms per pass. Results do not depend
+                               * on it (since 0.4) */
+    uint8_t reserved[48];     /* room to grow without breaking the ABI; keep zero */
 } mlff_settings;
 
 /* Fill *settings with the defaults (auto device, float32, all threads). */

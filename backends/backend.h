@@ -54,6 +54,16 @@ typedef struct mlff_backend_stats {
     uint64_t device_allocations; /* device buffers created (none in an MD loop's steady state) */
 } mlff_backend_stats;
 
+/* How much work one plan execution may take on the device (core/chunks.c
+ * splits larger batches into chunks of atoms that fit). */
+typedef struct mlff_memory_limits {
+    size_t budget;     /* bytes all of a plan's buffers together may use */
+    size_t max_buffer; /* bytes one buffer may have (the device's allocation or binding limit) */
+} mlff_memory_limits;
+
+/* The most any backend puts in one buffer: element indices of every kernel stay within int32. */
+#define MLFF_MAX_BUFFER_BYTES ((size_t)1 << 31)
+
 typedef struct mlff_backend_iface {
     const char *name;
     /* Append one line per device to buf ("cpu 0: ..."): for `mlff devices`. */
@@ -67,6 +77,7 @@ typedef struct mlff_backend_iface {
     int (*fuses)(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype);
     /* True for a GPU (used by the automatic device choice). */
     int (*is_gpu)(const mlff_backend *be);
+    void (*memory_limits)(const mlff_backend *be, mlff_memory_limits *limits);
 
     mlff_status (*buffer_alloc)(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err);
     void (*buffer_free)(mlff_backend *be, void *buffer);

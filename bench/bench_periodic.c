@@ -1,10 +1,13 @@
 /*
  * Periodic water boxes of growing size (the 64-water reference box repeated
  * n x n x n): ANI-2x energy + forces + virial through the sparse path. For
- * each size: median time of a few calls with perturbed positions, and the
- * process's peak resident memory so far (sizes grow, so it is this size's).
+ * each size: median time of a few calls with perturbed positions, the
+ * passes (atom chunks) per call, the process's peak resident memory so far
+ * (sizes grow, so it is this size's), and how far the energy per copy of the
+ * box is from TorchANI's energy of one box (first call, exact positions).
  *
- *   bench_periodic REFERENCE_DIR [max_repeat] [threads] [cpu|opencl|vulkan] [min_repeat]
+ *   bench_periodic REFERENCE_DIR [REPEATS] [threads] [cpu|opencl|vulkan]
+ * REPEATS: the largest n (every n from 2 up), or a list such as 2,4,8,17.
  * (peak memory is the host's; a GPU's own memory is not counted)
  */
 #include <stdio.h>
@@ -21,7 +24,13 @@ int main(int argc, char **argv)
 {
     if (argc < 2)
         return 2;
-    const int max_repeat = argc > 2 ? atoi(argv[2]) : 6;
+    int repeats[64], n_repeats = 0;
+    const char *list = argc > 2 ? argv[2] : "6";
+    if (!strchr(list, ','))
+        for (int n = 2; n <= atoi(list) && n_repeats < 64; n++)
+            repeats[n_repeats++] = n;
+    for (const char *p = list; strchr(list, ',') && *p && n_repeats < 64; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        repeats[n_repeats++] = atoi(p);
     reference box;
     if (!reference_load(&box, argv[1], "water_box_64"))
         return 1;
@@ -36,9 +45,11 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("device: %s, float32, energy + forces + virial, sparse path\n\n", mlff_device_description(ctx));
-    printf("| atoms | median s | min s | runs | peak memory MB |\n|---:|---:|---:|---:|---:|\n");
+    printf("| atoms | median s | min s | runs | passes | peak memory MB | E/copy - E(TorchANI) meV |\n"
+           "|---:|---:|---:|---:|---:|---:|---:|\n");
     unsigned seed = 7;
-    for (int n = argc > 5 ? atoi(argv[5]) : 2; n <= max_repeat; n++) {
+    for (int i = 0; i < n_repeats; i++) {
+        const int n = repeats[i];
         const int copies = n * n * n, atoms = box.n_atoms * copies;
         int32_t *z = malloc((size_t)atoms * sizeof *z);
         double *ref = malloc((size_t)atoms * 3 * sizeof *ref), *pos = malloc((size_t)atoms * 3 * sizeof *pos);
@@ -57,10 +68,14 @@ int main(int argc, char **argv)
         int64_t offsets[2] = {0, atoms};
         mlff_batch b = {1, offsets, z, pos, cell, pbc};
         mlff_results r = {.energies = &energy, .forces = forces, .virials = virial};
-        const int runs = atoms > 30000 ? 3 : 5;
+        const int runs = atoms > 300000 ? 2 : atoms > 30000 ? 3 : 5;
+        double energy_error = 0;
+        mlff_stats before, after;
+        mlff_get_stats(ctx, &before);
         for (int it = -1; it < runs; it++) {
+            /* The warm-up at the exact positions, the timed calls perturbed. */
             for (int k = 0; k < 3 * atoms; k++)
-                pos[k] = ref[k] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
+                pos[k] = ref[k] + (it < 0 ? 0.0 : 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5));
             double t0 = bench_now();
             if (mlff_compute(model, &b, &r) != MLFF_OK) {
                 fprintf(stderr, "%d atoms: %s\n", atoms, mlff_last_error(ctx));
@@ -68,12 +83,16 @@ int main(int argc, char **argv)
             }
             if (it >= 0)
                 times[it] = bench_now() - t0;
+            else
+                energy_error = (energy / copies - box.energy) * 1e3;
         }
+        mlff_get_stats(ctx, &after);
         qsort(times, (size_t)runs, sizeof *times, bench_compare_doubles);
         struct rusage usage;
         getrusage(RUSAGE_SELF, &usage);
-        printf("| %d | %.3f | %.3f | %d | %.0f |\n", atoms, times[runs / 2], times[0], runs,
-               (double)usage.ru_maxrss / 1024.0);
+        printf("| %d | %.3f | %.3f | %d | %.0f | %.0f | %.2f |\n", atoms, times[runs / 2], times[0], runs,
+               (double)(after.plan_executions - before.plan_executions) / (runs + 1),
+               (double)usage.ru_maxrss / 1024.0, energy_error);
         fflush(stdout);
         free(z);
         free(ref);

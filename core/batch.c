@@ -23,6 +23,8 @@ mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_e
 void mlff_batch_work_free(mlff_batch_work *w)
 {
     mlff_pair_lists_free(&w->pairs);
+    free(w->system);
+    free(w->species);
     if (w->inputs)
         for (int t = 0; t < w->n_tensors; t++)
             free(w->inputs[t].data);
@@ -95,26 +97,26 @@ static mlff_status check_atoms(const mlff_batch *b, const int32_t *system, const
     return MLFF_OK;
 }
 
-/* The pairs of one cutoff and their image offsets: the master list filtered
- * by distance (it stays sorted). */
-static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, mlff_batch_work *w, mlff_error *err)
+/* The pairs of one cutoff and their image offsets: the view's pairs
+ * filtered by distance (they stay sorted). */
+static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const mlff_atom_view *v,
+                              mlff_batch_work *w, mlff_error *err)
 {
-    const mlff_pair_lists *pl = &w->pairs;
     const double rc = g->tensors[t].cutoff;
     int64_t n = 0;
-    for (int64_t p = 0; p < pl->master.n_pairs; p++)
-        n += pl->distances[p] <= rc;
+    for (int64_t p = 0; p < v->n_pairs; p++)
+        n += v->distances[p] <= rc;
     int32_t *pairs = reserve(w, t, (size_t)n * 2 * sizeof(int32_t), err);
     double *images = pairs && t_images >= 0 ? reserve(w, t_images, (size_t)n * 3 * sizeof(double), err) : NULL;
     if (!pairs || (t_images >= 0 && !images))
         return err->status;
-    for (int64_t p = 0, k = 0; p < pl->master.n_pairs; p++) {
-        if (pl->distances[p] > rc)
+    for (int64_t p = 0, k = 0; p < v->n_pairs; p++) {
+        if (v->distances[p] > rc)
             continue;
-        pairs[2 * k] = pl->master.pairs[2 * p];
-        pairs[2 * k + 1] = pl->master.pairs[2 * p + 1];
+        pairs[2 * k] = v->pairs[2 * p];
+        pairs[2 * k + 1] = v->pairs[2 * p + 1];
         for (int d = 0; images && d < 3; d++)
-            images[3 * k + d] = pl->master.images[3 * p + d];
+            images[3 * k + d] = v->images[3 * p + d];
         k++;
     }
     w->input_dtypes[t] = MLFF_DTYPE_I32;
@@ -159,13 +161,13 @@ static mlff_status build_triples(const mlff_graph *g, int t, mlff_batch_work *w,
 }
 
 static mlff_status build_element_atoms(const mlff_graph *g, int t, const int32_t *species,
-                                       mlff_batch_work *w, mlff_error *err)
+                                       const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
 {
-    int32_t *atoms = reserve(w, t, (size_t)w->n_atoms * sizeof(int32_t), err);
+    int32_t *atoms = reserve(w, t, (size_t)v->n_owned * sizeof(int32_t), err);
     if (!atoms)
         return err->status;
     int64_t n = 0;
-    for (int64_t a = 0; a < w->n_atoms; a++)
+    for (int64_t a = 0; a < v->n_owned; a++)
         if (species[a] == g->tensors[t].role_link)
             atoms[n++] = (int32_t)a;
     w->input_dtypes[t] = MLFF_DTYPE_I32;
@@ -206,36 +208,98 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
     mlff_status s = check_layout(b, err);
     if (s != MLFF_OK)
         return s;
-    w->n_atoms = b->system_offsets[b->n_systems];
-    w->symbols[MLFF_SYMBOL_ATOMS] = w->n_atoms;
-    w->symbols[MLFF_SYMBOL_SYSTEMS] = b->n_systems;
-
+    const int64_t n_atoms = w->n_atoms = b->system_offsets[b->n_systems];
+    if (n_atoms > w->atoms_capacity) {
+        const int64_t cap = n_atoms + n_atoms / 2;
+        int32_t *system = realloc(w->system, (size_t)cap * sizeof *system);
+        if (system)
+            w->system = system;
+        int32_t *species = system ? realloc(w->species, (size_t)cap * sizeof *species) : NULL;
+        if (!species)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory preparing %lld atoms",
+                             (long long)n_atoms);
+        w->species = species;
+        w->atoms_capacity = cap;
+    }
     /* System and species of every atom come first: the checks and lists use them. */
-    int t_system = input_of(g, MLFF_INPUT_SYSTEM, -1), t_species = input_of(g, MLFF_INPUT_SPECIES, -1);
-    if (t_system < 0 || t_species < 0)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "graph lacks the species or system input");
-    int32_t *system = reserve(w, t_system, (size_t)w->n_atoms * sizeof(int32_t), err);
-    int32_t *species = system ? reserve(w, t_species, (size_t)w->n_atoms * sizeof(int32_t), err) : NULL;
-    if (!species)
-        return err->status;
     for (int64_t sys = 0; sys < b->n_systems; sys++)
         for (int64_t a = b->system_offsets[sys]; a < b->system_offsets[sys + 1]; a++)
-            system[a] = (int32_t)sys;
-    if ((s = check_atoms(b, system, species_index, model_name, element_list, err)) != MLFF_OK)
+            w->system[a] = (int32_t)sys;
+    if ((s = check_atoms(b, w->system, species_index, model_name, element_list, err)) != MLFF_OK)
         return s;
+    for (int64_t a = 0; a < n_atoms; a++)
+        w->species[a] = species_index[b->atomic_numbers[a]];
     /* One search at the largest cutoff; it also rejects overlapping atoms. */
     double cutoff = MLFF_MIN_DISTANCE;
     for (int t = 0; t < g->n_tensors; t++)
         if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == MLFF_INPUT_PAIRS &&
             g->tensors[t].cutoff > cutoff)
             cutoff = g->tensors[t].cutoff;
-    if ((s = mlff_pair_lists_update(&w->pairs, b, system, cutoff, options->skin, options->dense, err)) !=
-        MLFF_OK)
-        return s;
-    for (int64_t a = 0; a < w->n_atoms; a++)
-        species[a] = species_index[b->atomic_numbers[a]];
-    w->input_dtypes[t_system] = w->input_dtypes[t_species] = MLFF_DTYPE_I32;
+    return mlff_pair_lists_update(&w->pairs, b, w->system, cutoff, options->skin, options->dense, err);
+}
 
+mlff_atom_view mlff_batch_whole(const mlff_batch_work *w)
+{
+    return (mlff_atom_view){
+        .n_owned = w->n_atoms,
+        .n_atoms = w->n_atoms,
+        .pairs = w->pairs.master.pairs,
+        .images = w->pairs.master.images,
+        .distances = w->pairs.distances,
+        .n_pairs = w->pairs.master.n_pairs,
+    };
+}
+
+/* A per-atom input of the view: the batch's values of its atoms. */
+static mlff_status fill_atoms(int t, const int32_t *batch_values, const mlff_atom_view *v,
+                              mlff_batch_work *w, mlff_error *err)
+{
+    int32_t *values = reserve(w, t, (size_t)v->n_atoms * sizeof(int32_t), err);
+    if (!values)
+        return err->status;
+    for (int64_t l = 0; l < v->n_atoms; l++)
+        values[l] = batch_values[v->batch_atom ? v->batch_atom[l] : l];
+    w->input_dtypes[t] = MLFF_DTYPE_I32;
+    return MLFF_OK;
+}
+
+static mlff_status fill_owned(int t, const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
+{
+    double *owned = reserve(w, t, (size_t)v->n_atoms * sizeof(double), err);
+    if (!owned)
+        return err->status;
+    for (int64_t l = 0; l < v->n_atoms; l++)
+        owned[l] = l < v->n_owned;
+    w->input_dtypes[t] = MLFF_DTYPE_F64;
+    return MLFF_OK;
+}
+
+static mlff_status fill_positions(const mlff_batch *b, int t, const mlff_atom_view *v, mlff_batch_work *w,
+                                  mlff_error *err)
+{
+    w->input_dtypes[t] = MLFF_DTYPE_F64;
+    if (!v->batch_atom) {
+        w->positions = b->positions; /* read straight from the caller */
+        return MLFF_OK;
+    }
+    double *r = reserve(w, t, (size_t)v->n_atoms * 3 * sizeof(double), err);
+    if (!r)
+        return err->status;
+    for (int64_t l = 0; l < v->n_atoms; l++)
+        memcpy(r + 3 * l, b->positions + 3 * (int64_t)v->batch_atom[l], 3 * sizeof *r);
+    w->positions = r;
+    return MLFF_OK;
+}
+
+mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff_atom_view *v,
+                            mlff_batch_work *w, mlff_error *err)
+{
+    w->symbols[MLFF_SYMBOL_ATOMS] = v->n_atoms;
+    w->symbols[MLFF_SYMBOL_SYSTEMS] = b->n_systems;
+    const int t_species = input_of(g, MLFF_INPUT_SPECIES, -1);
+    mlff_status s = t_species >= 0 ? fill_atoms(t_species, w->species, v, w, err)
+                                   : mlff_fail(err, MLFF_ERROR_INTERNAL, "graph lacks the species input");
+    const int32_t *species = s == MLFF_OK ? w->inputs[t_species].data : NULL;
     /* Pair lists (and their images) before the triples built on them. */
     for (int pass = 0; pass < 2; pass++)
         for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
@@ -243,16 +307,19 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
             if (gt->kind != MLFF_TENSOR_INPUT)
                 continue;
             if (pass == 0 && gt->role == MLFF_INPUT_PAIRS)
-                s = fill_pairs(g, t, input_of(g, MLFF_INPUT_PAIR_IMAGES, t), w, err);
+                s = fill_pairs(g, t, input_of(g, MLFF_INPUT_PAIR_IMAGES, t), v, w, err);
+            else if (pass == 0 && gt->role == MLFF_INPUT_SYSTEM)
+                s = fill_atoms(t, w->system, v, w, err);
+            else if (pass == 0 && gt->role == MLFF_INPUT_OWNED)
+                s = fill_owned(t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_CELLS)
                 s = fill_cells(b, t, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
-                s = build_element_atoms(g, t, species, w, err);
+                s = build_element_atoms(g, t, species, v, w, err);
             else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLES)
                 s = build_triples(g, t, w, err);
-            else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS) {
-                w->input_dtypes[t] = MLFF_DTYPE_F64; /* read straight from the caller */
-            }
+            else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS)
+                s = fill_positions(b, t, v, w, err);
         }
     return s;
 }

@@ -1,9 +1,11 @@
 /*
  * From a caller's batch to graph inputs: checks the systems (elements known
- * to the model, finite coordinates, no overlapping atoms, periodicity), then
- * builds every input the graph asks for (species, system index, pair lists
- * per cutoff, angular triples, atoms per element) and the size of every size
- * symbol. Host arrays live in a work area that is reused between calls.
+ * to the model, finite coordinates, no overlapping atoms, periodicity) and
+ * finds the pairs; then, for the whole batch or one chunk of it at a time,
+ * builds every input the graph asks for (positions, species, system index,
+ * owned flags, pair lists per cutoff, angular triples, atoms per element)
+ * and the size of every size symbol. Host arrays live in a work area that is
+ * reused between calls.
  */
 #ifndef MLFF_CORE_BATCH_H
 #define MLFF_CORE_BATCH_H
@@ -22,9 +24,23 @@ typedef struct mlff_batch_work {
     mlff_host_array *inputs; /* per graph tensor; used for inputs only */
     mlff_dtype *input_dtypes;
     int64_t *symbols;        /* value of each size symbol */
-    int64_t n_atoms;
+    int64_t n_atoms;         /* of the batch */
+    int32_t *system, *species; /* of every atom of the batch */
+    int64_t atoms_capacity;
+    const double *positions; /* the POSITIONS input last filled (the caller's array, or gathered) */
     mlff_pair_lists pairs;   /* kept across calls for the Verlet skin */
 } mlff_batch_work;
+
+/* The atoms one plan execution sees: owned atoms first, then ghosts (see
+ * graph.h), and the pairs of the owned atoms in these local indices, sorted
+ * by center then neighbour. */
+typedef struct mlff_atom_view {
+    int64_t n_owned, n_atoms;
+    const int32_t *batch_atom;      /* local -> batch atom; NULL: the whole batch, all owned */
+    const int32_t *pairs, *images;  /* [n_pairs][2], [n_pairs][3] */
+    const double *distances;        /* [n_pairs] */
+    int64_t n_pairs;
+} mlff_atom_view;
 
 /* How to find pairs. */
 typedef struct mlff_pair_options {
@@ -36,11 +52,19 @@ mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_e
 void mlff_batch_work_free(mlff_batch_work *w);
 
 /*
+ * Checks the batch and finds its pairs (the master list, kept in w).
  * species_index[z] is the model's element index of atomic number z, or -1.
  * model_name and element_list are for error messages.
  */
 mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
                                const char *model_name, const char *element_list,
                                const mlff_pair_options *pairs, mlff_batch_work *w, mlff_error *err);
+
+/* The prepared batch as one view: every atom owned, the master pairs. */
+mlff_atom_view mlff_batch_whole(const mlff_batch_work *w);
+
+/* Fills every graph input and size symbol for the atoms of a view. */
+mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff_atom_view *v,
+                            mlff_batch_work *w, mlff_error *err);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "../backends/backend.h"
 #include "batch.h"
+#include "chunks.h"
 #include "elements.h"
 #include "error.h"
 #include "graph.h"
@@ -33,8 +34,9 @@ struct mlff_model {
     mlff_graph *graph;
     mlff_plan *plan;
     mlff_batch_work work;
-    double *scratch;          /* forces and cell forces for virials, when not asked for */
-    int64_t scratch_capacity; /* doubles */
+    mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
+    mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */
+    mlff_host_array chunk_results; /* one chunk's energies, cell forces and forces */
 };
 
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings);

@@ -137,6 +137,11 @@ int mlff_graph_input_system(mlff_graph *g)
     return atom_input(g, MLFF_INPUT_SYSTEM, MLFF_DTYPE_I32, 1);
 }
 
+int mlff_graph_input_owned(mlff_graph *g)
+{
+    return atom_input(g, MLFF_INPUT_OWNED, MLFF_DTYPE_F64, 1);
+}
+
 static int is_input(const mlff_graph *g, int t, mlff_input_role role)
 {
     return t >= 0 && t < g->n_tensors && g->tensors[t].kind == MLFF_TENSOR_INPUT &&

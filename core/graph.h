@@ -38,9 +38,21 @@ typedef enum mlff_input_role {
                                    * pair vector is r_j - r_i + n . cell (see pair_shifts) */
     MLFF_INPUT_TRIPLES = 5,       /* [triples, 2] I32: indices (a, b), a < b, of two pairs of
                                    * one PAIRS list that share their center atom */
-    MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of atoms of one element */
-    MLFF_INPUT_CELLS = 7          /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
+    MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of the owned atoms of one element */
+    MLFF_INPUT_CELLS = 7,         /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
+    MLFF_INPUT_OWNED = 8          /* [atoms, 1] F64: 1 for owned atoms, 0 for ghosts */
 } mlff_input_role;
+
+/*
+ * Owned atoms and ghosts. A large batch is evaluated in chunks of atoms
+ * (core/chunks.h). A chunk's graph sees its own atoms ("owned") and, after
+ * them, the neighbours they need ("ghosts"). Pair lists hold only pairs
+ * whose center is owned, and ELEMENT_ATOMS only owned atoms; a model must
+ * count in the energy only what belongs to owned atoms (per-atom terms that
+ * do not go through ELEMENT_ATOMS or the pairs are weighted by OWNED). The
+ * forces on ghosts are their share of this chunk's energy, which the caller
+ * adds to the atoms they stand for. Without chunking every atom is owned.
+ */
 
 /* Where a graph result goes. */
 typedef enum mlff_output_role {
@@ -105,6 +117,7 @@ int mlff_graph_new_symbol(mlff_graph *g, const char *name);
 int mlff_graph_input_positions(mlff_graph *g);
 int mlff_graph_input_species(mlff_graph *g);
 int mlff_graph_input_system(mlff_graph *g);
+int mlff_graph_input_owned(mlff_graph *g);
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
 int mlff_graph_input_cells(mlff_graph *g);
 /* The shifts n . cell of a pair list: pair_shifts of its images and the cells. */

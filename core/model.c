@@ -136,8 +136,10 @@ void mlff_model_close(mlff_model *m)
     mlff_context_remove_model(m->ctx, m);
     mlff_plan_destroy(m->plan);
     mlff_batch_work_free(&m->work);
+    mlff_chunks_free(&m->chunks);
     mlff_graph_destroy(m->graph);
-    free(m->scratch);
+    free(m->scratch.data);
+    free(m->chunk_results.data);
     free(m->path);
     free(m);
 }
@@ -162,18 +164,20 @@ static int use_dense(const mlff_context *ctx, const mlff_batch *b)
     return 1;
 }
 
-static double *scratch(mlff_model *m, int64_t n, mlff_error *err)
+/* n doubles in a host array of the model (grown, never shrunk). */
+static double *doubles(mlff_host_array *a, int64_t n, mlff_error *err)
 {
-    if (n > m->scratch_capacity) {
-        double *p = realloc(m->scratch, (size_t)n * sizeof *p);
+    const size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
+    if (bytes > a->capacity) {
+        void *p = realloc(a->data, bytes);
         if (!p) {
             mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
             return NULL;
         }
-        m->scratch = p;
-        m->scratch_capacity = n;
+        a->data = p;
+        a->capacity = bytes;
     }
-    return m->scratch;
+    return a->data;
 }
 
 /* W = -dE/d(strain) = sum_i F_i (x) r_i + sum_k F_cell_k (x) cell_k per system. */
@@ -196,16 +200,15 @@ static void assemble_virials(const mlff_batch *b, const double *forces, const do
     }
 }
 
-mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_results *results)
+/* One plan execution for the atoms of a view; forces are per local atom.
+ * Outputs left NULL are not read. */
+static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, unsigned outputs,
+                            double *energies, double *forces, double *cell_forces)
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     const mlff_graph *g = m->graph;
-    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin};
-    const uint64_t searches = m->work.pairs.searches;
-    mlff_status s = mlff_batch_prepare(g, batch, m->species_index, m->name, m->element_list, &pairs,
-                                       &m->work, err);
-    ctx->stats.neighbor_builds += m->work.pairs.searches - searches;
+    mlff_status s = mlff_batch_fill(g, batch, v, &m->work, err);
     if (s != MLFF_OK)
         return s;
     uint64_t builds = mlff_plan_builds(m->plan);
@@ -216,34 +219,97 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
         const mlff_graph_tensor *gt = &g->tensors[t];
         if (gt->kind != MLFF_TENSOR_INPUT)
             continue;
-        const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)batch->positions
+        const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)m->work.positions
                                                              : m->work.inputs[t].data;
         s = mlff_plan_write(m->plan, t, m->work.input_dtypes[t], data, err);
     }
+    if (s == MLFF_OK)
+        s = mlff_plan_run(m->plan, outputs, err);
+    if (s != MLFF_OK)
+        return s;
+    ctx->stats.plan_executions++;
+    if (energies)
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
+    if (s == MLFF_OK && forces)
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
+    if (s == MLFF_OK && cell_forces)
+        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
+    return s;
+}
+
+/* The batch chunk by chunk: each chunk's results added to the batch's. */
+static mlff_status run_chunks(mlff_model *m, const mlff_batch *batch, unsigned outputs, double *energies,
+                              double *forces, double *cell_forces)
+{
+    mlff_error *err = &m->ctx->error;
+    const int64_t n_atoms = m->work.n_atoms, n_systems = batch->n_systems;
+    if (energies)
+        memset(energies, 0, (size_t)n_systems * sizeof *energies);
+    if (forces)
+        memset(forces, 0, (size_t)n_atoms * 3 * sizeof *forces);
+    if (cell_forces)
+        memset(cell_forces, 0, (size_t)n_systems * 9 * sizeof *cell_forces);
+    mlff_status s = MLFF_OK;
+    for (int64_t k = 0; k < m->chunks.n_chunks && s == MLFF_OK; k++) {
+        if ((s = mlff_chunks_select(&m->chunks, k, &m->work, err)) != MLFF_OK)
+            break;
+        const mlff_atom_view *v = &m->chunks.view;
+        double *part = doubles(&m->chunk_results, 10 * n_systems + 3 * v->n_atoms, err);
+        if (!part)
+            return err->status;
+        double *e = energies ? part : NULL, *cf = cell_forces ? part + n_systems : NULL;
+        double *f = forces ? part + 10 * n_systems : NULL;
+        if ((s = run_view(m, batch, v, outputs, e, f, cf)) != MLFF_OK)
+            break;
+        for (int64_t y = 0; e && y < n_systems; y++)
+            energies[y] += e[y];
+        for (int64_t y = 0; cf && y < 9 * n_systems; y++)
+            cell_forces[y] += cf[y];
+        for (int64_t l = 0; f && l < v->n_atoms; l++)
+            for (int d = 0; d < 3; d++)
+                forces[3 * (int64_t)v->batch_atom[l] + d] += f[3 * l + d];
+    }
+    return s;
+}
+
+mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_results *results)
+{
+    mlff_context *ctx = m->ctx;
+    mlff_error *err = &ctx->error;
+    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin};
+    const uint64_t searches = m->work.pairs.searches;
+    mlff_status s = mlff_batch_prepare(m->graph, batch, m->species_index, m->name, m->element_list, &pairs,
+                                       &m->work, err);
+    ctx->stats.neighbor_builds += m->work.pairs.searches - searches;
+    if (s != MLFF_OK)
+        return s;
     unsigned outputs = (results->energies ? 1u << MLFF_OUTPUT_ENERGY : 0) |
                        (results->forces || results->virials ? 1u << MLFF_OUTPUT_FORCES : 0) |
                        (results->virials ? 1u << MLFF_OUTPUT_CELL_FORCES : 0);
-    if (s != MLFF_OK || outputs == 0)
+    if (outputs == 0)
+        return MLFF_OK;
+    mlff_memory_limits device;
+    ctx->iface->memory_limits(ctx->backend, &device);
+    const mlff_chunk_limits limits = {device.budget, device.max_buffer, ctx->settings.max_chunk_atoms};
+    if ((s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, &limits, batch, &m->work, err)) != MLFF_OK)
         return s;
-    if ((s = mlff_plan_run(m->plan, outputs, err)) != MLFF_OK)
-        return s;
-    ctx->stats.plan_executions++;
-    if (results->energies)
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], results->energies, err);
-    if (s != MLFF_OK || (!results->forces && !results->virials))
-        return s;
-    const int64_t n_atoms = batch->system_offsets[batch->n_systems];
-    double *forces = results->forces;
-    double *cell_forces = results->virials ? scratch(m, 3 * n_atoms + 9 * batch->n_systems, err) : NULL;
-    if (results->virials && !cell_forces)
-        return err->status;
-    if (!forces)
-        forces = cell_forces + 9 * batch->n_systems;
-    s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
-    if (s == MLFF_OK && results->virials) {
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
-        if (s == MLFF_OK)
-            assemble_virials(batch, forces, cell_forces, results->virials);
+
+    /* Virials need the forces and the cell forces, asked for or not. */
+    const int64_t n_atoms = m->work.n_atoms;
+    double *forces = results->forces, *cell_forces = NULL;
+    if (results->virials) {
+        if (!(cell_forces = doubles(&m->scratch, 3 * n_atoms + 9 * batch->n_systems, err)))
+            return err->status;
+        if (!forces)
+            forces = cell_forces + 9 * batch->n_systems;
     }
+    if (m->chunks.n_chunks == 1) {
+        const mlff_atom_view whole = mlff_batch_whole(&m->work);
+        s = run_view(m, batch, &whole, outputs, results->energies, forces, cell_forces);
+    } else {
+        s = run_chunks(m, batch, outputs, results->energies, forces, cell_forces);
+    }
+    if (s == MLFF_OK && results->virials)
+        assemble_virials(batch, forces, cell_forces, results->virials);
     return s;
 }

@@ -27,6 +27,7 @@ struct mlff_plan {
     plan_tensor *tensors;
     node_list runs[1 << MLFF_OUTPUT_COUNT];
     mlff_exec_node *exec;
+    mlff_memory_limits limits;
     void *staging; /* host conversion buffer */
     size_t staging_size;
     uint64_t builds;
@@ -215,6 +216,7 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     p->iface = iface;
     p->be = be;
     p->real = real;
+    iface->memory_limits(be, &p->limits);
     p->tensors = calloc((size_t)g->n_tensors, sizeof *p->tensors);
     p->exec = calloc((size_t)g->n_nodes + 1, sizeof *p->exec);
     mlff_status s = MLFF_OK;
@@ -277,6 +279,9 @@ mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_erro
         size_t size = need > grown ? need : grown;
         if (gt->rows_symbol != MLFF_FIXED_ROWS)
             size = size > need + need / 4 ? size : need + need / 4;
+        /* Headroom never pushes a buffer past what the device allows. */
+        if (size > p->limits.max_buffer)
+            size = need > p->limits.max_buffer ? need : p->limits.max_buffer;
         if (pt->buffer)
             p->iface->buffer_free(p->be, pt->buffer);
         pt->buffer = NULL;
@@ -369,4 +374,27 @@ int64_t mlff_plan_rows(const mlff_plan *p, int tensor)
 uint64_t mlff_plan_builds(const mlff_plan *p)
 {
     return p->builds;
+}
+
+void mlff_plan_row_bytes(const mlff_plan *p, int symbol, size_t *total, size_t *widest)
+{
+    *total = *widest = 0;
+    for (int t = 0; t < p->g->n_tensors; t++) {
+        const mlff_graph_tensor *gt = &p->g->tensors[t];
+        if (gt->kind == MLFF_TENSOR_PARAM || gt->rows_symbol != symbol)
+            continue;
+        size_t row = (size_t)gt->cols * mlff_dtype_size(p->tensors[t].dtype);
+        *total += row;
+        if (row > *widest)
+            *widest = row;
+    }
+}
+
+size_t mlff_plan_param_bytes(const mlff_plan *p)
+{
+    size_t bytes = 0;
+    for (int t = 0; t < p->g->n_tensors; t++)
+        if (p->g->tensors[t].kind == MLFF_TENSOR_PARAM)
+            bytes += p->tensors[t].capacity;
+    return bytes;
 }

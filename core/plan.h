@@ -40,4 +40,15 @@ int64_t mlff_plan_rows(const mlff_plan *p, int tensor);
 /* How many times buffers were (re)allocated: 1 after the first bind. */
 uint64_t mlff_plan_builds(const mlff_plan *p);
 
+/* The device memory a row of size symbol `symbol` costs: in all working
+ * tensors with rows of that symbol together (*total) and in the widest of
+ * them (*widest). For the chunk planner. */
+void mlff_plan_row_bytes(const mlff_plan *p, int symbol, size_t *total, size_t *widest);
+
+/* Bytes the parameters (weights) take on the device. */
+size_t mlff_plan_param_bytes(const mlff_plan *p);
+
+/* Buffers may be up to this many times the bound size (growth headroom). */
+#define MLFF_PLAN_HEADROOM 1.5
+
 #endif

@@ -258,7 +258,8 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_
     int network = mlff_op_scatter_add_rows(g, atomic, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
     int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n_el, 1, MLFF_DTYPE_F64,
                                      sae->data);
-    int sae_atoms = mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64);
+    int sae_atoms = mlff_op_mul(g, mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64),
+                                mlff_graph_input_owned(g));
     int self = mlff_op_scatter_add_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
     int energy = mlff_op_scale(g, mlff_op_add(g, network, self), HARTREE_TO_EV);
     mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, energy);

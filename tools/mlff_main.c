@@ -47,6 +47,8 @@ static const char usage_text[] =
     "  --stress                     also compute the stress of periodic frames\n"
     "  --neighbors auto|dense|sparse\n"
     "                               pair search: all pairs or cell lists (default: auto)\n"
+    "  --chunk-atoms N              evaluate at most N atoms per pass (default: as many\n"
+    "                               as the device's memory allows; same results)\n"
     "  --verbose                    report the device used on standard error\n"
     "  -o, --output OUT             write to OUT instead of standard output\n"
     "  -h, --help                   show this help\n"
@@ -127,6 +129,7 @@ typedef struct energy_options {
     int stress;
     int neighbors_set;
     mlff_neighbors neighbors;
+    long long chunk_atoms; /* 0: the library chooses */
     int verbose;
     const char *output;
     const char **files;
@@ -235,6 +238,14 @@ static int parse_energy_options(int argc, char **argv, energy_options *o)
             else
                 return usage_error("invalid --neighbors '%s' (expected auto, dense or sparse)", value);
             o->neighbors_set = 1;
+        } else if ((r = option_value(argc, argv, &i, "--chunk-atoms", &value)) != 0) {
+            if (r < 0)
+                return EXIT_USAGE;
+            char *end;
+            errno = 0;
+            o->chunk_atoms = strtoll(value, &end, 10);
+            if (errno || end == value || *end || o->chunk_atoms < 1)
+                return usage_error("invalid --chunk-atoms '%s' (expected a positive number of atoms)", value);
         } else if ((r = option_value(argc, argv, &i, "--precision", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
@@ -464,6 +475,7 @@ static int energy_main(run *r)
         settings.precision = o->precision;
     if (o->neighbors_set)
         settings.neighbors = o->neighbors;
+    settings.max_chunk_atoms = o->chunk_atoms;
     mlff_status status = mlff_context_create(&settings, &r->ctx);
     if (status != MLFF_OK) {
         error_line("mlff: cannot use the device: %s", library_message(r->ctx, status));

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cpu_internal.h"
+#include "../common/memory_limits.h"
 
 /* The CPUs this process may run on (taskset and container limits included). */
 static int available_threads(void)
@@ -86,6 +87,12 @@ static int cpu_is_gpu(const mlff_backend *be)
     return 0;
 }
 
+static void cpu_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
+{
+    (void)be;
+    mlff_memory_limits_for(0, mlff_host_memory(), 0, limits);
+}
+
 static mlff_status cpu_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
 {
     (void)be;
@@ -154,6 +161,7 @@ const mlff_backend_iface mlff_backend_cpu = {
     .supports_dtype = cpu_supports_dtype,
     .fuses = cpu_fuses,
     .is_gpu = cpu_is_gpu,
+    .memory_limits = cpu_memory_limits,
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,
     .buffer_write = cpu_buffer_write,

@@ -17,17 +17,32 @@ mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *n, mlff_erro
     return MLFF_OK;
 }
 
+/* Each target row is the sum of its source rows, accumulated in double a
+ * block of columns at a time (rows are read contiguously; most targets have
+ * one source or none: the gradient of a gather by element). */
+#define SCATTER_BLOCK 256
 static void scatter_targets(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     const cpu_csr by_target = *(const cpu_csr *)extra;
     const mlff_exec_tensor *x = &n->inputs[0], *y = &n->output;
     const int64_t cols = y->cols;
+    double sum[SCATTER_BLOCK];
     for (int64_t t = begin; t < end; t++)
-        for (int64_t c = 0; c < cols; c++) {
-            double sum = 0.0;
-            for (int64_t q = by_target.offsets[t]; q < by_target.offsets[t + 1]; q++)
-                sum += cpu_load(x, by_target.items[q] * cols + c);
-            cpu_store(y, t * cols + c, sum);
+        for (int64_t c0 = 0; c0 < cols; c0 += SCATTER_BLOCK) {
+            const int64_t width = cols - c0 < SCATTER_BLOCK ? cols - c0 : SCATTER_BLOCK;
+            for (int64_t c = 0; c < width; c++)
+                sum[c] = 0.0;
+            for (int64_t q = by_target.offsets[t]; q < by_target.offsets[t + 1]; q++) {
+                const int64_t row = by_target.items[q] * cols + c0;
+                if (x->dtype == MLFF_DTYPE_F32)
+                    for (int64_t c = 0; c < width; c++)
+                        sum[c] += ((const float *)x->buffer)[row + c];
+                else
+                    for (int64_t c = 0; c < width; c++)
+                        sum[c] += ((const double *)x->buffer)[row + c];
+            }
+            for (int64_t c = 0; c < width; c++)
+                cpu_store(y, t * cols + c0 + c, sum[c]);
         }
 }
 

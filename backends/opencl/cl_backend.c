@@ -6,6 +6,7 @@
 
 #include "cl_internal.h"
 #include "../common/lowering.h"
+#include "../common/memory_limits.h"
 
 static void cl_close(mlff_backend *be);
 
@@ -86,6 +87,11 @@ static int cl_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, 
 static int cl_is_gpu(const mlff_backend *be)
 {
     return be->is_gpu;
+}
+
+static void cl_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
+{
+    mlff_memory_limits_for(be->is_gpu, be->global_memory, be->max_alloc, limits);
 }
 
 static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
@@ -170,6 +176,7 @@ const mlff_backend_iface mlff_backend_opencl = {
     .supports_dtype = cl_supports_dtype,
     .fuses = cl_fuses,
     .is_gpu = cl_is_gpu,
+    .memory_limits = cl_memory_limits,
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,
     .buffer_write = cl_buffer_write,

@@ -140,6 +140,7 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
     clGetDeviceInfo(f->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
     be->has_fp64 = fp64 != 0 || has_extension(f->device, "cl_khr_fp64");
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
+    clGetDeviceInfo(f->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof be->global_memory, &be->global_memory, NULL);
 
     char vendor[256], driver[256], version[256], platform[256];
     device_string(f->device, CL_DEVICE_NAME, be->name, sizeof be->name);

@@ -130,6 +130,7 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
 
 /* vk_memory.c */
 mlff_status vk_memory_init(mlff_backend *be, mlff_error *err);
+void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits);
 mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int host_visible, mlff_error *err);
 void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "vk_internal.h"
+#include "../common/memory_limits.h"
 
 static const VkBufferUsageFlags usage =
     VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -67,6 +68,14 @@ mlff_status vk_memory_init(mlff_backend *be, mlff_error *err)
     be->device_type = (uint32_t)device_type;
     be->host_type = (uint32_t)host_type;
     return MLFF_OK;
+}
+
+void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
+{
+    uint64_t max_buffer = be->props.limits.maxStorageBufferRange;
+    if (be->max_allocation && be->max_allocation < max_buffer)
+        max_buffer = be->max_allocation;
+    mlff_memory_limits_for(be->is_gpu, largest_device_heap(&be->memory_props), max_buffer, limits);
 }
 
 mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int host_visible, mlff_error *err)

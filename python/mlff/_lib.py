@@ -3,7 +3,7 @@
 The binding has no compiled part of its own (ctypes, ABI level), so it works
 with whatever libmlff it is pointed at; the price is that the structures
 below must match the header byte for byte. They mirror mlff.h of version
-0.2 (mlff_compute, virials, the Verlet skin); the loader refuses a library
+0.4 (mlff_compute, virials, the Verlet skin, atom chunks); the loader refuses a library
 of another major version, an older minor one, or one without mlff_compute.
 
 The loaded library is cached: it is the only module-level mutable state of
@@ -18,7 +18,8 @@ from .errors import LibraryNotFoundError
 
 # The C API version these declarations were written against.
 API_MAJOR = 0
-API_MINOR = 3  # 0.3: mlff_stats.kernel_* (0.2: settings.skin, neighbor_builds, mlff_compute)
+API_MINOR = 4  # 0.4: settings.max_chunk_atoms (0.3: mlff_stats.kernel_*; 0.2: settings.skin,
+               # neighbor_builds, mlff_compute)
 
 # mlff_status
 OK = 0
@@ -46,7 +47,8 @@ class Settings(ctypes.Structure):
         ("n_threads", ctypes.c_int),
         ("neighbors", ctypes.c_int),
         ("skin", ctypes.c_double),
-        ("reserved", ctypes.c_uint8 * 56),
+        ("max_chunk_atoms", ctypes.c_int64),
+        ("reserved", ctypes.c_uint8 * 48),
     ]
 
 

@@ -26,7 +26,7 @@ from .model import Model
 
 # Parameters that define the libmlff context and model: changing one of
 # them (calc.set(...)) opens a new one.
-_ENGINE_PARAMETERS = ("model", "device", "precision", "neighbors", "n_threads", "skin")
+_ENGINE_PARAMETERS = ("model", "device", "precision", "neighbors", "n_threads", "skin", "max_chunk_atoms")
 
 
 def _is_periodic(atoms):
@@ -45,6 +45,8 @@ class MLFFCalculator(Calculator):
     skin: Verlet skin in Angstrom for the sparse neighbour list (reused until
         an atom moved more than skin / 2; results do not depend on it),
         None for the library's default.
+    max_chunk_atoms: at most that many atoms per pass (None: as many as the
+        device's memory allows; results do not depend on it).
     Further keywords (label, directory, ...) go to ase's Calculator.
 
     Energy and forces (and, for periodic systems, the stress) are always
@@ -60,21 +62,24 @@ class MLFFCalculator(Calculator):
         "neighbors": "auto",
         "n_threads": 0,
         "skin": None,
+        "max_chunk_atoms": None,
     }
 
     def __init__(self, model=None, device="auto", precision="float32", neighbors="auto",
-                 n_threads=0, skin=None, **kwargs):
+                 n_threads=0, skin=None, max_chunk_atoms=None, **kwargs):
         self._engine = None
         if model is not None:
             model = os.fspath(model)
         super().__init__(model=model, device=device, precision=precision,
-                         neighbors=neighbors, n_threads=n_threads, skin=skin, **kwargs)
+                         neighbors=neighbors, n_threads=n_threads, skin=skin,
+                         max_chunk_atoms=max_chunk_atoms, **kwargs)
         self._engine = self._open()
 
     def _open(self):
         p = self.parameters
         return Model(p["model"], device=p["device"], precision=p["precision"],
-                     neighbors=p["neighbors"], n_threads=p["n_threads"], skin=p["skin"])
+                     neighbors=p["neighbors"], n_threads=p["n_threads"], skin=p["skin"],
+                     max_chunk_atoms=p["max_chunk_atoms"])
 
     def set(self, **kwargs):
         """Change parameters; a new engine is opened if one defining it changed."""

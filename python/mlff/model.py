@@ -70,14 +70,16 @@ class Model:
     (cell lists; needed for periodic systems). skin: Verlet skin in Angstrom
     for the sparse path (the neighbour list is reused until an atom moved
     more than skin / 2; results do not depend on it), None for the
-    library's default.
+    library's default. max_chunk_atoms: at most that many atoms per pass
+    (None: as many as the device's memory allows; results do not depend
+    on it).
 
     A Model may be shared between threads; calls are serialised, because a
     libmlff context must not be used from two threads at once.
     """
 
     def __init__(self, path=None, device="auto", precision="float32", neighbors="auto",
-                 n_threads=0, skin=None):
+                 n_threads=0, skin=None, max_chunk_atoms=None):
         lib = _lib.load()
         settings = _lib.Settings()
         lib.mlff_default_settings(ctypes.byref(settings))
@@ -89,6 +91,10 @@ class Model:
         settings.n_threads = int(n_threads)
         if skin is not None:
             settings.skin = float(skin)
+        if max_chunk_atoms is not None:
+            if int(max_chunk_atoms) != max_chunk_atoms or max_chunk_atoms < 1:
+                raise ValueError("max_chunk_atoms must be a positive integer, not %r" % (max_chunk_atoms,))
+            settings.max_chunk_atoms = int(max_chunk_atoms)
 
         self._lib = lib
         self._lock = threading.Lock()

@@ -381,6 +381,15 @@ def test_periodic(data_dir):
         stress = [float(x) for x in info.get("stress", "").split()]
         check(len(stress) == 9 and all(math.isfinite(x) for x in stress) and
               abs(stress[1] - stress[3]) < 1e-9, "%s has a symmetric stress: %s" % (name, stress))
+        # In chunks of 40 atoms: the same numbers.
+        r = run(["energy", "--device", "cpu", "--precision", "float64", "--stress", "--chunk-atoms", "40", box])
+        if check(r.rc == 0, "%s runs in chunks: %r" % (name, r)):
+            chunked = parse_extxyz(r.out)[0]
+            chunked_stress = [float(x) for x in info_dict(chunked).get("stress", "").split()]
+            check(abs(energy_of(chunked) - e) < 1e-9 and len(chunked_stress) == 9 and
+                  max(abs(a - b) for a, b in zip(stress, chunked_stress)) < 1e-12,
+                  "%s in chunks: energy %.10f, stress %s" % (name, energy_of(chunked), chunked_stress))
+    expect_usage_error(["energy", "--chunk-atoms", "0", box])
 
 
 def test_devices():

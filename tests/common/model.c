@@ -25,10 +25,15 @@ mlff_model *test_open_model(mlff_context **ctx, mlff_precision precision, mlff_n
 {
     mlff_settings s;
     mlff_default_settings(&s);
-    s.device = test_device();
     s.precision = precision;
     s.neighbors = neighbors;
     s.skin = skin;
+    return test_open_model_with(ctx, s);
+}
+
+mlff_model *test_open_model_with(mlff_context **ctx, mlff_settings s)
+{
+    s.device = test_device();
     mlff_model *model = NULL;
     mlff_status status = mlff_context_create(&s, ctx);
     if (status == MLFF_ERROR_DEVICE)

@@ -11,4 +11,7 @@
 mlff_model *test_open_model(mlff_context **ctx, mlff_precision precision, mlff_neighbors neighbors,
                             double skin);
 
+/* The same with any settings (their device is replaced by MLFF_TEST_DEVICE's). */
+mlff_model *test_open_model_with(mlff_context **ctx, mlff_settings settings);
+
 #endif

@@ -191,6 +191,17 @@ class Reuse(unittest.TestCase):
         self.assertEqual(stats["plan_builds"], start["plan_builds"])
         self.assertEqual(stats["neighbor_builds"], start["neighbor_builds"])
 
+    def test_chunks_give_the_same_stress(self):
+        atoms = _common.reference_atoms("water_box_64")
+        atoms.calc = MLFFCalculator(precision="float64")
+        stress, forces = atoms.get_stress(), atoms.get_forces()
+        atoms.calc = MLFFCalculator(precision="float64", max_chunk_atoms=50)
+        self.assertLess(abs(atoms.get_stress() - stress).max(), 1e-12)
+        self.assertLess(abs(atoms.get_forces() - forces).max(), 1e-10)
+        self.assertGreaterEqual(atoms.calc.stats()["plan_executions"], 4)
+        with self.assertRaises(ValueError):
+            MLFFCalculator(max_chunk_atoms=0)
+
     def test_set_reopens_engine(self):
         atoms = _common.reference_atoms("g2_H2O")
         calc = MLFFCalculator()

@@ -1,0 +1,374 @@
+#include "chunks.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What one row of each size symbol means, read from the graph's inputs. */
+typedef enum symbol_kind { SYMBOL_OTHER, SYMBOL_ATOMS, SYMBOL_ELEMENT, SYMBOL_PAIRS, SYMBOL_TRIPLES } symbol_kind;
+
+typedef struct mlff_symbol_cost {
+    symbol_kind kind;
+    int element;        /* SYMBOL_ELEMENT */
+    double cutoff;      /* SYMBOL_PAIRS, SYMBOL_TRIPLES: of the pair list */
+    size_t total, widest; /* bytes per row */
+} symbol_cost;
+
+/* Rows of every symbol but the atoms that one owned atom adds to a chunk:
+ * its pairs and triples, and a row of its element. */
+static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, const double *distances,
+                      int64_t n_pairs, int64_t *rows)
+{
+    for (int s = 0; s < n_symbols; s++) {
+        const symbol_cost *c = &costs[s];
+        int64_t within = 0;
+        if (c->kind == SYMBOL_PAIRS || c->kind == SYMBOL_TRIPLES)
+            for (int64_t p = 0; p < n_pairs; p++)
+                within += distances[p] <= c->cutoff;
+        rows[s] = c->kind == SYMBOL_ELEMENT   ? species == c->element
+                  : c->kind == SYMBOL_PAIRS   ? within
+                  : c->kind == SYMBOL_TRIPLES ? within * (within - 1) / 2
+                                              : 0;
+    }
+}
+
+static int grow(void **array, int64_t *capacity, int64_t need, size_t elem)
+{
+    if (need <= *capacity)
+        return 1;
+    int64_t cap = need + need / 2 + 16;
+    void *p = realloc(*array, (size_t)cap * elem);
+    if (!p)
+        return 0;
+    *array = p;
+    *capacity = cap;
+    return 1;
+}
+
+static uint32_t spread_bits(uint32_t v) /* 10 bits -> every third of 30 */
+{
+    v &= 0x3ff;
+    v = (v | (v << 16)) & 0x030000ff;
+    v = (v | (v << 8)) & 0x0300f00f;
+    v = (v | (v << 4)) & 0x030c30c3;
+    v = (v | (v << 2)) & 0x09249249;
+    return v;
+}
+
+typedef struct keyed_atom {
+    uint64_t key;
+    int32_t atom;
+} keyed_atom;
+
+static int by_key(const void *a, const void *b)
+{
+    const keyed_atom *x = a, *y = b;
+    return x->key < y->key ? -1 : x->key > y->key ? 1 : (x->atom > y->atom) - (x->atom < y->atom);
+}
+
+/* Atoms by system, then along a Morton curve over the system's bounding
+ * box: consecutive atoms are close in space, so chunks are compact and
+ * bring in few ghosts. */
+static mlff_status spatial_order(const mlff_batch *b, int32_t *order, mlff_error *err)
+{
+    const int64_t n_atoms = b->system_offsets[b->n_systems];
+    keyed_atom *keys = malloc((size_t)(n_atoms ? n_atoms : 1) * sizeof *keys);
+    if (!keys)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory ordering %lld atoms", (long long)n_atoms);
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        const int64_t lo = b->system_offsets[s], hi = b->system_offsets[s + 1];
+        double min[3] = {INFINITY, INFINITY, INFINITY}, max[3] = {-INFINITY, -INFINITY, -INFINITY};
+        for (int64_t a = lo; a < hi; a++)
+            for (int d = 0; d < 3; d++) {
+                min[d] = fmin(min[d], b->positions[3 * a + d]);
+                max[d] = fmax(max[d], b->positions[3 * a + d]);
+            }
+        for (int64_t a = lo; a < hi; a++) {
+            uint32_t code = 0;
+            for (int d = 0; d < 3; d++) {
+                double extent = max[d] - min[d];
+                uint32_t q = extent > 0 ? (uint32_t)((b->positions[3 * a + d] - min[d]) / extent * 1023.0) : 0;
+                code |= spread_bits(q) << d;
+            }
+            keys[a] = (keyed_atom){((uint64_t)s << 32) | code, (int32_t)a};
+        }
+    }
+    qsort(keys, (size_t)n_atoms, sizeof *keys, by_key);
+    for (int64_t a = 0; a < n_atoms; a++)
+        order[a] = keys[a].atom;
+    free(keys);
+    return MLFF_OK;
+}
+
+/* Cost of each size symbol per row, and what its rows count. */
+static symbol_cost *symbol_costs(const mlff_graph *g, const mlff_plan *plan)
+{
+    symbol_cost *costs = calloc((size_t)g->n_symbols, sizeof *costs);
+    if (!costs)
+        return NULL;
+    costs[MLFF_SYMBOL_ATOMS].kind = SYMBOL_ATOMS;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const mlff_graph_tensor *gt = &g->tensors[t];
+        if (gt->kind != MLFF_TENSOR_INPUT || gt->rows_symbol < 0)
+            continue;
+        symbol_cost *c = &costs[gt->rows_symbol];
+        if (gt->role == MLFF_INPUT_ELEMENT_ATOMS) {
+            c->kind = SYMBOL_ELEMENT;
+            c->element = gt->role_link;
+        } else if (gt->role == MLFF_INPUT_PAIRS) {
+            c->kind = SYMBOL_PAIRS;
+            c->cutoff = gt->cutoff;
+        } else if (gt->role == MLFF_INPUT_TRIPLES) {
+            c->kind = SYMBOL_TRIPLES;
+            c->cutoff = g->tensors[gt->role_link].cutoff;
+        }
+    }
+    for (int s = 0; s < g->n_symbols; s++)
+        mlff_plan_row_bytes(plan, s, &costs[s].total, &costs[s].widest);
+    return costs;
+}
+
+/* Greedy cut along c->order: a chunk grows while its tensors fit. The
+ * atoms of a chunk are its owned atoms and their neighbours (ghosts), found
+ * as it grows: c->seen[a] == c->generation marks the atoms already in it. */
+static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, const mlff_chunk_limits *limits,
+                       double budget, const mlff_batch_work *w, mlff_error *err)
+{
+    const int64_t n_atoms = w->n_atoms;
+    const int32_t *neighbour = w->pairs.master.pairs;
+    int64_t *rows = c->rows, *sum = rows + n_symbols;
+    memset(sum, 0, (size_t)n_symbols * sizeof *sum);
+    int64_t owned = 0;
+    c->n_chunks = 0;
+    c->start[0] = 0;
+    c->generation++;
+    for (int64_t k = 0; k < n_atoms; k++) {
+        const int32_t a = c->order[k];
+        const int64_t p0 = c->first_pair[a], p1 = c->first_pair[a + 1];
+        atom_rows(costs, n_symbols, w->species[a], w->pairs.distances + p0, p1 - p0, rows);
+        for (int attempt = 0;; attempt++) {
+            /* New atoms: a unless it is a ghost already, and its neighbours not in yet
+             * (images of one neighbour counted each: an overestimate). */
+            int64_t new_atoms = c->seen[a] != c->generation;
+            for (int64_t p = p0; p < p1; p++)
+                new_atoms += c->seen[neighbour[2 * p + 1]] != c->generation;
+            rows[MLFF_SYMBOL_ATOMS] = new_atoms;
+            double bytes = 0;
+            int fits = limits->max_atoms <= 0 || owned < limits->max_atoms;
+            for (int y = 0; y < n_symbols; y++) {
+                bytes += (double)(sum[y] + rows[y]) * (double)costs[y].total;
+                fits = fits && (double)(sum[y] + rows[y]) * (double)costs[y].widest <= (double)limits->max_buffer;
+            }
+            if (fits && bytes <= budget)
+                break;
+            if (owned == 0)
+                return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
+                                 "one atom with its neighbours needs more than the device allows "
+                                 "(budget %.0f MB, largest buffer %zu MB)", budget / 1e6, limits->max_buffer >> 20);
+            /* Close this chunk; the atom starts the next one. */
+            c->start[++c->n_chunks] = k;
+            memset(sum, 0, (size_t)n_symbols * sizeof *sum);
+            owned = 0;
+            c->generation++;
+        }
+        /* Take it, counting the atoms exactly. */
+        rows[MLFF_SYMBOL_ATOMS] = c->seen[a] != c->generation;
+        c->seen[a] = c->generation;
+        for (int64_t p = p0; p < p1; p++)
+            if (c->seen[neighbour[2 * p + 1]] != c->generation) {
+                c->seen[neighbour[2 * p + 1]] = c->generation;
+                rows[MLFF_SYMBOL_ATOMS]++;
+            }
+        for (int y = 0; y < n_symbols; y++)
+            sum[y] += rows[y];
+        owned++;
+    }
+    c->start[++c->n_chunks] = n_atoms;
+    return MLFF_OK;
+}
+
+/* Clears local_of of the current chunk's atoms (it stays -1 elsewhere). */
+static void forget_view(mlff_chunks *c)
+{
+    for (int64_t l = 0; c->view.batch_atom && l < c->view.n_atoms; l++)
+        c->local_of[c->local[l]] = -1;
+    memset(&c->view, 0, sizeof c->view);
+}
+
+/* The per-atom arrays, for n atoms (grown, never shrunk). */
+static mlff_status reserve_atoms(mlff_chunks *c, int64_t n, mlff_error *err)
+{
+    if (n + 2 <= c->atoms_capacity)
+        return MLFF_OK;
+    const int64_t cap = n + n / 2 + 16;
+    int64_t *first = realloc(c->first_pair, (size_t)cap * sizeof *first);
+    if (first)
+        c->first_pair = first;
+    int64_t *start = first ? realloc(c->start, (size_t)cap * sizeof *start) : NULL;
+    if (start)
+        c->start = start;
+    int32_t *order = start ? realloc(c->order, (size_t)cap * sizeof *order) : NULL;
+    if (order)
+        c->order = order;
+    int64_t *seen = order ? realloc(c->seen, (size_t)cap * sizeof *seen) : NULL;
+    if (seen)
+        c->seen = seen;
+    int32_t *local_of = seen ? realloc(c->local_of, (size_t)cap * sizeof *local_of) : NULL;
+    if (!local_of)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks of %lld atoms",
+                         (long long)n);
+    c->local_of = local_of;
+    for (int64_t a = c->atoms_capacity; a < cap; a++) {
+        c->local_of[a] = -1;
+        c->seen[a] = 0;
+    }
+    c->atoms_capacity = cap;
+    return MLFF_OK;
+}
+
+mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                             const mlff_chunk_limits *limits, const mlff_batch *b,
+                             const mlff_batch_work *w, mlff_error *err)
+{
+    const int64_t n_atoms = w->n_atoms;
+    const mlff_neighbor_list *master = &w->pairs.master;
+    forget_view(c);
+    c->n_chunks = 1;
+    mlff_status s = reserve_atoms(c, n_atoms, err);
+    if (s != MLFF_OK)
+        return s;
+    for (int64_t a = 0, p = 0; a <= n_atoms; a++) {
+        while (p < master->n_pairs && master->pairs[2 * p] < a)
+            p++;
+        c->first_pair[a] = p;
+    }
+    if (!c->costs && (!(c->costs = symbol_costs(g, plan)) ||
+                      !(c->rows = malloc((size_t)g->n_symbols * 2 * sizeof *c->rows))))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    const symbol_cost *costs = c->costs;
+    const double budget = ((double)limits->budget - (double)mlff_plan_param_bytes(plan)) / MLFF_PLAN_HEADROOM -
+                          (double)costs[MLFF_SYMBOL_SYSTEMS].total * (double)b->n_systems;
+    /* The whole batch in one pass where it fits (in batch order its chunk
+     * never holds more than the batch's atoms); else in spatial order. */
+    for (int64_t a = 0; a < n_atoms; a++)
+        c->order[a] = (int32_t)a;
+    c->start[0] = 0;
+    c->start[1] = n_atoms;
+    s = cut(c, costs, g->n_symbols, limits, budget, w, err);
+    if (s == MLFF_OK && c->n_chunks > 1 && (s = spatial_order(b, c->order, err)) == MLFF_OK)
+        s = cut(c, costs, g->n_symbols, limits, budget, w, err);
+    return s;
+}
+
+static int by_atom(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Pairs of one center by neighbour (local index), stable: images keep their order. */
+static void sort_run(int32_t *pairs, int32_t *images, double *distances, int64_t n)
+{
+    for (int64_t k = 1; k < n; k++) {
+        int32_t p[2] = {pairs[2 * k], pairs[2 * k + 1]}, im[3] = {images[3 * k], images[3 * k + 1], images[3 * k + 2]};
+        double d = distances[k];
+        int64_t m = k;
+        for (; m > 0 && pairs[2 * (m - 1) + 1] > p[1]; m--) {
+            memcpy(pairs + 2 * m, pairs + 2 * (m - 1), 2 * sizeof *pairs);
+            memcpy(images + 3 * m, images + 3 * (m - 1), 3 * sizeof *images);
+            distances[m] = distances[m - 1];
+        }
+        memcpy(pairs + 2 * m, p, sizeof p);
+        memcpy(images + 3 * m, im, sizeof im);
+        distances[m] = d;
+    }
+}
+
+static int reserve_pairs(mlff_chunks *c, int64_t n)
+{
+    if (n <= c->pairs_capacity)
+        return 1;
+    const int64_t cap = n + n / 2 + 16;
+    int32_t *pairs = realloc(c->pairs, (size_t)cap * 2 * sizeof *pairs);
+    if (pairs)
+        c->pairs = pairs;
+    int32_t *images = pairs ? realloc(c->images, (size_t)cap * 3 * sizeof *images) : NULL;
+    if (images)
+        c->images = images;
+    double *distances = images ? realloc(c->distances, (size_t)cap * sizeof *distances) : NULL;
+    if (!distances)
+        return 0;
+    c->distances = distances;
+    c->pairs_capacity = cap;
+    return 1;
+}
+
+mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err)
+{
+    const mlff_neighbor_list *master = &w->pairs.master;
+    forget_view(c);
+    const int32_t *owned = c->order + c->start[k];
+    const int64_t n_owned = c->start[k + 1] - c->start[k];
+    int64_t n_pairs = 0, n_local = n_owned;
+    for (int64_t o = 0; o < n_owned; o++)
+        n_pairs += c->first_pair[owned[o] + 1] - c->first_pair[owned[o]];
+    /* Ghosts are at most one per pair. */
+    if (!grow((void **)&c->local, &c->local_capacity, n_owned + n_pairs, sizeof *c->local))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
+    if (!reserve_pairs(c, n_pairs))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
+    /* Owned atoms in batch order, then the ghosts their pairs reach, in batch order. */
+    memcpy(c->local, owned, (size_t)n_owned * sizeof *c->local);
+    qsort(c->local, (size_t)n_owned, sizeof *c->local, by_atom);
+    for (int64_t l = 0; l < n_owned; l++)
+        c->local_of[c->local[l]] = (int32_t)l;
+    for (int64_t l = 0; l < n_owned; l++)
+        for (int64_t p = c->first_pair[c->local[l]]; p < c->first_pair[c->local[l] + 1]; p++) {
+            const int32_t j = master->pairs[2 * p + 1];
+            if (c->local_of[j] < 0) {
+                c->local_of[j] = (int32_t)n_local;
+                c->local[n_local++] = j;
+            }
+        }
+    qsort(c->local + n_owned, (size_t)(n_local - n_owned), sizeof *c->local, by_atom);
+    for (int64_t l = n_owned; l < n_local; l++)
+        c->local_of[c->local[l]] = (int32_t)l;
+    /* The owned atoms' pairs in local indices, sorted by center, then neighbour. */
+    int64_t q = 0;
+    for (int64_t l = 0; l < n_owned; l++) {
+        const int64_t run = q;
+        for (int64_t p = c->first_pair[c->local[l]]; p < c->first_pair[c->local[l] + 1]; p++, q++) {
+            c->pairs[2 * q] = (int32_t)l;
+            c->pairs[2 * q + 1] = c->local_of[master->pairs[2 * p + 1]];
+            memcpy(c->images + 3 * q, master->images + 3 * p, 3 * sizeof *c->images);
+            c->distances[q] = w->pairs.distances[p];
+        }
+        sort_run(c->pairs + 2 * run, c->images + 3 * run, c->distances + run, q - run);
+    }
+    c->view = (mlff_atom_view){
+        .n_owned = n_owned,
+        .n_atoms = n_local,
+        .batch_atom = c->local,
+        .pairs = c->pairs,
+        .images = c->images,
+        .distances = c->distances,
+        .n_pairs = n_pairs,
+    };
+    return MLFF_OK;
+}
+
+void mlff_chunks_free(mlff_chunks *c)
+{
+    free(c->costs);
+    free(c->rows);
+    free(c->order);
+    free(c->start);
+    free(c->first_pair);
+    free(c->local_of);
+    free(c->seen);
+    free(c->local);
+    free(c->pairs);
+    free(c->images);
+    free(c->distances);
+    memset(c, 0, sizeof *c);
+}

@@ -1,0 +1,62 @@
+/*
+ * Atom chunks: how a batch too large for one plan execution is evaluated.
+ *
+ * The plan's memory grows with the atoms, pairs and triples it is bound
+ * to (about 150 KB per atom of water for ANI-2x). When the whole batch
+ * would not fit the device's budget, or one of its tensors would exceed
+ * the device's largest buffer, or the caller caps the atoms per pass, the
+ * atoms are sorted along a space-filling curve (Morton order, per system)
+ * and cut into chunks that fit. Each chunk is a set of owned atoms plus the
+ * ghosts its pairs reach (see "Owned atoms and ghosts" in graph.h); the
+ * energies, forces and cell forces of the chunks add up to the batch's.
+ * The whole batch in one chunk is the common case and costs nothing extra.
+ */
+#ifndef MLFF_CORE_CHUNKS_H
+#define MLFF_CORE_CHUNKS_H
+
+#include <stdint.h>
+
+#include "../backends/backend.h"
+#include "batch.h"
+#include "graph.h"
+#include "plan.h"
+
+typedef struct mlff_chunks {
+    struct mlff_symbol_cost *costs; /* per size symbol of the model's plan, found once */
+    int64_t *rows;           /* scratch: rows per symbol of an atom, and of a chunk */
+    int64_t n_chunks;
+    int32_t *order;          /* atoms in chunk order: chunk c owns order[start[c] .. start[c + 1]) */
+    int64_t *start;
+    int64_t *first_pair;     /* the master list by center: pairs of atom a are [first[a], first[a+1]) */
+    int32_t *local_of;       /* batch atom -> index in the current chunk, or -1 */
+    int64_t *seen, generation; /* the cut's marks: seen[a] == generation when a is in the chunk being cut */
+    int64_t atoms_capacity, chunks_capacity;
+    mlff_atom_view view;     /* the current chunk */
+    int32_t *local;          /* its local -> batch atoms */
+    int32_t *pairs, *images; /* its pair list in local indices */
+    double *distances;
+    int64_t local_capacity, pairs_capacity;
+} mlff_chunks;
+
+typedef struct mlff_chunk_limits {
+    size_t budget;          /* bytes the plan's working tensors may use */
+    size_t max_buffer;      /* bytes one tensor may use */
+    int64_t max_atoms;      /* owned atoms per chunk; 0: no cap */
+} mlff_chunk_limits;
+
+/*
+ * Cuts the prepared batch (w: its master pair list) into chunks that fit;
+ * one chunk when everything fits. A single atom that cannot fit is an
+ * error naming the limit.
+ */
+mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                             const mlff_chunk_limits *limits, const mlff_batch *b,
+                             const mlff_batch_work *w, mlff_error *err);
+
+/* Makes c->view the atoms and pairs of chunk k (after mlff_chunks_plan with
+ * more than one chunk). */
+mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err);
+
+void mlff_chunks_free(mlff_chunks *c);
+
+#endif

@@ -1,0 +1,212 @@
+/*
+ * Atom chunks (core/chunks.h): a batch evaluated chunk by chunk gives the
+ * numbers of one pass.
+ *  - a batch of a molecule and the triclinic water box, cut into chunks of
+ *    at most 50 atoms (chunks cross systems, ghosts come through periodic
+ *    images), against the same batch in one pass: energies,
+ *    forces and virials, float64 and float32; and molecules cut into chunks
+ *    of one atom;
+ *  - the planner under a small memory budget and buffer limit: every atom is
+ *    owned by exactly one chunk, and the tensors of every chunk fit the
+ *    limits it was given.
+ * Usage: test_chunks REFERENCE_DIR
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/context.h"
+#include "../common/check.h"
+#include "../common/model.h"
+#include "../common/reference.h"
+#include "mlff.h"
+
+/* Systems of references concatenated into one batch. */
+typedef struct test_batch {
+    int64_t n_systems, n_atoms;
+    int64_t offsets[8];
+    int32_t *z;
+    double *pos, cells[8 * 9];
+    uint8_t pbc[8 * 3];
+} test_batch;
+
+static int build_batch(test_batch *tb, const char *dir, const char *const *names)
+{
+    memset(tb, 0, sizeof *tb);
+    reference r[8];
+    for (; names[tb->n_systems]; tb->n_systems++) {
+        if (!reference_load(&r[tb->n_systems], dir, names[tb->n_systems]))
+            return 0;
+        tb->offsets[tb->n_systems + 1] = tb->offsets[tb->n_systems] + r[tb->n_systems].n_atoms;
+    }
+    tb->n_atoms = tb->offsets[tb->n_systems];
+    tb->z = malloc((size_t)tb->n_atoms * sizeof *tb->z);
+    tb->pos = malloc((size_t)tb->n_atoms * 3 * sizeof *tb->pos);
+    for (int64_t s = 0; s < tb->n_systems; s++) {
+        memcpy(tb->z + tb->offsets[s], r[s].species, (size_t)r[s].n_atoms * sizeof *tb->z);
+        memcpy(tb->pos + 3 * tb->offsets[s], r[s].positions, (size_t)r[s].n_atoms * 3 * sizeof *tb->pos);
+        memcpy(tb->cells + 9 * s, r[s].cell, sizeof r[s].cell);
+        memcpy(tb->pbc + 3 * s, r[s].pbc, sizeof r[s].pbc);
+        reference_free(&r[s]);
+    }
+    return 1;
+}
+
+static void free_batch(test_batch *tb)
+{
+    free(tb->z);
+    free(tb->pos);
+}
+
+typedef struct outcome {
+    double *energies, *forces, *virials;
+    uint64_t executions;
+} outcome;
+
+static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const test_batch *tb)
+{
+    mlff_settings s;
+    mlff_default_settings(&s);
+    s.precision = precision;
+    s.neighbors = MLFF_NEIGHBORS_SPARSE;
+    s.max_chunk_atoms = max_chunk_atoms;
+    mlff_context *ctx;
+    mlff_model *model = test_open_model_with(&ctx, s);
+    outcome o = {calloc((size_t)tb->n_systems, sizeof(double)), calloc((size_t)tb->n_atoms * 3, sizeof(double)),
+                 calloc((size_t)tb->n_systems * 9, sizeof(double)), 0};
+    const mlff_batch b = {tb->n_systems, tb->offsets, tb->z, tb->pos, tb->cells, tb->pbc};
+    const mlff_results r = {.energies = o.energies, .forces = o.forces, .virials = o.virials};
+    mlff_status status = mlff_compute(model, &b, &r);
+    CHECK(status == MLFF_OK, "compute with max_chunk_atoms %lld: %s", (long long)max_chunk_atoms,
+          mlff_last_error(ctx));
+    mlff_stats stats;
+    mlff_get_stats(ctx, &stats);
+    o.executions = stats.plan_executions;
+    mlff_context_destroy(ctx);
+    return o;
+}
+
+static void free_outcome(outcome *o)
+{
+    free(o->energies);
+    free(o->forces);
+    free(o->virials);
+}
+
+static double max_diff(const double *a, const double *b, int64_t n)
+{
+    double worst = 0;
+    for (int64_t k = 0; k < n; k++)
+        worst = fmax(worst, fabs(a[k] - b[k]));
+    return worst;
+}
+
+/* Chunked against one pass. Float32 tolerances: the pairs of an atom are
+ * summed in another order when its neighbours are ghosts (ulps of the
+ * features, far below the TorchANI tolerances). */
+static void check_same(const char *names_label, const test_batch *tb, mlff_precision precision,
+                       int64_t max_chunk_atoms)
+{
+    const int f64 = precision == MLFF_PRECISION_FLOAT64;
+    outcome whole = compute(precision, 0, tb), chunked = compute(precision, max_chunk_atoms, tb);
+    const double de = max_diff(whole.energies, chunked.energies, tb->n_systems);
+    const double df = max_diff(whole.forces, chunked.forces, tb->n_atoms * 3);
+    const double dw = max_diff(whole.virials, chunked.virials, tb->n_systems * 9);
+    printf("%s, %s, chunks of %lld atoms: %llu passes; |dE| %.2e eV, |dF| %.2e eV/A, |dW| %.2e eV\n",
+           names_label, f64 ? "float64" : "float32", (long long)max_chunk_atoms,
+           (unsigned long long)chunked.executions, de, df, dw);
+    const int64_t least = (tb->n_atoms + max_chunk_atoms - 1) / max_chunk_atoms;
+    CHECK(whole.executions == 1, "one pass without a cap (%llu)", (unsigned long long)whole.executions);
+    CHECK((int64_t)chunked.executions >= least, "%llu passes, at least %lld expected",
+          (unsigned long long)chunked.executions, (long long)least);
+    CHECK(de <= (f64 ? 1e-9 : 2e-3), "energies differ by %g eV", de);
+    CHECK(df <= (f64 ? 1e-9 : 2e-4), "forces differ by %g eV/A", df);
+    CHECK(dw <= (f64 ? 1e-8 : 5e-3), "virials differ by %g eV", dw);
+    for (int64_t s = 0; s < tb->n_systems; s++)
+        CHECK(whole.energies[s] < -100.0, "system %lld: implausible energy %g eV", (long long)s, whole.energies[s]);
+    free_outcome(&whole);
+    free_outcome(&chunked);
+}
+
+/* Bytes of the model's working tensors as bound now, and the largest one. */
+static void bound_bytes(const mlff_model *m, size_t real_size, size_t *total, size_t *largest)
+{
+    const mlff_graph *g = m->graph;
+    *total = *largest = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const mlff_graph_tensor *gt = &g->tensors[t];
+        if (gt->kind == MLFF_TENSOR_PARAM)
+            continue;
+        int64_t rows = gt->rows_symbol == MLFF_FIXED_ROWS ? gt->rows : m->work.symbols[gt->rows_symbol];
+        size_t size = gt->dtype == MLFF_DTYPE_REAL ? real_size : mlff_dtype_size(gt->dtype);
+        size_t bytes = (size_t)rows * (size_t)gt->cols * size;
+        *total += bytes;
+        if (bytes > *largest)
+            *largest = bytes;
+    }
+}
+
+static void check_planner(const test_batch *tb)
+{
+    mlff_context *ctx;
+    mlff_model *m = test_open_model(&ctx, MLFF_PRECISION_FLOAT32, MLFF_NEIGHBORS_SPARSE, 0.0);
+    const mlff_batch b = {tb->n_systems, tb->offsets, tb->z, tb->pos, tb->cells, tb->pbc};
+    const mlff_pair_options pairs = {0, 0.0};
+    mlff_status s = mlff_batch_prepare(m->graph, &b, m->species_index, m->name, m->element_list, &pairs, &m->work,
+                                       &ctx->error);
+    const size_t params = mlff_plan_param_bytes(m->plan);
+    const mlff_chunk_limits limits = {params + (24u << 20), 1u << 20, 0};
+    if (s == MLFF_OK)
+        s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, &limits, &b, &m->work, &ctx->error);
+    CHECK(s == MLFF_OK, "planning: %s", mlff_last_error(ctx));
+    const int64_t n_chunks = s == MLFF_OK ? m->chunks.n_chunks : 0;
+    printf("planner: %lld atoms in %lld chunks under 24 MB and 1 MB buffers\n", (long long)tb->n_atoms,
+           (long long)n_chunks);
+    CHECK(n_chunks > 2, "%lld chunks under a small budget", (long long)n_chunks);
+    int *owner = calloc((size_t)tb->n_atoms, sizeof *owner);
+    for (int64_t k = 0; k < n_chunks; k++) {
+        s = mlff_chunks_select(&m->chunks, k, &m->work, &ctx->error);
+        if (s == MLFF_OK)
+            s = mlff_batch_fill(m->graph, &b, &m->chunks.view, &m->work, &ctx->error);
+        CHECK(s == MLFF_OK, "chunk %lld: %s", (long long)k, mlff_last_error(ctx));
+        if (s != MLFF_OK)
+            break;
+        const mlff_atom_view *v = &m->chunks.view;
+        for (int64_t l = 0; l < v->n_owned; l++)
+            owner[v->batch_atom[l]]++;
+        for (int64_t l = 1; l < v->n_atoms; l++)
+            CHECK(l == v->n_owned || v->batch_atom[l] > v->batch_atom[l - 1], "chunk %lld: local atoms out of order",
+                  (long long)k);
+        size_t total, largest;
+        bound_bytes(m, sizeof(float), &total, &largest);
+        CHECK(largest <= limits.max_buffer, "chunk %lld: a tensor of %zu bytes", (long long)k, largest);
+        CHECK(total <= limits.budget - params, "chunk %lld: %zu bytes of tensors", (long long)k, total);
+    }
+    for (int64_t a = 0; a < tb->n_atoms && n_chunks; a++)
+        CHECK(owner[a] == 1, "atom %lld owned by %d chunks", (long long)a, owner[a]);
+    free(owner);
+    mlff_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s REFERENCE_DIR\n", argv[0]);
+        return 2;
+    }
+    const char *mixed[] = {"g2_CH3CONH2", "water_box_64_triclinic", NULL};
+    const char *molecules[] = {"g2_CH4", "g2_C4H4S", NULL};
+    test_batch tb;
+    if (!build_batch(&tb, argv[1], mixed))
+        return 1;
+    check_same("a molecule and a box", &tb, MLFF_PRECISION_FLOAT64, 50);
+    check_same("a molecule and a box", &tb, MLFF_PRECISION_FLOAT32, 50);
+    check_planner(&tb);
+    free_batch(&tb);
+    if (!build_batch(&tb, argv[1], molecules))
+        return 1;
+    check_same("molecules", &tb, MLFF_PRECISION_FLOAT64, 1);
+    free_batch(&tb);
+    return failures ? 1 : 0;
+}
