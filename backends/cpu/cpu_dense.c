@@ -87,6 +87,7 @@ typedef struct gemm_job {
     const cpu_packed_b *b;
     float *c;
     int64_t groups;
+    const cpu_k_ranges *ranges; /* NULL: all of k */
     cpu_gemm_epilogue epilogue; /* bias and celu_y point at group 0 */
 } gemm_job;
 
@@ -102,15 +103,15 @@ static void gemm_tasks(const mlff_exec_node *n, void *extra, int64_t begin, int6
             e.bias += g * b->n;
         if (e.celu_y)
             e.celu_y += g * b->n;
-        cpu_sgemm_panels(n->output.rows, j->a + g * b->k, j->groups * b->k, b, p, p + 1, &e,
+        cpu_sgemm_panels(n->output.rows, j->a + g * b->k, j->groups * b->k, b, p, p + 1, j->ranges, &e,
                          j->c + g * b->n, j->groups * b->n);
     }
 }
 
 static void grouped_gemm(mlff_backend *be, const mlff_exec_node *n, const cpu_packed_b *b,
-                         const float *bias)
+                         const cpu_k_ranges *ranges, const float *bias)
 {
-    gemm_job job = {n->inputs[0].buffer, b, n->output.buffer, n->attrs.i[0],
+    gemm_job job = {n->inputs[0].buffer, b, n->output.buffer, n->attrs.i[0], ranges,
                     {.bias = bias, .alpha = (float)n->epilogue_alpha}};
     job.epilogue.celu = n->epilogue == MLFF_EPILOGUE_CELU;
     if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
@@ -127,7 +128,17 @@ mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error
     const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 1, err);
     if (!w)
         return err->status;
-    grouped_gemm(be, n, w, n->inputs[2].buffer);
+    /* A wide layer read by all groups (ANI's first layer, on the features)
+     * skips the features that are zero for every atom. */
+    if (groups == 1) {
+        int64_t *bounds = cpu_arena_alloc(&be->arena, (size_t)(w->k / CPU_GEMM_K_BLOCK + 1) * 2 * sizeof *bounds);
+        if (!bounds)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
+        const cpu_k_ranges ranges = cpu_nonzero_columns(n->inputs[0].rows, n->inputs[0].buffer, w->k, w->k, bounds);
+        grouped_gemm(be, n, w, &ranges, n->inputs[2].buffer);
+        return MLFF_OK;
+    }
+    grouped_gemm(be, n, w, NULL, n->inputs[2].buffer);
     return MLFF_OK;
 }
 
@@ -137,6 +148,6 @@ mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_e
     const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 0, err);
     if (!w)
         return err->status;
-    grouped_gemm(be, n, w, NULL);
+    grouped_gemm(be, n, w, NULL, NULL);
     return MLFF_OK;
 }

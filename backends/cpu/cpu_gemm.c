@@ -39,9 +39,31 @@ void cpu_packed_b_free(cpu_packed_b *p)
     memset(p, 0, sizeof *p);
 }
 
+cpu_k_ranges cpu_nonzero_columns(int64_t m, const float *a, int64_t lda, int64_t k, int64_t *bounds)
+{
+    cpu_k_ranges ranges = {bounds, 0};
+    for (int64_t k0 = 0; k0 < k; k0 += CPU_GEMM_K_BLOCK) {
+        const int64_t k1 = k0 + CPU_GEMM_K_BLOCK < k ? k0 + CPU_GEMM_K_BLOCK : k;
+        int nonzero = 0;
+        for (int64_t r = 0; r < m && !nonzero; r++)
+            for (int64_t kk = k0; kk < k1; kk++)
+                nonzero |= a[r * lda + kk] != 0.0f;
+        if (!nonzero)
+            continue;
+        if (ranges.n > 0 && bounds[2 * ranges.n - 1] == k0)
+            bounds[2 * ranges.n - 1] = k1;
+        else {
+            bounds[2 * ranges.n] = k0;
+            bounds[2 * ranges.n + 1] = k1;
+            ranges.n++;
+        }
+    }
+    return ranges;
+}
+
 /* One micro-tile: mr (<= MR, a constant after inlining) rows by NR columns. */
-static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const float *a, int64_t lda,
-                                                       const float *bp, const cpu_gemm_epilogue *e,
+static inline __attribute__((always_inline)) void tile(int mr, const cpu_k_ranges *ranges, const float *a,
+                                                       int64_t lda, const float *bp, const cpu_gemm_epilogue *e,
                                                        int64_t col0, float *c, int64_t ldc, int64_t cols)
 {
     /* Fully unrolled row loops let the compiler keep acc in registers. */
@@ -49,16 +71,17 @@ static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const 
 #pragma GCC unroll 8
     for (int r = 0; r < mr; r++)
         acc[r][0] = acc[r][1] = (vfloat){0};
-    for (int64_t kk = 0; kk < k; kk++) {
-        const vfloat b0 = *(const vfloat *)(bp + kk * CPU_GEMM_NR);
-        const vfloat b1 = *(const vfloat *)(bp + kk * CPU_GEMM_NR + 16);
+    for (int64_t q = 0; q < ranges->n; q++)
+        for (int64_t kk = ranges->bounds[2 * q]; kk < ranges->bounds[2 * q + 1]; kk++) {
+            const vfloat b0 = *(const vfloat *)(bp + kk * CPU_GEMM_NR);
+            const vfloat b1 = *(const vfloat *)(bp + kk * CPU_GEMM_NR + 16);
 #pragma GCC unroll 8
-        for (int r = 0; r < mr; r++) {
-            const float s = a[r * lda + kk];
-            acc[r][0] += s * b0;
-            acc[r][1] += s * b1;
+            for (int r = 0; r < mr; r++) {
+                const float s = a[r * lda + kk];
+                acc[r][0] += s * b0;
+                acc[r][1] += s * b1;
+            }
         }
-    }
 #pragma GCC unroll 8
     for (int r = 0; r < mr; r++) {
         float out[CPU_GEMM_NR] __attribute__((aligned(64)));
@@ -80,8 +103,13 @@ static inline __attribute__((always_inline)) void tile(int mr, int64_t k, const 
 /* O3: the epilogue loop (CELU, its derivative) vectorises only with the full vectoriser. */
 __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"), optimize("O3")))
 void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
-                      int64_t p1, const cpu_gemm_epilogue *epilogue, float *c, int64_t ldc)
+                      int64_t p1, const cpu_k_ranges *ranges, const cpu_gemm_epilogue *epilogue, float *c,
+                      int64_t ldc)
 {
+    const int64_t whole[2] = {0, b->k};
+    const cpu_k_ranges all = {whole, 1};
+    if (!ranges)
+        ranges = &all;
     for (int64_t panel = p0; panel < p1; panel++) {
         const float *bp = b->data + panel * b->k * CPU_GEMM_NR;
         const int64_t col0 = panel * CPU_GEMM_NR;
@@ -94,12 +122,12 @@ void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b
             if (e.celu_y)
                 e.celu_y += r * ldc;
             switch (m - r < MR ? m - r : MR) {
-            case 1: tile(1, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
-            case 2: tile(2, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
-            case 3: tile(3, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
-            case 4: tile(4, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
-            case 5: tile(5, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
-            default: tile(MR, b->k, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 1: tile(1, ranges, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 2: tile(2, ranges, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 3: tile(3, ranges, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 4: tile(4, ranges, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            case 5: tile(5, ranges, ar, lda, bp, &e, col0, cr, ldc, cols); break;
+            default: tile(MR, ranges, ar, lda, bp, &e, col0, cr, ldc, cols); break;
             }
         }
     }

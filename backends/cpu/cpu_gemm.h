@@ -30,9 +30,26 @@ typedef struct cpu_gemm_epilogue {
     float alpha;
 } cpu_gemm_epilogue;
 
-/* Columns of panels [p0, p1) of C = epilogue(A B). A is m x k with row
- * stride lda; C and the epilogue's celu_y have row stride ldc. */
+/* The part of k a product needs: n ranges [bounds[2i], bounds[2i+1]). */
+typedef struct cpu_k_ranges {
+    const int64_t *bounds;
+    int64_t n;
+} cpu_k_ranges;
+
+#define CPU_GEMM_K_BLOCK 8
+
+/* The columns of A (m x k, row stride lda) that are non-zero in some row,
+ * as ranges of whole blocks of CPU_GEMM_K_BLOCK columns; bounds needs room
+ * for k / CPU_GEMM_K_BLOCK + 1 ranges. Features such as ANI's are zero in
+ * whole blocks for the elements a batch lacks: skipping them changes no
+ * bit of the result (the products are exact zeros) and saves their FLOPs. */
+cpu_k_ranges cpu_nonzero_columns(int64_t m, const float *a, int64_t lda, int64_t k, int64_t *bounds);
+
+/* Columns of panels [p0, p1) of C = epilogue(A B) over the k ranges
+ * (NULL: all of k). A is m x k with row stride lda; C and the epilogue's
+ * celu_y have row stride ldc. */
 void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
-                      int64_t p1, const cpu_gemm_epilogue *epilogue, float *c, int64_t ldc);
+                      int64_t p1, const cpu_k_ranges *ranges, const cpu_gemm_epilogue *epilogue, float *c,
+                      int64_t ldc);
 
 #endif
