@@ -34,24 +34,27 @@ void mlff_batch_work_free(mlff_batch_work *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The host array of input t, grown to hold `bytes` (grows by 1.5x, never shrinks). */
-static void *reserve(mlff_batch_work *w, int t, size_t bytes, mlff_error *err)
+void *mlff_host_array_reserve(mlff_host_array *a, size_t bytes, mlff_error *err)
 {
-    mlff_host_array *a = &w->inputs[t];
     if (bytes == 0)
         bytes = 1;
     if (bytes > a->capacity) {
         size_t size = bytes + bytes / 2;
         void *p = realloc(a->data, size);
         if (!p) {
-            mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory preparing the batch (%zu bytes)",
-                      size);
+            mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", size);
             return NULL;
         }
         a->data = p;
         a->capacity = size;
     }
     return a->data;
+}
+
+/* The host array of input t. */
+static void *reserve(mlff_batch_work *w, int t, size_t bytes, mlff_error *err)
+{
+    return mlff_host_array_reserve(&w->inputs[t], bytes, err);
 }
 
 static mlff_status check_layout(const mlff_batch *b, mlff_error *err)

@@ -19,6 +19,9 @@ typedef struct mlff_host_array {
     size_t capacity; /* bytes */
 } mlff_host_array;
 
+/* a->data, grown to hold `bytes` (by 1.5x, never shrunk); NULL on failure. */
+void *mlff_host_array_reserve(mlff_host_array *a, size_t bytes, mlff_error *err);
+
 typedef struct mlff_batch_work {
     int n_tensors;
     mlff_host_array *inputs; /* per graph tensor; used for inputs only */

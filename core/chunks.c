@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* What one row of each size symbol means, read from the graph's inputs. */
 typedef enum symbol_kind { SYMBOL_OTHER, SYMBOL_ATOMS, SYMBOL_ELEMENT, SYMBOL_PAIRS, SYMBOL_TRIPLES } symbol_kind;
 
@@ -30,19 +32,6 @@ static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, 
                   : c->kind == SYMBOL_TRIPLES ? within * (within - 1) / 2
                                               : 0;
     }
-}
-
-static int grow(void **array, int64_t *capacity, int64_t need, size_t elem)
-{
-    if (need <= *capacity)
-        return 1;
-    int64_t cap = need + need / 2 + 16;
-    void *p = realloc(*array, (size_t)cap * elem);
-    if (!p)
-        return 0;
-    *array = p;
-    *capacity = cap;
-    return 1;
 }
 
 static uint32_t spread_bits(uint32_t v) /* 10 bits -> every third of 30 */
@@ -313,7 +302,7 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
     for (int64_t o = 0; o < n_owned; o++)
         n_pairs += c->first_pair[owned[o] + 1] - c->first_pair[owned[o]];
     /* Ghosts are at most one per pair. */
-    if (!grow((void **)&c->local, &c->local_capacity, n_owned + n_pairs, sizeof *c->local))
+    if (!mlff_grow((void **)&c->local, &c->local_capacity, n_owned + n_pairs, sizeof *c->local))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
     if (!reserve_pairs(c, n_pairs))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");

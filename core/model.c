@@ -164,22 +164,6 @@ static int use_dense(const mlff_context *ctx, const mlff_batch *b)
     return 1;
 }
 
-/* n doubles in a host array of the model (grown, never shrunk). */
-static double *doubles(mlff_host_array *a, int64_t n, mlff_error *err)
-{
-    const size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(double);
-    if (bytes > a->capacity) {
-        void *p = realloc(a->data, bytes);
-        if (!p) {
-            mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-            return NULL;
-        }
-        a->data = p;
-        a->capacity = bytes;
-    }
-    return a->data;
-}
-
 /* W = -dE/d(strain) = sum_i F_i (x) r_i + sum_k F_cell_k (x) cell_k per system. */
 static void assemble_virials(const mlff_batch *b, const double *forces, const double *cell_forces,
                              double *virials)
@@ -254,7 +238,8 @@ static mlff_status run_chunks(mlff_model *m, const mlff_batch *batch, unsigned o
         if ((s = mlff_chunks_select(&m->chunks, k, &m->work, err)) != MLFF_OK)
             break;
         const mlff_atom_view *v = &m->chunks.view;
-        double *part = doubles(&m->chunk_results, 10 * n_systems + 3 * v->n_atoms, err);
+        const size_t bytes = (size_t)(10 * n_systems + 3 * v->n_atoms) * sizeof(double);
+        double *part = mlff_host_array_reserve(&m->chunk_results, bytes, err);
         if (!part)
             return err->status;
         double *e = energies ? part : NULL, *cf = cell_forces ? part + n_systems : NULL;
@@ -298,7 +283,8 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     const int64_t n_atoms = m->work.n_atoms;
     double *forces = results->forces, *cell_forces = NULL;
     if (results->virials) {
-        if (!(cell_forces = doubles(&m->scratch, 3 * n_atoms + 9 * batch->n_systems, err)))
+        const size_t bytes = (size_t)(3 * n_atoms + 9 * batch->n_systems) * sizeof(double);
+        if (!(cell_forces = mlff_host_array_reserve(&m->scratch, bytes, err)))
             return err->status;
         if (!forces)
             forces = cell_forces + 9 * batch->n_systems;

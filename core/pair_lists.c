@@ -4,18 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int grow(void **array, int64_t *capacity, int64_t need, size_t elem)
-{
-    if (need <= *capacity)
-        return 1;
-    int64_t cap = need + need / 2 + 16;
-    void *p = realloc(*array, (size_t)cap * elem);
-    if (!p)
-        return 0;
-    *array = p;
-    *capacity = cap;
-    return 1;
-}
+#include "grow.h"
 
 int mlff_batch_is_periodic(const mlff_batch *b, int64_t s)
 {
@@ -56,8 +45,8 @@ static mlff_status dense_search(const mlff_batch *b, const int32_t *system, doub
                 continue;
             if (p == list->capacity) {
                 int64_t cap = list->capacity;
-                if (!grow((void **)&list->pairs, &cap, p + 1, 2 * sizeof(int32_t)) ||
-                    !grow((void **)&list->images, &list->capacity, p + 1, 3 * sizeof(int32_t)))
+                if (!mlff_grow((void **)&list->pairs, &cap, p + 1, 2 * sizeof(int32_t)) ||
+                    !mlff_grow((void **)&list->images, &list->capacity, p + 1, 3 * sizeof(int32_t)))
                     return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
             }
             if (p >= INT32_MAX)
@@ -107,10 +96,10 @@ static mlff_status remember(mlff_pair_lists *pl, const mlff_batch *b, double cut
     const int64_t n_atoms = b->system_offsets[b->n_systems], n_sys = b->n_systems;
     /* offsets, cells and pbc share one capacity (in systems). */
     int64_t offsets_cap = pl->systems_capacity, cells_cap = pl->systems_capacity;
-    if (!grow((void **)&pl->positions, &pl->atoms_capacity, n_atoms, 3 * sizeof(double)) ||
-        !grow((void **)&pl->offsets, &offsets_cap, n_sys + 1, sizeof(int64_t)) ||
-        !grow((void **)&pl->cells, &cells_cap, n_sys + 1, 9 * sizeof(double)) ||
-        !grow((void **)&pl->pbc, &pl->systems_capacity, n_sys + 1, 3))
+    if (!mlff_grow((void **)&pl->positions, &pl->atoms_capacity, n_atoms, 3 * sizeof(double)) ||
+        !mlff_grow((void **)&pl->offsets, &offsets_cap, n_sys + 1, sizeof(int64_t)) ||
+        !mlff_grow((void **)&pl->cells, &cells_cap, n_sys + 1, 9 * sizeof(double)) ||
+        !mlff_grow((void **)&pl->pbc, &pl->systems_capacity, n_sys + 1, 3))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the neighbour list");
     memcpy(pl->positions, b->positions, (size_t)n_atoms * 3 * sizeof(double));
     memcpy(pl->offsets, b->system_offsets, (size_t)(n_sys + 1) * sizeof(int64_t));
@@ -133,7 +122,7 @@ static mlff_status remember(mlff_pair_lists *pl, const mlff_batch *b, double cut
 static mlff_status measure(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system, mlff_error *err)
 {
     const mlff_neighbor_list *m = &pl->master;
-    if (!grow((void **)&pl->distances, &pl->distances_capacity, m->n_pairs, sizeof(double)))
+    if (!mlff_grow((void **)&pl->distances, &pl->distances_capacity, m->n_pairs, sizeof(double)))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pair distances");
     for (int64_t p = 0; p < m->n_pairs; p++) {
         const int32_t i = m->pairs[2 * p], j = m->pairs[2 * p + 1];
