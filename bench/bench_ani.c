@@ -8,7 +8,9 @@
  * peak measured in the same run. Not a test: numbers depend on the machine
  * and its load.
  *
- *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan]
+ *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE]
+ * CASE: run only the cases whose name contains it (one case per process
+ * gives a clean MLFF_LOG=profile table).
  */
 #include <math.h>
 #include <stdio.h>
@@ -76,7 +78,8 @@ static double dense_flops(const mlff_model *m)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64]\n", argv[0]);
+        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE]\n",
+                argv[0]);
         return 2;
     }
     int threads = argc > 2 ? atoi(argv[2]) : 0;
@@ -116,6 +119,11 @@ int main(int argc, char **argv)
     unsigned seed = 1;
     for (int k = 0; k < 4; k++) {
         bench_case *c = &cases[k];
+        if (argc > 5 && !strstr(c->name, argv[5])) {
+            free(c->z);
+            free(c->positions);
+            continue;
+        }
         double *pos = malloc((size_t)c->n_atoms * 3 * sizeof *pos);
         double *forces = malloc((size_t)c->n_atoms * 3 * sizeof *forces);
         double energies[64], times[400];

@@ -69,9 +69,10 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
                       (int)settings->device);
     }
     if (s == MLFF_OK && !ctx->iface->supports_dtype(ctx->backend, ctx->real))
-        s = mlff_fail(&ctx->error, MLFF_ERROR_UNSUPPORTED, "%s does not support %s",
+        s = mlff_fail(&ctx->error, MLFF_ERROR_UNSUPPORTED, "%s: %s is not supported%s",
                       ctx->iface->describe(ctx->backend),
-                      ctx->real == MLFF_DTYPE_F64 ? "float64" : "float32");
+                      ctx->real == MLFF_DTYPE_F64 ? "float64" : "float32",
+                      ctx->real == MLFF_DTYPE_F64 ? " (the device has no fp64, or MLFF_DEVICE_FP64=off); use float32" : "");
     return s;
 }
 

@@ -10,6 +10,7 @@
 #include "graph.h"
 #include "mlff.h"
 #include "plan.h"
+#include "profile.h"
 
 struct mlff_context {
     mlff_settings settings;
@@ -37,6 +38,7 @@ struct mlff_model {
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */
     mlff_host_array chunk_results; /* one chunk's energies, cell forces and forces */
+    mlff_profile profile;          /* MLFF_LOG=profile */
 };
 
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings);

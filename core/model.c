@@ -104,6 +104,7 @@ mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **ou
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     m->ctx = ctx;
+    mlff_profile_init(&m->profile, m->name);
     mlff_model_file *mf = NULL;
     mlff_status s = mlff_model_file_read(path, &mf, err);
     if (s == MLFF_OK)
@@ -134,6 +135,7 @@ void mlff_model_close(mlff_model *m)
     if (!m)
         return;
     mlff_context_remove_model(m->ctx, m);
+    mlff_profile_print(&m->profile);
     mlff_plan_destroy(m->plan);
     mlff_batch_work_free(&m->work);
     mlff_chunks_free(&m->chunks);
@@ -184,6 +186,19 @@ static void assemble_virials(const mlff_batch *b, const double *forces, const do
     }
 }
 
+/* The host phases of an evaluation, for MLFF_LOG=profile (core/profile.h). */
+enum { PHASE_PREPARE, PHASE_CHUNKS, PHASE_FILL, PHASE_UPLOAD, PHASE_COMPUTE, PHASE_DOWNLOAD };
+
+/* Adds the time since *since to a phase and restarts the clock. */
+static void phase_done(mlff_model *m, int phase, const char *name, double *since)
+{
+    if (!m->profile.enabled)
+        return;
+    const double now = mlff_seconds();
+    mlff_profile_add(&m->profile, phase, name, now - *since);
+    *since = now;
+}
+
 /* One plan execution for the atoms of a view; forces are per local atom.
  * Outputs left NULL are not read. */
 static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, unsigned outputs,
@@ -192,9 +207,11 @@ static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_a
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     const mlff_graph *g = m->graph;
+    double t = mlff_seconds();
     mlff_status s = mlff_batch_fill(g, batch, v, &m->work, err);
     if (s != MLFF_OK)
         return s;
+    phase_done(m, PHASE_FILL, "host: inputs", &t);
     uint64_t builds = mlff_plan_builds(m->plan);
     if ((s = mlff_plan_bind(m->plan, m->work.symbols, err)) != MLFF_OK)
         return s;
@@ -207,10 +224,12 @@ static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_a
                                                              : m->work.inputs[t].data;
         s = mlff_plan_write(m->plan, t, m->work.input_dtypes[t], data, err);
     }
+    phase_done(m, PHASE_UPLOAD, "upload", &t);
     if (s == MLFF_OK)
         s = mlff_plan_run(m->plan, outputs, err);
     if (s != MLFF_OK)
         return s;
+    phase_done(m, PHASE_COMPUTE, "device work (waited for)", &t);
     ctx->stats.plan_executions++;
     if (energies)
         s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
@@ -218,6 +237,7 @@ static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_a
         s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
     if (s == MLFF_OK && cell_forces)
         s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
+    phase_done(m, PHASE_DOWNLOAD, "download", &t);
     return s;
 }
 
@@ -263,6 +283,8 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     mlff_error *err = &ctx->error;
     const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin};
     const uint64_t searches = m->work.pairs.searches;
+    double t = mlff_seconds();
+    mlff_profile_begin(&m->profile);
     mlff_status s = mlff_batch_prepare(m->graph, batch, m->species_index, m->name, m->element_list, &pairs,
                                        &m->work, err);
     ctx->stats.neighbor_builds += m->work.pairs.searches - searches;
@@ -276,8 +298,10 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     mlff_memory_limits device;
     ctx->iface->memory_limits(ctx->backend, &device);
     const mlff_chunk_limits limits = {device.budget, device.max_buffer, ctx->settings.max_chunk_atoms};
+    phase_done(m, PHASE_PREPARE, "host: checks, pair search", &t);
     if ((s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, &limits, batch, &m->work, err)) != MLFF_OK)
         return s;
+    phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
 
     /* Virials need the forces and the cell forces, asked for or not. */
     const int64_t n_atoms = m->work.n_atoms;

@@ -17,8 +17,15 @@ int mlff_op_uses_segments(mlff_op op)
            op == MLFF_OP_ANI_ANGULAR_VJP;
 }
 
+int mlff_op_reduces_in_groups(mlff_op op)
+{
+    return op == MLFF_OP_PAIR_SHIFTS_VJP;
+}
+
 int64_t mlff_node_work_items(const mlff_exec_node *n)
 {
+    if (mlff_op_reduces_in_groups(n->op))
+        return n->output.rows * n->output.cols * MLFF_REDUCE_LANES;
     switch (n->op) {
     case MLFF_OP_LINEAR:
     case MLFF_OP_LINEAR_VJP:
@@ -109,7 +116,7 @@ void mlff_text_put(mlff_text *t, const char *fmt, ...)
 const char *const mlff_constant_names[] = {
     "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
     "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
-    "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA"};
+    "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "REDUCE_LANES"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -152,11 +159,19 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
     if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
+    if (mlff_op_reduces_in_groups((mlff_op)s->op))
+        mlff_text_put(t, "#define REDUCE_LANES %d\n", MLFF_REDUCE_LANES);
 }
 
 int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype)
 {
     return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && fp64);
+}
+
+int mlff_device_fp64(int has_fp64)
+{
+    const char *env = getenv("MLFF_DEVICE_FP64");
+    return has_fp64 && !(env && (!strcmp(env, "off") || !strcmp(env, "0")));
 }
 
 int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue)

@@ -33,6 +33,13 @@ int mlff_op_is_gemm(mlff_op op);
  * writes a whole row, and for the ANI gradients (one per pair); atoms times
  * shifts for the ANI features; else one per output entry. */
 int64_t mlff_node_work_items(const mlff_exec_node *n);
+
+/* Ops whose outputs sum very long segments (the cell gradient: every pair of
+ * a system) give each output entry a whole work-group of this many items,
+ * which add their partial sums in a fixed tree: reproducible, and not one
+ * item summing a million pairs alone. Kernels see it as REDUCE_LANES. */
+#define MLFF_REDUCE_LANES 64
+int mlff_op_reduces_in_groups(mlff_op op);
 /* Ops that sum many entries into one row through segments (see segments.h). */
 int mlff_op_uses_segments(mlff_op op);
 
@@ -61,6 +68,12 @@ extern const int mlff_n_constant_names;
  * float64 where the device has it; CELU and its derivative folded into the
  * dense layers' GEMM. */
 int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype);
+
+/* Whether the kernels may use doubles on a device that reports `has_fp64`.
+ * MLFF_DEVICE_FP64=off makes any device act as one without them (many
+ * consumer GPUs): float sums in the kernels, float64 refused. That is how
+ * the tests cover the float-only kernels on PoCL and lavapipe. */
+int mlff_device_fp64(int has_fp64);
 int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue);
 
 uint64_t mlff_fnv1a(const void *data, size_t n);

@@ -26,12 +26,14 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     mlff_backend *be = calloc(1, sizeof *be);
     if (!be)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
+    mlff_profile_init(&be->profile, "OpenCL plan executions");
     mlff_status s = cl_choose_device(be, opts, err);
     cl_int rc = CL_SUCCESS;
     if (s == MLFF_OK) {
         be->context = clCreateContext(NULL, 1, &be->device, NULL, NULL, &rc);
         if (rc == CL_SUCCESS)
-            be->queue = clCreateCommandQueue(be->context, be->device, 0, &rc);
+            be->queue = clCreateCommandQueue(be->context, be->device,
+                                             be->profile.enabled ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
         if (rc != CL_SUCCESS)
             s = cl_fail(err, rc, "opening the device");
     }
@@ -55,6 +57,7 @@ static void cl_close(mlff_backend *be)
         return;
     if (be->queue)
         clFinish(be->queue);
+    cl_profile_free(be);
     cl_prepared_free_all(be);
     if (be->segments.release)
         mlff_segments_free_all(&be->segments);
@@ -149,12 +152,15 @@ static mlff_status cl_buffer_read(mlff_backend *be, const void *buffer, size_t o
 static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
     const cl_prepared *prep;
+    mlff_profile_begin(&be->profile);
     mlff_status s = cl_prepare(be, nodes, n_nodes, &prep, err);
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++)
         s = cl_enqueue_node(be, prep, k, &nodes[k], err);
     cl_int rc = clFinish(be->queue);
     if (s == MLFF_OK && rc != CL_SUCCESS)
         s = cl_fail(err, rc, "running the kernels");
+    if (be->profile.enabled)
+        cl_profile_collect(be);
     return s;
 }
 

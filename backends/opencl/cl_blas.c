@@ -17,15 +17,16 @@ mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *
     const size_t k = vjp ? (size_t)w->rows / groups : (size_t)w->cols;
     const size_t cols = vjp ? (size_t)w->cols : (size_t)w->rows / groups;
     const CLBlastTranspose tb = vjp ? CLBlastTransposeNo : CLBlastTransposeYes;
+    cl_event *event = cl_profile_event(be, CL_ROW_CLBLAST);
     CLBlastStatusCode status;
     if (n->output.dtype == MLFF_DTYPE_F64)
         status = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, rows, cols, k, 1.0,
                                             a, 0, groups * k, k, b, 0, vjp ? cols : k, k * cols, 0.0, c, 0,
-                                            groups * cols, cols, groups, &be->queue, NULL);
+                                            groups * cols, cols, groups, &be->queue, event);
     else
         status = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, rows, cols, k, 1.0f,
                                             a, 0, groups * k, k, b, 0, vjp ? cols : k, k * cols, 0.0f, c, 0,
-                                            groups * cols, cols, groups, &be->queue, NULL);
+                                            groups * cols, cols, groups, &be->queue, event);
     if (status != CLBlastSuccess)
         return mlff_fail(err, status == CLBlastTempBufferAllocFailure || status == CLBlastOpenCLOutOfResources ||
                                           status == CLBlastOpenCLOutOfHostMemory

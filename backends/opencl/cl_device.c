@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "../common/lowering.h"
 
 #define MAX_DEVICES 64
 
@@ -138,7 +139,7 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
     be->is_gpu = (f->type & CL_DEVICE_TYPE_GPU) != 0;
     cl_device_fp_config fp64 = 0;
     clGetDeviceInfo(f->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
-    be->has_fp64 = fp64 != 0 || has_extension(f->device, "cl_khr_fp64");
+    be->has_fp64 = mlff_device_fp64(fp64 != 0 || has_extension(f->device, "cl_khr_fp64"));
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
     clGetDeviceInfo(f->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof be->global_memory, &be->global_memory, NULL);
 
@@ -152,7 +153,7 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
     platform[sizeof platform - 1] = 0;
     snprintf(be->identity, sizeof be->identity, "vendor=%s;driver=%s;device_version=%s;platform=%s",
              vendor, driver, version, platform);
-    snprintf(be->description, sizeof be->description, "opencl %d: %s (%s, driver %s, %s)", pick,
-             be->name, version, driver, type_word(f->type));
+    snprintf(be->description, sizeof be->description, "opencl %d: %s (%s, driver %s, %s%s)", pick,
+             be->name, version, driver, type_word(f->type), be->has_fp64 ? ", fp64" : "");
     return MLFF_OK;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../backend.h"
+#include "../../core/profile.h"
 #include "../common/kernel_cache.h"
 #include "../common/segments.h"
 #include "../common/shader_sources.h"
@@ -73,6 +74,20 @@ struct mlff_backend {
     void *scratch; /* signature being matched */
     size_t scratch_size;
     mlff_segment_cache segments;
+    /* MLFF_LOG=profile: one event per kernel of the current call, and the row it counts in */
+    mlff_profile profile;
+    cl_event *events;
+    int *event_rows;
+    int n_events, cap_events;
+};
+
+/* Profile rows beyond the ops' own (which are their op ids). */
+enum {
+    CL_ROW_CLBLAST = MLFF_OP_COUNT,
+    CL_ROW_EPILOGUE,
+    CL_ROW_SEGMENTS,
+    CL_ROW_READ_BACK,
+    CL_ROW_IDLE,
 };
 
 /* cl_error.c */
@@ -92,6 +107,12 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
 /* cl_segments.c: the device side of the segment cache. */
 void cl_segments_init(mlff_backend *be);
+
+/* cl_profile.c: the event for the next kernel of a row, or NULL when not profiling. */
+cl_event *cl_profile_event(mlff_backend *be, int row);
+/* After the queue finished: the kernels' device times into be->profile. */
+void cl_profile_collect(mlff_backend *be);
+void cl_profile_free(mlff_backend *be);
 
 /* cl_launch.c */
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,

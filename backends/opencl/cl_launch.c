@@ -17,10 +17,12 @@ static cl_int set_mem(cl_kernel k, cl_uint index, cl_mem m)
     return clSetKernelArg(k, index, sizeof m, &m);
 }
 
-static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, int64_t items, mlff_error *err)
+static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, int64_t items, int row,
+                             mlff_error *err)
 {
     const size_t local = group, global = ((size_t)items + group - 1) / group * group;
-    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 1, NULL, &global, &local, 0, NULL,
+                                       cl_profile_event(be, row));
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
 }
 
@@ -41,7 +43,7 @@ static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, size_t 
         rc = clSetKernelArg(epilogue, 2, sizeof items, &items);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
-    return launch_1d(be, epilogue, group, items, err);
+    return launch_1d(be, epilogue, group, items, CL_ROW_EPILOGUE, err);
 }
 
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
@@ -57,9 +59,12 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     const cl_long items = mlff_node_work_items(n);
     const mlff_segments *seg = NULL;
+    const double sort_start = be->profile.enabled ? mlff_seconds() : 0;
     mlff_status s = mlff_segments_for(&be->segments, n, &seg, err);
     if (s != MLFF_OK)
         return s;
+    if (be->profile.enabled && seg)
+        mlff_profile_add(&be->profile, CL_ROW_SEGMENTS, "host: segment sorts, uploads", mlff_seconds() - sort_start);
     if (items == 0)
         return MLFF_OK;
     cl_uint arg = 0;
@@ -79,7 +84,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
     if (!gemm)
-        return launch_1d(be, kernel, prep->group[k], items, err);
+        return launch_1d(be, kernel, prep->group[k], items, n->op, err);
 
     /* C [rows, GEMM_N] per group, in tiles. */
     const int64_t groups = n->attrs.i[0];
@@ -87,6 +92,6 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     const size_t local[3] = {GEMM_TILE, GEMM_TILE, 1};
     const size_t global[3] = {((size_t)cols_n + GEMM_TILE - 1) / GEMM_TILE * GEMM_TILE,
                               ((size_t)items + GEMM_TILE - 1) / GEMM_TILE * GEMM_TILE, (size_t)groups};
-    rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, global, local, 0, NULL, NULL);
+    rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel (gemm)");
 }

@@ -10,7 +10,10 @@ static mlff_status read_shadow(void *backend, mlff_index_shadow *b, mlff_error *
     const cl_buffer *buffer = (const cl_buffer *)b;
     if (!(b->data = malloc(b->size)))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
+    const double start = be->profile.enabled ? mlff_seconds() : 0;
     cl_int rc = clEnqueueReadBuffer(be->queue, buffer->mem, CL_TRUE, 0, b->size, b->data, 0, NULL, NULL);
+    if (be->profile.enabled)
+        mlff_profile_add(&be->profile, CL_ROW_READ_BACK, "host: index read-backs", mlff_seconds() - start);
     if (rc != CL_SUCCESS) {
         free(b->data);
         b->data = NULL;

@@ -228,7 +228,7 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     be->max_allocation = m3.maxMemoryAllocationSize;
     VkPhysicalDeviceFeatures features;
     vkGetPhysicalDeviceFeatures(be->physical, &features);
-    be->has_fp64 = features.shaderFloat64 == VK_TRUE;
+    be->has_fp64 = mlff_device_fp64(features.shaderFloat64 == VK_TRUE);
     be->is_gpu = be->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
 
     const float priority = 1.0f;
@@ -238,7 +238,7 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
-    const VkPhysicalDeviceFeatures enabled = {.shaderFloat64 = features.shaderFloat64};
+    const VkPhysicalDeviceFeatures enabled = {.shaderFloat64 = be->has_fp64 ? VK_TRUE : VK_FALSE};
     const VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .queueCreateInfoCount = 1,

@@ -12,6 +12,9 @@
 
 #include "vk_internal.h"
 
+/* A group-reducing shader (lowering.h) is one group of the 1-D size. */
+_Static_assert(VK_GROUP_1D == MLFF_REDUCE_LANES, "pair_shifts_vjp.comp reduces in one 1-D work-group");
+
 static VkBuffer buffer_of(const mlff_exec_tensor *t)
 {
     return ((const vk_buffer *)t->buffer)->buffer;

@@ -13,6 +13,7 @@
 
 #include "../../core/plan.h"
 #include "../common/check.h"
+#include "../common/model.h"
 #include "../core/op_cases.h"
 #include "device.h"
 
@@ -102,6 +103,9 @@ int main(int argc, char **argv)
     mlff_error err;
     if (mlff_backend_cpu.open(&cpu_opts, &cpu, &err) != MLFF_OK)
         return 1;
+    /* MLFF_DEVICE_FP64=off: the float-only kernels, float64 refused. */
+    CHECK(test_device_fp64() || !iface->supports_dtype(be, MLFF_DTYPE_F64),
+          "%s: float64 supported although MLFF_DEVICE_FP64=off", iface->name);
     char covered[MLFF_OP_COUNT] = {0};
     for (int c = 0; c < n_op_cases; c++)
         for (int w = 0; w < OP_CASE_MAX_WRT; w++)

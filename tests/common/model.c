@@ -7,7 +7,7 @@
 #include "skip.h"
 
 /* MLFF_TEST_DEVICE=cpu|opencl|vulkan: the device the model tests run on. */
-static mlff_device_kind test_device(void)
+mlff_device_kind test_device(void)
 {
     const char *name = getenv("MLFF_TEST_DEVICE");
     if (!name || !strcmp(name, "cpu"))
@@ -43,4 +43,10 @@ mlff_model *test_open_model_with(mlff_context **ctx, mlff_settings s)
         exit(1);
     }
     return model;
+}
+
+int test_device_fp64(void)
+{
+    const char *env = getenv("MLFF_DEVICE_FP64");
+    return !(env && (!strcmp(env, "off") || !strcmp(env, "0")));
 }

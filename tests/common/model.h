@@ -14,4 +14,11 @@ mlff_model *test_open_model(mlff_context **ctx, mlff_precision precision, mlff_n
 /* The same with any settings (their device is replaced by MLFF_TEST_DEVICE's). */
 mlff_model *test_open_model_with(mlff_context **ctx, mlff_settings settings);
 
+/* The device MLFF_TEST_DEVICE names (cpu when unset). */
+mlff_device_kind test_device(void);
+
+/* False when MLFF_DEVICE_FP64=off asks the device to act as one without
+ * doubles (see backends/common/lowering.h). */
+int test_device_fp64(void);
+
 #endif

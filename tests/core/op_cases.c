@@ -170,6 +170,28 @@ CASE(case_pair_shifts)
                                cells, index_param(g, 6, 2, pairs), index_param(g, 5, 1, system));
 }
 
+/* A system's cell gradient sums all its pairs (millions in a large box; GPU
+ * kernels split that over a work-group): 203 pairs in one system and 77 in
+ * the other, more than a group has items and not a multiple of it. */
+CASE(case_pair_shifts_long)
+{
+    enum { N_PAIRS = 280, IN_FIRST = 203 };
+    static const int32_t system[5] = {0, 0, 1, 1, 1};
+    int32_t pairs[N_PAIRS * 2];
+    double images[N_PAIRS * 3];
+    for (int p = 0; p < N_PAIRS; p++) {
+        const int first = p < IN_FIRST ? 0 : 2, atoms = p < IN_FIRST ? 2 : 3;
+        pairs[2 * p] = first + p % atoms;
+        pairs[2 * p + 1] = first + (p / atoms) % atoms;
+        for (int d = 0; d < 3; d++)
+            images[3 * p + d] = round(test_uniform(rng, -2.5, 2.5));
+    }
+    int cells = random_param(g, rng, 2, 9, -3, 3);
+    WRT1(cells);
+    return mlff_op_pair_shifts(g, mlff_graph_param(g, "images", MLFF_DTYPE_REAL, N_PAIRS, 3, MLFF_DTYPE_F64, images),
+                               cells, index_param(g, N_PAIRS, 2, pairs), index_param(g, 5, 1, system));
+}
+
 CASE(case_pair_vectors_shifts)
 {
     static const int32_t pairs[4 * 2] = {0, 1, 1, 0, 2, 2, 3, 1};
@@ -258,6 +280,7 @@ const op_case op_cases[] = {
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
     {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts},
     {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts},
+    {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long},
     {"norm3", MLFF_OP_NORM3, case_norm3},
     {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff},
     {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial},

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../core/context.h"
 #include "../common/json_lite.h"
@@ -77,6 +78,22 @@ static void check_aevs(mlff_model *model, const char *dir)
     }
 }
 
+/* A device without doubles refuses float64 with a message saying so. */
+static void check_float64_refused(void)
+{
+    mlff_settings s;
+    mlff_default_settings(&s);
+    s.device = test_device();
+    s.precision = MLFF_PRECISION_FLOAT64;
+    mlff_context *ctx = NULL;
+    const mlff_status status = mlff_context_create(&s, &ctx);
+    const char *message = ctx ? mlff_last_error(ctx) : "";
+    printf("float64   refused: %s\n", message);
+    CHECK(status == MLFF_ERROR_UNSUPPORTED && strstr(message, "float64"),
+          "float64 on a device without doubles: status %d, '%s'", (int)status, message);
+    mlff_context_destroy(ctx);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -86,6 +103,10 @@ int main(int argc, char **argv)
     const mlff_precision precisions[] = {MLFF_PRECISION_FLOAT64, MLFF_PRECISION_FLOAT32};
     for (int p = 0; p < 2; p++) {
         mlff_context *ctx;
+        if (precisions[p] == MLFF_PRECISION_FLOAT64 && !test_device_fp64()) {
+            check_float64_refused();
+            continue;
+        }
         mlff_model *model = test_open_model(&ctx, precisions[p], MLFF_NEIGHBORS_AUTO, 0.0);
         for (int k = 0; reference_molecules[k]; k++) {
             reference r;

@@ -1,0 +1,37 @@
+/*
+ * MLFF_LOG=profile: where the time of an evaluation goes. The model times
+ * its host phases (checks and pair search, inputs, transfers, the device's
+ * work); a GPU backend times every kernel on the device (OpenCL events,
+ * Vulkan timestamps) and the host work it does between launches. Each
+ * table goes to stderr when its owner closes: the mean per evaluation
+ * (per plan execution for a backend), the first, cold one (kernel builds,
+ * allocations) left out. Off unless asked for: events cost a little.
+ */
+#ifndef MLFF_CORE_PROFILE_H
+#define MLFF_CORE_PROFILE_H
+
+#include <stdint.h>
+
+#define MLFF_PROFILE_ROWS 96
+
+typedef struct mlff_profile {
+    int enabled;
+    const char *title;
+    uint64_t evaluations; /* begun, the cold one included */
+    const char *names[MLFF_PROFILE_ROWS];
+    double seconds[MLFF_PROFILE_ROWS];
+    uint64_t counts[MLFF_PROFILE_ROWS];
+} mlff_profile;
+
+/* Enabled when MLFF_LOG names "profile" (or "all"). */
+void mlff_profile_init(mlff_profile *p, const char *title);
+/* An evaluation begins: measurements count from the second one on. */
+void mlff_profile_begin(mlff_profile *p);
+/* Adds one measurement to row (0 <= row < MLFF_PROFILE_ROWS), named by its first use. */
+void mlff_profile_add(mlff_profile *p, int row, const char *name, double seconds);
+void mlff_profile_print(const mlff_profile *p);
+
+/* A monotonic clock, in seconds. */
+double mlff_seconds(void);
+
+#endif
