@@ -12,6 +12,7 @@
 #include "../core/dtype.h"
 #include "../core/error.h"
 #include "../core/ops.h"
+#include "../core/thread_pool.h"
 
 /* A tensor as a backend sees it: concrete dtype (never REAL), concrete rows. */
 typedef struct mlff_exec_tensor {
@@ -44,6 +45,8 @@ typedef struct mlff_backend mlff_backend; /* each backend defines its own */
 typedef struct mlff_backend_options {
     int device_index;   /* -1: best */
     int n_threads;      /* 0: all */
+    mlff_thread_pool *pool; /* the context's threads: the CPU backend computes on them
+                             * (NULL: it starts n_threads of its own) */
     int allow_cpu_devices; /* OpenCL/Vulkan: accept CPU implementations (PoCL, lavapipe) */
 } mlff_backend_options;
 

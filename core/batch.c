@@ -238,7 +238,7 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
         if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == MLFF_INPUT_PAIRS &&
             g->tensors[t].cutoff > cutoff)
             cutoff = g->tensors[t].cutoff;
-    return mlff_pair_lists_update(&w->pairs, b, w->system, cutoff, options->skin, options->dense, err);
+    return mlff_pair_lists_update(&w->pairs, b, w->system, cutoff, options, err);
 }
 
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w)

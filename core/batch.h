@@ -45,12 +45,6 @@ typedef struct mlff_atom_view {
     int64_t n_pairs;
 } mlff_atom_view;
 
-/* How to find pairs. */
-typedef struct mlff_pair_options {
-    int dense;    /* all-pairs search instead of cell lists */
-    double skin;  /* Verlet skin, Angstrom */
-} mlff_pair_options;
-
 mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err);
 void mlff_batch_work_free(mlff_batch_work *w);
 

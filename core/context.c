@@ -27,9 +27,13 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
 {
     ctx->settings = *settings;
     ctx->real = settings->precision == MLFF_PRECISION_FLOAT64 ? MLFF_DTYPE_F64 : MLFF_DTYPE_F32;
+    const int n_threads = settings->n_threads > 0 ? settings->n_threads : mlff_available_threads();
+    if (!(ctx->pool = mlff_thread_pool_create(n_threads)))
+        return mlff_fail(&ctx->error, MLFF_ERROR_OUT_OF_MEMORY, "cannot start %d threads", n_threads);
     mlff_backend_options opts = {
         .device_index = settings->device_index,
-        .n_threads = settings->n_threads,
+        .n_threads = n_threads,
+        .pool = ctx->pool,
         .allow_cpu_devices = settings->device != MLFF_DEVICE_AUTO,
     };
     mlff_status s;
@@ -83,6 +87,7 @@ void mlff_context_close(mlff_context *ctx)
     free(ctx->models);
     if (ctx->iface)
         ctx->iface->close(ctx->backend);
+    mlff_thread_pool_destroy(ctx->pool);
 }
 
 mlff_status mlff_context_add_model(mlff_context *ctx, mlff_model *model)

@@ -16,6 +16,7 @@ struct mlff_context {
     mlff_settings settings;
     const mlff_backend_iface *iface; /* NULL when opening the device failed */
     mlff_backend *backend;
+    mlff_thread_pool *pool; /* settings.n_threads threads (all CPUs when 0) */
     mlff_dtype real;
     mlff_error error;
     mlff_stats stats;

@@ -281,7 +281,7 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
-    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin};
+    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin, ctx->pool};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
     mlff_profile_begin(&m->profile);

@@ -42,10 +42,25 @@ typedef struct nl_work {
     double *slot_orig;  /* [n][3] their positions as given, in bin order */
     int32_t *slot_shift; /* [n][3] their shifts, in bin order */
     int32_t *start;     /* [bins + 1] first slot of each bin */
-    uint64_t *keys;     /* one atom's pairs: j << 32 | q, in the order found; then as much
-                         * room for sorting them */
-    int32_t *found;     /* [q][3]: n of the q-th pair found */
+    struct nl_block *blocks; /* the search's blocks of atoms, run in parallel */
+    int n_blocks;
 } nl_work;
+
+/* The pairs of a block of consecutive atoms of one system, found by one
+ * thread; kept (with their capacity) between calls. */
+typedef struct nl_block {
+    int32_t *pairs, *images; /* [n_pairs][2] batch atom indices, [n_pairs][3] n */
+    int64_t n_pairs, capacity;
+    uint64_t *keys;          /* one atom's pairs: j << 32 | q, in the order found; then as
+                              * much room for sorting them */
+    int32_t *found;          /* [q][3]: n of the q-th pair found */
+    int64_t keys_capacity;
+    mlff_status status;      /* MLFF_ERROR_OUT_OF_MEMORY or MLFF_ERROR_UNSUPPORTED (too many pairs) */
+} nl_block;
+
+/* Blocks of at least this many atoms, four per thread: the threads balance
+ * uneven blocks, and small systems stay on one thread. */
+#define BLOCK_ATOMS 256
 
 static int64_t grown(int64_t capacity, int64_t need)
 {
@@ -58,8 +73,11 @@ static void update_work_size(mlff_neighbor_list *list)
     const nl_work *w = list->work;
     list->work_size = sizeof *w +
                       (size_t)w->atoms_capacity * (9 * sizeof(double) + 8 * sizeof(int32_t)) +
-                      (size_t)w->bins_capacity * sizeof(int32_t) +
-                      (size_t)w->keys_capacity * (2 * sizeof(uint64_t) + 3 * sizeof(int32_t));
+                      (size_t)w->bins_capacity * sizeof(int32_t);
+    for (int k = 0; k < w->n_blocks; k++)
+        list->work_size += sizeof(nl_block) +
+                           (size_t)w->blocks[k].keys_capacity * (2 * sizeof(uint64_t) + 3 * sizeof(int32_t)) +
+                           (size_t)w->blocks[k].capacity * 5 * sizeof(int32_t);
 }
 
 static int reserve_atoms(nl_work *w, int64_t need)
@@ -106,36 +124,50 @@ static int reserve_bins(nl_work *w, int64_t n_bins)
     return 1;
 }
 
-static int reserve_keys(nl_work *w, int64_t need)
+static int reserve_keys(nl_block *b, int64_t need)
 {
-    if (need <= w->keys_capacity)
+    if (need <= b->keys_capacity)
         return 1;
-    const int64_t cap = grown(w->keys_capacity, need < 256 ? 256 : need);
-    void *p = realloc(w->keys, (size_t)cap * 2 * sizeof(uint64_t)); /* and as much for sorting */
+    const int64_t cap = grown(b->keys_capacity, need < 256 ? 256 : need);
+    void *p = realloc(b->keys, (size_t)cap * 2 * sizeof(uint64_t)); /* and as much for sorting */
     if (!p)
         return 0;
-    w->keys = p;
-    if (!(p = realloc(w->found, (size_t)cap * 3 * sizeof(int32_t))))
+    b->keys = p;
+    if (!(p = realloc(b->found, (size_t)cap * 3 * sizeof(int32_t))))
         return 0;
-    w->found = p;
-    w->keys_capacity = cap;
+    b->found = p;
+    b->keys_capacity = cap;
     return 1;
 }
 
-static int reserve_pairs(mlff_neighbor_list *list, int64_t need)
+/* Room for `need` pairs in arrays of [capacity][2] pairs and [capacity][3]
+ * images; 25% more from the start, as pair counts drift every MD step. */
+static int reserve_pairs(int32_t **pairs, int32_t **images, int64_t *capacity, int64_t need)
 {
-    if (need <= list->capacity)
+    if (need <= *capacity)
         return 1;
-    const int64_t cap = grown(list->capacity, need < 1024 ? 1024 : need);
-    void *p = realloc(list->pairs, (size_t)cap * 2 * sizeof(int32_t));
+    const int64_t cap = grown(*capacity, need < 1024 ? 1024 : need + need / 4);
+    void *p = realloc(*pairs, (size_t)cap * 2 * sizeof(int32_t));
     if (!p)
         return 0;
-    list->pairs = p;
-    p = realloc(list->images, (size_t)cap * 3 * sizeof(int32_t));
-    if (!p)
+    *pairs = p;
+    if (!(p = realloc(*images, (size_t)cap * 3 * sizeof(int32_t))))
         return 0;
-    list->images = p;
-    list->capacity = cap;
+    *images = p;
+    *capacity = cap;
+    return 1;
+}
+
+static int reserve_blocks(nl_work *w, int n)
+{
+    if (n <= w->n_blocks)
+        return 1;
+    nl_block *b = realloc(w->blocks, (size_t)n * sizeof *b);
+    if (!b)
+        return 0;
+    memset(b + w->n_blocks, 0, (size_t)(n - w->n_blocks) * sizeof *b);
+    w->blocks = b;
+    w->n_blocks = n;
     return 1;
 }
 
@@ -208,8 +240,133 @@ static mlff_status too_many_pairs(mlff_error *err)
                      INT32_MAX);
 }
 
-static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, mlff_neighbor_list *list,
-                                mlff_error *err)
+/* What the search of one system reads: set up once, shared by the blocks. */
+typedef struct nl_system {
+    const nl_work *w;
+    const double *pos;  /* the system's positions as given */
+    int64_t first, n;   /* its first batch atom, its atom count */
+    double H[9];
+    int64_t nb[3], reach[3];
+    int periodic[3];
+    double rc2, pre2;   /* the cutoff squared; with the rounding tolerance */
+} nl_system;
+
+/* The pairs of atoms [a0, a1) into block b. The fast test uses the wrapped
+ * positions; pairs that pass it are measured again exactly as a caller
+ * would, from its own positions and n, so that the list agrees with
+ * r_j - r_i + n . cell. */
+static void search_atoms(const nl_system *sys, nl_block *b, int64_t a0, int64_t a1)
+{
+    const nl_work *w = sys->w;
+    const double *H = sys->H;
+    const int64_t *nb = sys->nb, *reach = sys->reach;
+    const int *periodic = sys->periodic;
+    const int32_t *start = w->start;
+    b->n_pairs = 0;
+    b->status = MLFF_OK;
+    for (int64_t a = a0; a < a1; a++) {
+        const int64_t id = w->bin[a];
+        const int64_t bi[3] = {id / (nb[1] * nb[2]), (id / nb[2]) % nb[1], id % nb[2]};
+        const int32_t *si = w->shift + 3 * a;
+        const double *ri = sys->pos + 3 * a;
+        double wi[3];
+        for (int d = 0; d < 3; d++)
+            wi[d] = ri[d] - (si[0] * H[d] + si[1] * H[3 + d] + si[2] * H[6 + d]);
+        int64_t n_keys = 0;
+        for (int64_t d0 = -reach[0]; d0 <= reach[0]; d0++) {
+            const int64_t e0 = bi[0] + d0;
+            if (!periodic[0] && (e0 < 0 || e0 >= nb[0]))
+                continue;
+            const int64_t m0 = periodic[0] ? floor_div(e0, nb[0]) : 0, c0 = e0 - m0 * nb[0];
+            for (int64_t d1 = -reach[1]; d1 <= reach[1]; d1++) {
+                const int64_t e1 = bi[1] + d1;
+                if (!periodic[1] && (e1 < 0 || e1 >= nb[1]))
+                    continue;
+                const int64_t m1 = periodic[1] ? floor_div(e1, nb[1]) : 0, c1 = e1 - m1 * nb[1];
+                for (int64_t d2 = -reach[2]; d2 <= reach[2]; d2++) {
+                    const int64_t e2 = bi[2] + d2;
+                    if (!periodic[2] && (e2 < 0 || e2 >= nb[2]))
+                        continue;
+                    const int64_t m2 = periodic[2] ? floor_div(e2, nb[2]) : 0, c2 = e2 - m2 * nb[2];
+                    const int64_t cell_id = (c0 * nb[1] + c1) * nb[2] + c2;
+                    const int32_t lo_slot = start[cell_id], hi_slot = start[cell_id + 1];
+                    if (lo_slot == hi_slot)
+                        continue;
+                    /* Atom j's image m lies at slot_pos + m . H: compare with wi - m . H. */
+                    double ci[3];
+                    for (int d = 0; d < 3; d++)
+                        ci[d] = wi[d] - ((double)m0 * H[d] + (double)m1 * H[3 + d] + (double)m2 * H[6 + d]);
+                    for (int32_t slot = lo_slot; slot < hi_slot; slot++) {
+                        const double *wj = w->slot_pos + 3 * slot;
+                        const double x = wj[0] - ci[0], y = wj[1] - ci[1], z = wj[2] - ci[2];
+                        if (x * x + y * y + z * z > sys->pre2)
+                            continue;
+                        const int32_t j = w->slot_atom[slot];
+                        const int32_t *sj = w->slot_shift + 3 * slot;
+                        const int32_t nn[3] = {(int32_t)(m0 + si[0] - sj[0]), (int32_t)(m1 + si[1] - sj[1]),
+                                               (int32_t)(m2 + si[2] - sj[2])};
+                        if (j == a && !(nn[0] | nn[1] | nn[2]))
+                            continue;
+                        const double nv[3] = {(double)nn[0], (double)nn[1], (double)nn[2]};
+                        const double *rj = w->slot_orig + 3 * slot;
+                        double v[3];
+                        for (int d = 0; d < 3; d++)
+                            v[d] = rj[d] - ri[d] + (nv[0] * H[d] + nv[1] * H[3 + d] + nv[2] * H[6 + d]);
+                        if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > sys->rc2)
+                            continue;
+                        if (n_keys == b->keys_capacity) {
+                            if (b->n_pairs + n_keys >= INT32_MAX) {
+                                b->status = MLFF_ERROR_UNSUPPORTED;
+                                return;
+                            }
+                            if (!reserve_keys(b, n_keys + 1)) {
+                                b->status = MLFF_ERROR_OUT_OF_MEMORY;
+                                return;
+                            }
+                        }
+                        /* Found in stencil order: for one j, in the order of n. */
+                        memcpy(b->found + 3 * n_keys, nn, sizeof nn);
+                        b->keys[n_keys] = (uint64_t)j << 32 | (uint64_t)n_keys;
+                        n_keys++;
+                    }
+                }
+            }
+        }
+        if (n_keys == 0)
+            continue;
+        sort_keys(b->keys, b->keys + b->keys_capacity, n_keys);
+        const int64_t p0 = b->n_pairs;
+        if (p0 + n_keys > INT32_MAX) {
+            b->status = MLFF_ERROR_UNSUPPORTED;
+            return;
+        }
+        if (!reserve_pairs(&b->pairs, &b->images, &b->capacity, p0 + n_keys)) {
+            b->status = MLFF_ERROR_OUT_OF_MEMORY;
+            return;
+        }
+        for (int64_t q = 0; q < n_keys; q++) {
+            const int32_t j = (int32_t)(b->keys[q] >> 32);
+            const int64_t found = (int64_t)(b->keys[q] & 0xffffffffu);
+            int32_t *pair = b->pairs + 2 * (p0 + q);
+            pair[0] = (int32_t)(sys->first + a);
+            pair[1] = (int32_t)(sys->first + j);
+            memcpy(b->images + 3 * (p0 + q), b->found + 3 * found, 3 * sizeof(int32_t));
+        }
+        b->n_pairs = p0 + n_keys;
+    }
+}
+
+/* Pool job: blocks [begin, end) of *n_blocks equal blocks of the system's atoms. */
+static void search_blocks(const void *task, void *extra, int64_t begin, int64_t end)
+{
+    const nl_system *sys = task;
+    const int64_t n_blocks = *(const int64_t *)extra;
+    for (int64_t k = begin; k < end; k++)
+        search_atoms(sys, &sys->w->blocks[k], sys->n * k / n_blocks, sys->n * (k + 1) / n_blocks);
+}
+
+static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, mlff_thread_pool *pool,
+                                mlff_neighbor_list *list, mlff_error *err)
 {
     nl_work *w = list->work;
     const int64_t first = b->system_offsets[s];
@@ -362,102 +519,45 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     memmove(start + 1, start, (size_t)n_bins * sizeof *start);
     start[0] = 0;
 
-    /* 3. The search. The fast test uses the wrapped positions; pairs that
-     * pass it are measured again exactly as a caller would, from its own
-     * positions and n, so that the list agrees with r_j - r_i + n . cell. */
-    const double rc2 = cutoff * cutoff;
+    /* 3. The search, in blocks of atoms on the pool's threads; the blocks'
+     * pairs are then joined in atom order. */
     const double tol = 1e-12 * (cutoff + 4.0 * magnitude + 2.0 * max_reach_length);
-    const double pre2 = (cutoff + tol) * (cutoff + tol);
-    for (int64_t a = 0; a < n; a++) {
-        const int64_t id = w->bin[a];
-        const int64_t bi[3] = {id / (nb[1] * nb[2]), (id / nb[2]) % nb[1], id % nb[2]};
-        const int32_t *si = w->shift + 3 * a;
-        const double *ri = pos + 3 * a;
-        double wi[3];
-        for (int d = 0; d < 3; d++)
-            wi[d] = ri[d] - (si[0] * H[d] + si[1] * H[3 + d] + si[2] * H[6 + d]);
-        int64_t n_keys = 0;
-        for (int64_t d0 = -reach[0]; d0 <= reach[0]; d0++) {
-            const int64_t e0 = bi[0] + d0;
-            if (!periodic[0] && (e0 < 0 || e0 >= nb[0]))
-                continue;
-            const int64_t m0 = periodic[0] ? floor_div(e0, nb[0]) : 0, c0 = e0 - m0 * nb[0];
-            for (int64_t d1 = -reach[1]; d1 <= reach[1]; d1++) {
-                const int64_t e1 = bi[1] + d1;
-                if (!periodic[1] && (e1 < 0 || e1 >= nb[1]))
-                    continue;
-                const int64_t m1 = periodic[1] ? floor_div(e1, nb[1]) : 0, c1 = e1 - m1 * nb[1];
-                for (int64_t d2 = -reach[2]; d2 <= reach[2]; d2++) {
-                    const int64_t e2 = bi[2] + d2;
-                    if (!periodic[2] && (e2 < 0 || e2 >= nb[2]))
-                        continue;
-                    const int64_t m2 = periodic[2] ? floor_div(e2, nb[2]) : 0, c2 = e2 - m2 * nb[2];
-                    const int64_t cell_id = (c0 * nb[1] + c1) * nb[2] + c2;
-                    const int32_t lo_slot = start[cell_id], hi_slot = start[cell_id + 1];
-                    if (lo_slot == hi_slot)
-                        continue;
-                    /* Atom j's image m lies at slot_pos + m . H: compare with wi - m . H. */
-                    double ci[3];
-                    for (int d = 0; d < 3; d++)
-                        ci[d] = wi[d] - ((double)m0 * H[d] + (double)m1 * H[3 + d] + (double)m2 * H[6 + d]);
-                    for (int32_t slot = lo_slot; slot < hi_slot; slot++) {
-                        const double *wj = w->slot_pos + 3 * slot;
-                        const double x = wj[0] - ci[0], y = wj[1] - ci[1], z = wj[2] - ci[2];
-                        if (x * x + y * y + z * z > pre2)
-                            continue;
-                        const int32_t j = w->slot_atom[slot];
-                        const int32_t *sj = w->slot_shift + 3 * slot;
-                        const int32_t nn[3] = {(int32_t)(m0 + si[0] - sj[0]), (int32_t)(m1 + si[1] - sj[1]),
-                                               (int32_t)(m2 + si[2] - sj[2])};
-                        if (j == a && !(nn[0] | nn[1] | nn[2]))
-                            continue;
-                        const double nv[3] = {(double)nn[0], (double)nn[1], (double)nn[2]};
-                        const double *rj = w->slot_orig + 3 * slot;
-                        double v[3];
-                        for (int d = 0; d < 3; d++)
-                            v[d] = rj[d] - ri[d] + (nv[0] * H[d] + nv[1] * H[3 + d] + nv[2] * H[6 + d]);
-                        if (v[0] * v[0] + v[1] * v[1] + v[2] * v[2] > rc2)
-                            continue;
-                        if (n_keys == w->keys_capacity) {
-                            if (list->n_pairs + n_keys >= INT32_MAX)
-                                return too_many_pairs(err);
-                            if (!reserve_keys(w, n_keys + 1))
-                                return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
-                            update_work_size(list);
-                        }
-                        /* Found in stencil order: for one j, in the order of n. */
-                        memcpy(w->found + 3 * n_keys, nn, sizeof nn);
-                        w->keys[n_keys] = (uint64_t)j << 32 | (uint64_t)n_keys;
-                        n_keys++;
-                    }
-                }
-            }
-        }
-        if (n_keys == 0)
-            continue;
-        sort_keys(w->keys, w->keys + w->keys_capacity, n_keys);
-
-        const int64_t p0 = list->n_pairs;
-        if (p0 + n_keys > INT32_MAX)
+    nl_system sys = {
+        .w = w, .pos = pos, .first = first, .n = n,
+        .nb = {nb[0], nb[1], nb[2]}, .reach = {reach[0], reach[1], reach[2]},
+        .periodic = {periodic[0], periodic[1], periodic[2]},
+        .rc2 = cutoff * cutoff, .pre2 = (cutoff + tol) * (cutoff + tol),
+    };
+    memcpy(sys.H, H, sizeof H);
+    const int64_t threads = mlff_thread_pool_size(pool);
+    int64_t n_blocks = (n + BLOCK_ATOMS - 1) / BLOCK_ATOMS;
+    n_blocks = n_blocks < 4 * threads ? n_blocks : 4 * threads;
+    if (!reserve_blocks(w, (int)n_blocks))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    for (int64_t k = 0; k < n_blocks; k++)
+        w->blocks[k].n_pairs = 0;
+    mlff_thread_pool_for(pool, n_blocks, 2, search_blocks, &sys, &n_blocks);
+    update_work_size(list);
+    int64_t total = list->n_pairs;
+    for (int64_t k = 0; k < n_blocks; k++) {
+        if (w->blocks[k].status == MLFF_ERROR_OUT_OF_MEMORY)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for neighbour pairs");
+        if (w->blocks[k].status != MLFF_OK || (total += w->blocks[k].n_pairs) > INT32_MAX)
             return too_many_pairs(err);
-        if (!reserve_pairs(list, p0 + n_keys))
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for %lld neighbour pairs",
-                             (long long)(p0 + n_keys));
-        for (int64_t q = 0; q < n_keys; q++) {
-            const int32_t j = (int32_t)(w->keys[q] >> 32);
-            const int64_t found = (int64_t)(w->keys[q] & 0xffffffffu);
-            int32_t *pair = list->pairs + 2 * (p0 + q);
-            pair[0] = (int32_t)(first + a);
-            pair[1] = (int32_t)(first + j);
-            memcpy(list->images + 3 * (p0 + q), w->found + 3 * found, 3 * sizeof(int32_t));
-        }
-        list->n_pairs = p0 + n_keys;
+    }
+    if (!reserve_pairs(&list->pairs, &list->images, &list->capacity, total))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for %lld neighbour pairs", (long long)total);
+    for (int64_t k = 0; k < n_blocks; k++) {
+        const nl_block *b = &w->blocks[k];
+        memcpy(list->pairs + 2 * list->n_pairs, b->pairs, (size_t)b->n_pairs * 2 * sizeof(int32_t));
+        memcpy(list->images + 3 * list->n_pairs, b->images, (size_t)b->n_pairs * 3 * sizeof(int32_t));
+        list->n_pairs += b->n_pairs;
     }
     return MLFF_OK;
 }
 
-mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_neighbor_list *list,
-                                 mlff_error *err)
+mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_thread_pool *pool,
+                                 mlff_neighbor_list *list, mlff_error *err)
 {
     if (!list)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
@@ -499,7 +599,7 @@ mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_ne
     update_work_size(list);
 
     for (int64_t s = 0; s < batch->n_systems; s++) {
-        const mlff_status st = build_system(batch, s, cutoff, list, err);
+        const mlff_status st = build_system(batch, s, cutoff, pool, list, err);
         if (st != MLFF_OK) {
             list->n_pairs = 0;
             return st;
@@ -521,9 +621,14 @@ void mlff_neighbor_list_free(mlff_neighbor_list *list)
         free(w->slot_pos);
         free(w->slot_orig);
         free(w->slot_shift);
-        free(w->found);
         free(w->start);
-        free(w->keys);
+        for (int k = 0; k < w->n_blocks; k++) {
+            free(w->blocks[k].pairs);
+            free(w->blocks[k].images);
+            free(w->blocks[k].keys);
+            free(w->blocks[k].found);
+        }
+        free(w->blocks);
         free(w);
     }
     free(list->pairs);

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "mlff.h"
+#include "thread_pool.h"
 
 typedef struct mlff_neighbor_list {
     int32_t *pairs;    /* [n_pairs][2]: i, j as atom indices of the whole batch */
@@ -26,9 +27,11 @@ typedef struct mlff_neighbor_list {
 } mlff_neighbor_list;
 
 /* All systems of the batch (cells/pbc may be NULL: nothing periodic). A
- * periodic axis needs a cell whose three rows are linearly independent. */
-mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_neighbor_list *list,
-                                 mlff_error *err);
+ * periodic axis needs a cell whose three rows are linearly independent.
+ * Large systems are searched in blocks of atoms on the pool's threads (pool
+ * may be NULL); the list is the same for any number of threads. */
+mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_thread_pool *pool,
+                                 mlff_neighbor_list *list, mlff_error *err);
 
 void mlff_neighbor_list_free(mlff_neighbor_list *list);
 

@@ -119,20 +119,40 @@ static mlff_status remember(mlff_pair_lists *pl, const mlff_batch *b, double cut
     return MLFF_OK;
 }
 
-static mlff_status measure(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system, mlff_error *err)
+typedef struct measure_job {
+    mlff_pair_lists *pl;
+    const mlff_batch *b;
+    const int32_t *system;
+} measure_job;
+
+static void measure_pairs(const void *task, void *unused, int64_t begin, int64_t end)
+{
+    (void)unused;
+    const measure_job *job = task;
+    const mlff_neighbor_list *m = &job->pl->master;
+    const double *r = job->b->positions;
+    for (int64_t p = begin; p < end; p++) {
+        const int32_t i = m->pairs[2 * p], j = m->pairs[2 * p + 1];
+        double shift[3], d2 = 0;
+        mlff_pair_shift(job->b, job->system, job->pl, p, shift);
+        for (int d = 0; d < 3; d++) {
+            const double v = r[3 * j + d] - r[3 * i + d] + shift[d];
+            d2 += v * v;
+        }
+        job->pl->distances[p] = sqrt(d2);
+    }
+}
+
+static mlff_status measure(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system, mlff_thread_pool *pool,
+                           mlff_error *err)
 {
     const mlff_neighbor_list *m = &pl->master;
     if (!mlff_grow((void **)&pl->distances, &pl->distances_capacity, m->n_pairs, sizeof(double)))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pair distances");
+    const measure_job job = {pl, b, system};
+    mlff_thread_pool_for(pool, m->n_pairs, 1 << 14, measure_pairs, &job, NULL);
     for (int64_t p = 0; p < m->n_pairs; p++) {
         const int32_t i = m->pairs[2 * p], j = m->pairs[2 * p + 1];
-        double shift[3], d2 = 0;
-        mlff_pair_shift(b, system, pl, p, shift);
-        for (int d = 0; d < 3; d++) {
-            const double v = b->positions[3 * j + d] - b->positions[3 * i + d] + shift[d];
-            d2 += v * v;
-        }
-        pl->distances[p] = sqrt(d2);
         /* Each close pair is seen from both atoms; report it once, at the later atom. */
         if (pl->distances[p] < MLFF_MIN_DISTANCE && i <= j) {
             const int64_t first = b->system_offsets[system[i]];
@@ -177,8 +197,10 @@ static mlff_status check_density(const mlff_batch *b, int64_t s, mlff_error *err
 }
 
 mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system,
-                                   double cutoff, double skin, int dense, mlff_error *err)
+                                   double cutoff, const mlff_pair_options *options, mlff_error *err)
 {
+    const double skin = options->skin;
+    const int dense = options->dense;
     for (int64_t s = 0; s < b->n_systems; s++) {
         if (mlff_batch_is_periodic(b, s) && !b->cells)
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
@@ -189,14 +211,14 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
     if (!reusable(pl, b, cutoff, skin, dense)) {
         pl->valid = 0;
         mlff_status s = dense ? dense_search(b, system, cutoff + skin, &pl->master, err)
-                              : mlff_neighbors_build(b, cutoff + skin, &pl->master, err);
+                              : mlff_neighbors_build(b, cutoff + skin, options->pool, &pl->master, err);
         if (s == MLFF_OK)
             s = remember(pl, b, cutoff, skin, dense, err);
         if (s != MLFF_OK)
             return s;
         pl->searches++;
     }
-    return measure(pl, b, system, err);
+    return measure(pl, b, system, options->pool, err);
 }
 
 void mlff_pair_lists_free(mlff_pair_lists *pl)

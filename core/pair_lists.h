@@ -33,6 +33,13 @@ typedef struct mlff_pair_lists {
     uint64_t searches;      /* neighbour searches done (reuses not counted) */
 } mlff_pair_lists;
 
+/* How the pairs are found. */
+typedef struct mlff_pair_options {
+    int dense;    /* all-pairs search instead of cell lists */
+    double skin;  /* Verlet skin, Angstrom */
+    mlff_thread_pool *pool; /* threads for the search (may be NULL) */
+} mlff_pair_options;
+
 /*
  * Makes the master list valid for the batch's current positions (searching
  * again unless the skin allows reuse) and measures every pair; rejects
@@ -40,7 +47,7 @@ typedef struct mlff_pair_lists {
  * system of atom a.
  */
 mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system,
-                                   double cutoff, double skin, int dense, mlff_error *err);
+                                   double cutoff, const mlff_pair_options *options, mlff_error *err);
 void mlff_pair_lists_free(mlff_pair_lists *pl);
 
 /* True when system s of the batch is periodic along some axis. */

@@ -140,50 +140,154 @@ static mlff_status ensure_shadow(mlff_segment_cache *c, const mlff_index_shadow 
     return b->data ? MLFF_OK : c->read_shadow(c->backend, (mlff_index_shadow *)b, err);
 }
 
-mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
-                              mlff_error *err)
+/* The slot that holds s sorted, or NULL. */
+static mlff_segments *valid_slot(mlff_segment_cache *c, const segment_spec *s)
 {
-    segment_spec s;
-    *out = NULL;
-    if (!spec_for(n, &s))
-        return MLFF_OK;
-    mlff_status st = ensure_shadow(c, s.keys, err);
-    if (st == MLFF_OK && s.map)
-        st = ensure_shadow(c, s.map, err);
-    if (st != MLFF_OK)
-        return st;
-    c->clock++;
+    for (int k = 0; k < MLFF_SEGMENT_SLOTS; k++) {
+        mlff_segments *g = &c->slots[k];
+        if (same_spec(g, s) && g->n_entries == s->n_entries && g->n_keys == s->n_keys &&
+            g->keys_version == s->keys->version && (!s->map || g->map_version == s->map->version))
+            return g;
+    }
+    return NULL;
+}
+
+/* A slot for s: its old one, else the least recently used (buffers reused). */
+static mlff_segments *claim_slot(mlff_segment_cache *c, const segment_spec *s)
+{
     mlff_segments *slot = NULL;
     for (int k = 0; k < MLFF_SEGMENT_SLOTS && !slot; k++)
-        if (same_spec(&c->slots[k], &s))
+        if (same_spec(&c->slots[k], s))
             slot = &c->slots[k];
-    if (slot && slot->n_entries == s.n_entries && slot->n_keys == s.n_keys &&
-        slot->keys_version == s.keys->version && (!s.map || slot->map_version == s.map->version)) {
-        slot->last_use = c->clock;
-        *out = slot;
-        return MLFF_OK;
-    }
     if (!slot) {
-        /* The least recently used slot; its buffers are reused. */
         slot = &c->slots[0];
         for (int k = 1; k < MLFF_SEGMENT_SLOTS; k++)
             if (c->slots[k].last_use < slot->last_use)
                 slot = &c->slots[k];
     }
-    slot->keys = NULL; /* invalid until built */
-    slot->n_entries = s.n_entries;
-    slot->n_keys = s.n_keys;
-    if ((st = sort(slot, &s, err)) != MLFF_OK || (st = c->upload(c->backend, slot, err)) != MLFF_OK)
+    slot->keys = NULL; /* invalid until sorted and uploaded */
+    slot->n_entries = s->n_entries;
+    slot->n_keys = s->n_keys;
+    slot->last_use = c->clock;
+    return slot;
+}
+
+/* After the sort: the device copy, and the slot becomes valid for s. */
+static mlff_status publish(mlff_segment_cache *c, mlff_segments *slot, const segment_spec *s, mlff_error *err)
+{
+    mlff_status st = c->upload(c->backend, slot, err);
+    if (st != MLFF_OK)
         return st;
-    slot->keys = s.keys;
-    slot->map = s.map;
-    slot->stride = s.stride;
-    slot->map_stride = s.map_stride;
-    slot->keys_version = s.keys->version;
-    slot->map_version = s.map ? s.map->version : 0;
+    slot->keys = s->keys;
+    slot->map = s->map;
+    slot->stride = s->stride;
+    slot->map_stride = s->map_stride;
+    slot->keys_version = s->keys->version;
+    slot->map_version = s->map ? s->map->version : 0;
+    return MLFF_OK;
+}
+
+/* The node's index spec with host copies of its buffers; 0 for an op without segments. */
+static int spec_with_shadows(mlff_segment_cache *c, const mlff_exec_node *n, segment_spec *s, mlff_status *st,
+                             mlff_error *err)
+{
+    *st = MLFF_OK;
+    if (!spec_for(n, s))
+        return 0;
+    *st = ensure_shadow(c, s->keys, err);
+    if (*st == MLFF_OK && s->map)
+        *st = ensure_shadow(c, s->map, err);
+    return 1;
+}
+
+mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
+                              mlff_error *err)
+{
+    segment_spec s;
+    mlff_status st;
+    *out = NULL;
+    if (!spec_with_shadows(c, n, &s, &st, err) || st != MLFF_OK)
+        return st;
+    c->clock++;
+    mlff_segments *slot = valid_slot(c, &s);
+    if (!slot) {
+        slot = claim_slot(c, &s);
+        if ((st = sort(slot, &s, err)) != MLFF_OK || (st = publish(c, slot, &s, err)) != MLFF_OK)
+            return st;
+    }
     slot->last_use = c->clock;
     *out = slot;
     return MLFF_OK;
+}
+
+/* The sorts of one node list, run side by side. */
+typedef struct sort_job {
+    mlff_segments *slot;
+    segment_spec spec;
+    mlff_status status;
+    mlff_error error;
+} sort_job;
+
+static void run_sorts(const void *task, void *unused, int64_t begin, int64_t end)
+{
+    (void)unused;
+    sort_job *jobs = (sort_job *)task;
+    for (int64_t k = begin; k < end; k++)
+        jobs[k].status = sort(jobs[k].slot, &jobs[k].spec, &jobs[k].error);
+}
+
+/* True when a node before node k writes the buffer whose host copy is b. */
+static int written_before(const mlff_exec_node *nodes, int k, const mlff_index_shadow *b)
+{
+    for (int j = 0; b && j < k; j++)
+        if (nodes[j].output.buffer == (const void *)b)
+            return 1;
+    return 0;
+}
+
+mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *nodes, int n_nodes,
+                                  mlff_thread_pool *pool, mlff_error *err)
+{
+    if (mlff_thread_pool_size(pool) < 2)
+        return MLFF_OK; /* each node sorts its own as it comes */
+    sort_job *jobs = calloc((size_t)(n_nodes > 0 ? n_nodes : 1), sizeof *jobs);
+    if (!jobs)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory sorting indices");
+    int n_jobs = 0;
+    mlff_status st = MLFF_OK;
+    c->clock++;
+    for (int k = 0; k < n_nodes && st == MLFF_OK && n_jobs < MLFF_SEGMENT_SLOTS; k++) {
+        segment_spec s;
+        if (!spec_for(&nodes[k], &s) || written_before(nodes, k, s.keys) || written_before(nodes, k, s.map))
+            continue; /* no segments, or an index this node list computes: sorted when it is there */
+        if (!spec_with_shadows(c, &nodes[k], &s, &st, err) || st != MLFF_OK)
+            continue;
+        mlff_segments *valid = valid_slot(c, &s);
+        if (valid) {
+            valid->last_use = c->clock; /* not to be taken for another sort of this pass */
+            continue;
+        }
+        int seen = 0;
+        for (int j = 0; j < n_jobs && !seen; j++)
+            seen = !memcmp(&jobs[j].spec, &s, sizeof s);
+        if (!seen) {
+            jobs[n_jobs].spec = s;
+            jobs[n_jobs].slot = claim_slot(c, &s);
+            n_jobs++;
+        }
+    }
+    if (st == MLFF_OK)
+        mlff_thread_pool_for(pool, n_jobs, 2, run_sorts, jobs, NULL);
+    for (int j = 0; j < n_jobs && st == MLFF_OK; j++) {
+        if (jobs[j].status != MLFF_OK) {
+            *err = jobs[j].error;
+            st = jobs[j].status;
+        } else {
+            st = publish(c, jobs[j].slot, &jobs[j].spec, err);
+        }
+    }
+    free(jobs);
+    return st;
 }
 
 void mlff_segments_forget(mlff_segment_cache *c, const mlff_index_shadow *b)

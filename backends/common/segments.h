@@ -54,6 +54,12 @@ typedef struct mlff_segment_cache {
 mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
                               mlff_error *err);
 
+/* Sorts what the nodes will ask mlff_segments_for for, side by side on the
+ * pool (a no-op without threads): the host's share of a GPU evaluation is
+ * mostly these sorts. Nodes whose sort this leaves out sort when they come. */
+mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *nodes, int n_nodes,
+                                  mlff_thread_pool *pool, mlff_error *err);
+
 /* A buffer freed (and maybe another allocated at its address) must not
  * match a stale slot. */
 void mlff_segments_forget(mlff_segment_cache *c, const mlff_index_shadow *b);

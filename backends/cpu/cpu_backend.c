@@ -3,26 +3,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sched.h>
-#include <unistd.h>
 
 #include "cpu_internal.h"
 #include "../common/memory_limits.h"
 
-/* The CPUs this process may run on (taskset and container limits included). */
-static int available_threads(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
-
 static void cpu_list_devices(char *buf, size_t size)
 {
     size_t len = strlen(buf);
-    snprintf(buf + len, size - len, "cpu 0: %d threads\n", available_threads());
+    snprintf(buf + len, size - len, "cpu 0: %d threads\n", mlff_available_threads());
 }
 
 static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
@@ -32,11 +20,16 @@ static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out
     mlff_backend *be = calloc(1, sizeof *be);
     if (!be)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
-    be->n_threads = opts->n_threads > 0 ? opts->n_threads : available_threads();
-    if (!(be->pool = cpu_pool_create(be->n_threads))) {
-        free(be);
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: cannot start %d threads", opts->n_threads);
+    be->pool = opts->pool;
+    if (!be->pool) {
+        const int n = opts->n_threads > 0 ? opts->n_threads : mlff_available_threads();
+        if (!(be->pool = mlff_thread_pool_create(n))) {
+            free(be);
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: cannot start %d threads", n);
+        }
+        be->owns_pool = 1;
     }
+    be->n_threads = mlff_thread_pool_size(be->pool);
     memcpy(be->kernels, cpu_plain_kernels, sizeof be->kernels);
     be->kernels[0][MLFF_OP_LINEAR] = cpu_linear_f32;
     be->kernels[0][MLFF_OP_LINEAR_VJP] = cpu_linear_vjp_f32;
@@ -56,7 +49,8 @@ static void cpu_close(mlff_backend *be)
 {
     if (!be)
         return;
-    cpu_pool_destroy(be->pool);
+    if (be->owns_pool)
+        mlff_thread_pool_destroy(be->pool);
     cpu_arena_free(&be->arena);
     free(be);
 }

@@ -23,7 +23,8 @@ typedef mlff_status (*cpu_kernel_fn)(mlff_backend *be, const mlff_exec_node *nod
 
 struct mlff_backend {
     int n_threads;
-    cpu_pool *pool;
+    mlff_thread_pool *pool;
+    int owns_pool; /* started for this backend (none was given) */
     cpu_kernel_fn kernels[2][MLFF_OP_COUNT]; /* what runs, per type: [0] float, [1] double */
     char description[96];
     cpu_arena arena;

@@ -43,6 +43,7 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     }
     mlff_kernel_cache_init(&be->cache);
     cl_segments_init(be);
+    be->pool = opts->pool;
     be->gemm = choose_gemm();
     static const char *const gemm_names[] = {"auto", "own", "clblast"};
     size_t len = strlen(be->description);
@@ -154,6 +155,11 @@ static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     const cl_prepared *prep;
     mlff_profile_begin(&be->profile);
     mlff_status s = cl_prepare(be, nodes, n_nodes, &prep, err);
+    const double sort_start = be->profile.enabled ? mlff_seconds() : 0;
+    if (s == MLFF_OK)
+        s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
+    if (be->profile.enabled)
+        mlff_profile_add(&be->profile, CL_ROW_SORTS, "host: segment sorts (threads)", mlff_seconds() - sort_start);
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++)
         s = cl_enqueue_node(be, prep, k, &nodes[k], err);
     cl_int rc = clFinish(be->queue);

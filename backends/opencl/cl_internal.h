@@ -74,6 +74,7 @@ struct mlff_backend {
     void *scratch; /* signature being matched */
     size_t scratch_size;
     mlff_segment_cache segments;
+    mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     /* MLFF_LOG=profile: one event per kernel of the current call, and the row it counts in */
     mlff_profile profile;
     cl_event *events;
@@ -85,6 +86,7 @@ struct mlff_backend {
 enum {
     CL_ROW_CLBLAST = MLFF_OP_COUNT,
     CL_ROW_EPILOGUE,
+    CL_ROW_SORTS,
     CL_ROW_SEGMENTS,
     CL_ROW_READ_BACK,
     CL_ROW_IDLE,

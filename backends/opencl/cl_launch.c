@@ -64,7 +64,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (s != MLFF_OK)
         return s;
     if (be->profile.enabled && seg)
-        mlff_profile_add(&be->profile, CL_ROW_SEGMENTS, "host: segment sorts, uploads", mlff_seconds() - sort_start);
+        mlff_profile_add(&be->profile, CL_ROW_SEGMENTS, "host: segments left to nodes", mlff_seconds() - sort_start);
     if (items == 0)
         return MLFF_OK;
     cl_uint arg = 0;

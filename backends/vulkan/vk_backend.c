@@ -69,6 +69,7 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
     mlff_kernel_cache_init(&be->cache);
     vk_segments_init(be);
+    be->pool = opts->pool;
     const char *replay = getenv("MLFF_VULKAN_REPLAY");
     be->replay = !(replay && !strcmp(replay, "off"));
     mlff_status s = vk_open_device(be, opts, err);
@@ -218,7 +219,7 @@ static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_nod
 static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
     const uint64_t errors_before = be->validation_errors;
-    mlff_status s = MLFF_OK;
+    mlff_status s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
     for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
         const mlff_exec_node *n = &nodes[k];
         VkPipeline pipeline;

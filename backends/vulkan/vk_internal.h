@@ -105,6 +105,7 @@ struct mlff_backend {
     int n_kernels, cap_kernels;
 
     mlff_segment_cache segments;
+    mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     vk_recording recordings[VK_RECORDINGS];
     vk_dispatch *pending; /* the dispatches of the call being prepared */
     int n_pending, cap_pending;

@@ -276,6 +276,32 @@ static void check_invariants(const mlff_batch *b, double cutoff, const mlff_neig
     check(symmetric, what);
 }
 
+/* Threads for the parallel search (3: blocks of uneven sizes per thread). */
+static mlff_thread_pool *threads;
+
+static double now(void);
+
+/* The search on the pool gives exactly the serial list; returns the time of
+ * a second build (memory already there). */
+static double check_threaded(const mlff_batch *b, double cutoff, const mlff_neighbor_list *serial, const char *name)
+{
+    mlff_neighbor_list l = {0};
+    mlff_error err;
+    mlff_error_clear(&err);
+    mlff_status st = mlff_neighbors_build(b, cutoff, threads, &l, &err);
+    const double t0 = now();
+    st |= mlff_neighbors_build(b, cutoff, threads, &l, &err);
+    const double seconds = now() - t0;
+    char what[1024];
+    snprintf(what, sizeof what, "%s: on 3 threads the same list as on one", name);
+    check(st == MLFF_OK && l.n_pairs == serial->n_pairs &&
+              !memcmp(l.pairs, serial->pairs, (size_t)l.n_pairs * 2 * sizeof(int32_t)) &&
+              !memcmp(l.images, serial->images, (size_t)l.n_pairs * 3 * sizeof(int32_t)),
+          what);
+    mlff_neighbor_list_free(&l);
+    return seconds;
+}
+
 static void compare(const mlff_batch *b, double cutoff, const char *name)
 {
     mlff_neighbor_list l = {0};
@@ -283,7 +309,7 @@ static void compare(const mlff_batch *b, double cutoff, const char *name)
     mlff_error_clear(&err);
     ref_list r = {0};
     char what[1024];
-    const mlff_status st = mlff_neighbors_build(b, cutoff, &l, &err);
+    const mlff_status st = mlff_neighbors_build(b, cutoff, NULL, &l, &err);
     snprintf(what, sizeof what, "%s: build succeeds (%s)", name, err.message);
     check(st == MLFF_OK, what);
     brute_force(b, cutoff, &r);
@@ -302,6 +328,7 @@ static void compare(const mlff_batch *b, double cutoff, const char *name)
              (long long)r.n);
     check(same, what);
     check_invariants(b, cutoff, &l, name);
+    check_threaded(b, cutoff, &l, name);
     int self_images = 0;
     for (int64_t p = 0; p < l.n_pairs; p++)
         self_images += l.pairs[2 * p] == l.pairs[2 * p + 1];
@@ -313,7 +340,7 @@ static void compare(const mlff_batch *b, double cutoff, const char *name)
     void *work = l.work;
     const int64_t cap = l.capacity, n_pairs = l.n_pairs;
     const size_t work_size = l.work_size;
-    mlff_neighbors_build(b, cutoff, &l, &err);
+    mlff_neighbors_build(b, cutoff, NULL, &l, &err);
     snprintf(what, sizeof what, "%s: second build reuses memory", name);
     check(l.pairs == pairs && l.images == images && l.work == work && l.capacity == cap &&
               l.work_size == work_size && l.n_pairs == n_pairs,
@@ -355,15 +382,17 @@ static void timing(int n_atoms, double cutoff)
     mlff_error err;
     mlff_error_clear(&err);
     double t0 = now();
-    mlff_status st = mlff_neighbors_build(&bb.b, cutoff, &l, &err);
+    mlff_status st = mlff_neighbors_build(&bb.b, cutoff, NULL, &l, &err);
     double t1 = now();
-    st |= mlff_neighbors_build(&bb.b, cutoff, &l, &err);
+    st |= mlff_neighbors_build(&bb.b, cutoff, NULL, &l, &err);
     double t2 = now();
     check(st == MLFF_OK, "timing: build succeeds");
     printf("timing: %d atoms (%.1f A box, cutoff %.1f): %lld pairs (%.1f per atom), first build %.3f s, "
            "again %.3f s; scratch %.1f MB, pairs %.1f MB\n",
            n_atoms, side, cutoff, (long long)l.n_pairs, (double)l.n_pairs / n_atoms, t1 - t0, t2 - t1,
            l.work_size / 1e6, l.capacity * 5 * 4 / 1e6);
+    printf("timing: again on 3 threads (%d CPUs here) %.3f s\n", mlff_available_threads(),
+           check_threaded(&bb.b, cutoff, &l, "timing box"));
     /* Too big for brute force: check the invariants instead (cheap ones on the big box). */
     if (n_atoms <= 20000)
         check_invariants(&bb.b, cutoff, &l, "timing box");
@@ -374,6 +403,8 @@ static void timing(int n_atoms, double cutoff)
 
 int main(void)
 {
+    threads = mlff_thread_pool_create(3);
+    check(threads != NULL, "3 threads start");
     const double rc = 5.2;
     double cell[9];
 
@@ -558,9 +589,9 @@ int main(void)
         mlff_error_clear(&err);
         const int64_t off0[1] = {0}, off2[3] = {0, 0, 0};
         mlff_batch none = {0, off0, NULL, NULL, NULL, NULL};
-        check(mlff_neighbors_build(&none, rc, &l, &err) == MLFF_OK && l.n_pairs == 0, "no systems");
+        check(mlff_neighbors_build(&none, rc, NULL, &l, &err) == MLFF_OK && l.n_pairs == 0, "no systems");
         mlff_batch empty = {2, off2, NULL, NULL, NULL, NULL};
-        check(mlff_neighbors_build(&empty, rc, &l, &err) == MLFF_OK && l.n_pairs == 0, "empty systems");
+        check(mlff_neighbors_build(&empty, rc, NULL, &l, &err) == MLFF_OK && l.n_pairs == 0, "empty systems");
         mlff_neighbor_list_free(&l);
         mlff_neighbor_list_free(&l); /* twice is harmless */
     }
@@ -575,26 +606,26 @@ int main(void)
         fill_random(&parts[1], 0);
         memset(parts[1].cell + 6, 0, 3 * sizeof(double)); /* c = 0: singular */
         batch_buf bb = make_batch(parts, 2, 1);
-        mlff_status st = mlff_neighbors_build(&bb.b, rc, &l, &err);
+        mlff_status st = mlff_neighbors_build(&bb.b, rc, NULL, &l, &err);
         check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == -1 && strstr(err.message, "singular"),
               "zero lattice vector: bad input, system 1");
         printf("singular cell: %s\n", err.message);
         for (int d = 0; d < 3; d++) /* c = a + b: coplanar */
             bb.cells[9 + 6 + d] = bb.cells[9 + d] + bb.cells[9 + 3 + d];
         mlff_error_clear(&err);
-        st = mlff_neighbors_build(&bb.b, rc, &l, &err);
+        st = mlff_neighbors_build(&bb.b, rc, NULL, &l, &err);
         check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == -1, "coplanar cell: bad input");
         check(l.n_pairs == 0, "no pairs after an error");
         mlff_error_clear(&err);
-        check(mlff_neighbors_build(&bb.b, 0.0, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "cutoff 0");
-        check(mlff_neighbors_build(&bb.b, -1.0, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "negative cutoff");
-        check(mlff_neighbors_build(&bb.b, NAN, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "NaN cutoff");
+        check(mlff_neighbors_build(&bb.b, 0.0, NULL, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "cutoff 0");
+        check(mlff_neighbors_build(&bb.b, -1.0, NULL, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "negative cutoff");
+        check(mlff_neighbors_build(&bb.b, NAN, NULL, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "NaN cutoff");
         bb.pbc[5] = 0; /* system 1 no longer periodic: its cell does not matter */
         bb.pbc[3] = bb.pbc[4] = 0;
-        check(mlff_neighbors_build(&bb.b, rc, &l, &err) == MLFF_OK, "singular cell of a non-periodic system");
+        check(mlff_neighbors_build(&bb.b, rc, NULL, &l, &err) == MLFF_OK, "singular cell of a non-periodic system");
         bb.pos[3 * 13 + 1] = NAN;
         mlff_error_clear(&err);
-        st = mlff_neighbors_build(&bb.b, rc, &l, &err);
+        st = mlff_neighbors_build(&bb.b, rc, NULL, &l, &err);
         check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == 3, "NaN position: bad input, atom 3");
         mlff_neighbor_list_free(&l);
         free_batch(&bb);
@@ -604,6 +635,7 @@ int main(void)
 
     timing(12288, rc);
     timing(100000, rc);
+    mlff_thread_pool_destroy(threads);
 
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
