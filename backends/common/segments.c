@@ -152,7 +152,8 @@ static mlff_segments *valid_slot(mlff_segment_cache *c, const segment_spec *s)
     return NULL;
 }
 
-/* A slot for s: its old one, else the least recently used (buffers reused). */
+/* A slot for s: its old one, else the least recently used (buffers reused);
+ * NULL when every slot is taken at this clock tick. */
 static mlff_segments *claim_slot(mlff_segment_cache *c, const segment_spec *s)
 {
     mlff_segments *slot = NULL;
@@ -164,6 +165,8 @@ static mlff_segments *claim_slot(mlff_segment_cache *c, const segment_spec *s)
         for (int k = 1; k < MLFF_SEGMENT_SLOTS; k++)
             if (c->slots[k].last_use < slot->last_use)
                 slot = &c->slots[k];
+        if (slot->last_use == c->clock)
+            return NULL;
     }
     slot->keys = NULL; /* invalid until sorted and uploaded */
     slot->n_entries = s->n_entries;
@@ -211,7 +214,7 @@ mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, co
     c->clock++;
     mlff_segments *slot = valid_slot(c, &s);
     if (!slot) {
-        slot = claim_slot(c, &s);
+        slot = claim_slot(c, &s); /* never NULL: the clock just moved */
         if ((st = sort(slot, &s, err)) != MLFF_OK || (st = publish(c, slot, &s, err)) != MLFF_OK)
             return st;
     }
@@ -256,7 +259,7 @@ mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *n
     int n_jobs = 0;
     mlff_status st = MLFF_OK;
     c->clock++;
-    for (int k = 0; k < n_nodes && st == MLFF_OK && n_jobs < MLFF_SEGMENT_SLOTS; k++) {
+    for (int k = 0; k < n_nodes && st == MLFF_OK; k++) {
         segment_spec s;
         if (!spec_for(&nodes[k], &s) || written_before(nodes, k, s.keys) || written_before(nodes, k, s.map))
             continue; /* no segments, or an index this node list computes: sorted when it is there */
@@ -270,11 +273,8 @@ mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *n
         int seen = 0;
         for (int j = 0; j < n_jobs && !seen; j++)
             seen = !memcmp(&jobs[j].spec, &s, sizeof s);
-        if (!seen) {
-            jobs[n_jobs].spec = s;
-            jobs[n_jobs].slot = claim_slot(c, &s);
-            n_jobs++;
-        }
+        if (!seen && (jobs[n_jobs].slot = claim_slot(c, &s)) != NULL)
+            jobs[n_jobs++].spec = s;
     }
     if (st == MLFF_OK)
         mlff_thread_pool_for(pool, n_jobs, 2, run_sorts, jobs, NULL);

@@ -50,15 +50,17 @@ void cl_profile_collect(mlff_backend *be)
                 CL_SUCCESS &&
             clGetEventProfilingInfo(be->events[e], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
                 CL_SUCCESS) {
-            mlff_profile_add(&be->profile, be->event_rows[e], row_name(be->event_rows[e]), 1e-9 * (double)(end - start));
-            busy += 1e-9 * (double)(end - start);
+            const double seconds = 1e-9 * (double)(end - start);
+            mlff_profile_add(&be->profile, be->event_rows[e], row_name(be->event_rows[e]), seconds);
+            busy += seconds;
             first = first && first < start ? first : start;
             last = last > end ? last : end;
         }
         clReleaseEvent(be->events[e]);
     }
     if (be->n_events > 0)
-        mlff_profile_add(&be->profile, CL_ROW_IDLE, "device idle (waits for host)", 1e-9 * (double)(last - first) - busy);
+        mlff_profile_add(&be->profile, CL_ROW_IDLE, "device idle (waits for host)",
+                         1e-9 * (double)(last - first) - busy);
     be->n_events = 0;
 }
 
