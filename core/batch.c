@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "elements.h"
+#include "grow.h"
 
 mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err)
 {
@@ -212,18 +213,10 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
     if (s != MLFF_OK)
         return s;
     const int64_t n_atoms = w->n_atoms = b->system_offsets[b->n_systems];
-    if (n_atoms > w->atoms_capacity) {
-        const int64_t cap = n_atoms + n_atoms / 2;
-        int32_t *system = realloc(w->system, (size_t)cap * sizeof *system);
-        if (system)
-            w->system = system;
-        int32_t *species = system ? realloc(w->species, (size_t)cap * sizeof *species) : NULL;
-        if (!species)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory preparing %lld atoms",
-                             (long long)n_atoms);
-        w->species = species;
-        w->atoms_capacity = cap;
-    }
+    void **const columns[] = {(void **)&w->system, (void **)&w->species};
+    const size_t elems[] = {sizeof *w->system, sizeof *w->species};
+    if (!mlff_grow_columns(columns, elems, 2, &w->atoms_capacity, n_atoms))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory preparing %lld atoms", (long long)n_atoms);
     /* System and species of every atom come first: the checks and lists use them. */
     for (int64_t sys = 0; sys < b->n_systems; sys++)
         for (int64_t a = b->system_offsets[sys]; a < b->system_offsets[sys + 1]; a++)

@@ -187,31 +187,18 @@ static void forget_view(mlff_chunks *c)
 /* The per-atom arrays, for n atoms (grown, never shrunk). */
 static mlff_status reserve_atoms(mlff_chunks *c, int64_t n, mlff_error *err)
 {
-    if (n + 2 <= c->atoms_capacity)
-        return MLFF_OK;
-    const int64_t cap = n + n / 2 + 16;
-    int64_t *first = realloc(c->first_pair, (size_t)cap * sizeof *first);
-    if (first)
-        c->first_pair = first;
-    int64_t *start = first ? realloc(c->start, (size_t)cap * sizeof *start) : NULL;
-    if (start)
-        c->start = start;
-    int32_t *order = start ? realloc(c->order, (size_t)cap * sizeof *order) : NULL;
-    if (order)
-        c->order = order;
-    int64_t *seen = order ? realloc(c->seen, (size_t)cap * sizeof *seen) : NULL;
-    if (seen)
-        c->seen = seen;
-    int32_t *local_of = seen ? realloc(c->local_of, (size_t)cap * sizeof *local_of) : NULL;
-    if (!local_of)
+    const int64_t old = c->atoms_capacity;
+    void **const arrays[] = {(void **)&c->first_pair, (void **)&c->start, (void **)&c->order, (void **)&c->seen,
+                             (void **)&c->local_of};
+    const size_t elems[] = {sizeof *c->first_pair, sizeof *c->start, sizeof *c->order, sizeof *c->seen,
+                            sizeof *c->local_of};
+    if (!mlff_grow_columns(arrays, elems, 5, &c->atoms_capacity, n + 2))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks of %lld atoms",
                          (long long)n);
-    c->local_of = local_of;
-    for (int64_t a = c->atoms_capacity; a < cap; a++) {
+    for (int64_t a = old; a < c->atoms_capacity; a++) {
         c->local_of[a] = -1;
         c->seen[a] = 0;
     }
-    c->atoms_capacity = cap;
     return MLFF_OK;
 }
 
@@ -275,21 +262,9 @@ static void sort_run(int32_t *pairs, int32_t *images, double *distances, int64_t
 
 static int reserve_pairs(mlff_chunks *c, int64_t n)
 {
-    if (n <= c->pairs_capacity)
-        return 1;
-    const int64_t cap = n + n / 2 + 16;
-    int32_t *pairs = realloc(c->pairs, (size_t)cap * 2 * sizeof *pairs);
-    if (pairs)
-        c->pairs = pairs;
-    int32_t *images = pairs ? realloc(c->images, (size_t)cap * 3 * sizeof *images) : NULL;
-    if (images)
-        c->images = images;
-    double *distances = images ? realloc(c->distances, (size_t)cap * sizeof *distances) : NULL;
-    if (!distances)
-        return 0;
-    c->distances = distances;
-    c->pairs_capacity = cap;
-    return 1;
+    void **const arrays[] = {(void **)&c->pairs, (void **)&c->images, (void **)&c->distances};
+    const size_t elems[] = {2 * sizeof *c->pairs, 3 * sizeof *c->images, sizeof *c->distances};
+    return mlff_grow_columns(arrays, elems, 3, &c->pairs_capacity, n);
 }
 
 mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err)

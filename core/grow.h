@@ -6,19 +6,31 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-/* Makes *array hold at least `need` elements of `elem` bytes; 0 when out of memory
- * (the array is then unchanged). */
-static inline int mlff_grow(void **array, int64_t *capacity, int64_t need, size_t elem)
+/* Makes every *arrays[k] (of elems[k] bytes per element) hold at least `need`
+ * elements: the columns of one table (per-atom or per-pair data), sharing one
+ * capacity. 0 when out of memory; the arrays grown so far stay valid, and the
+ * capacity is unchanged, so the next call grows the rest. */
+static inline int mlff_grow_columns(void **const arrays[], const size_t elems[], int n, int64_t *capacity,
+                                    int64_t need)
 {
     if (need <= *capacity)
         return 1;
-    int64_t cap = need + need / 2 + 16;
-    void *p = realloc(*array, (size_t)cap * elem);
-    if (!p)
-        return 0;
-    *array = p;
+    const int64_t cap = need + need / 2 + 16;
+    for (int k = 0; k < n; k++) {
+        void *p = realloc(*arrays[k], (size_t)cap * elems[k]);
+        if (!p)
+            return 0;
+        *arrays[k] = p;
+    }
     *capacity = cap;
     return 1;
+}
+
+/* The same for one array; 0 when out of memory (the array is then unchanged). */
+static inline int mlff_grow(void **array, int64_t *capacity, int64_t need, size_t elem)
+{
+    void **const arrays[1] = {array};
+    return mlff_grow_columns(arrays, &elem, 1, capacity, need);
 }
 
 #endif

@@ -3,6 +3,8 @@
 #ifndef MLFF_TESTS_CHECK_H
 #define MLFF_TESTS_CHECK_H
 
+#include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 
 static int failures;
@@ -16,5 +18,14 @@ static int failures;
             failures++;                                    \
         }                                                  \
     } while (0)
+
+/* The largest |a[k] - b[k]|. */
+static inline double test_max_diff(const double *a, const double *b, int64_t n)
+{
+    double worst = 0;
+    for (int64_t k = 0; k < n; k++)
+        worst = fmax(worst, fabs(a[k] - b[k]));
+    return worst;
+}
 
 #endif

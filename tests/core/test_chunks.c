@@ -94,14 +94,6 @@ static void free_outcome(outcome *o)
     free(o->virials);
 }
 
-static double max_diff(const double *a, const double *b, int64_t n)
-{
-    double worst = 0;
-    for (int64_t k = 0; k < n; k++)
-        worst = fmax(worst, fabs(a[k] - b[k]));
-    return worst;
-}
-
 /* Chunked against one pass. Float32 tolerances: the pairs of an atom are
  * summed in another order when its neighbours are ghosts (ulps of the
  * features, far below the TorchANI tolerances). */
@@ -110,9 +102,9 @@ static void check_same(const char *names_label, const test_batch *tb, mlff_preci
 {
     const int f64 = precision == MLFF_PRECISION_FLOAT64;
     outcome whole = compute(precision, 0, tb), chunked = compute(precision, max_chunk_atoms, tb);
-    const double de = max_diff(whole.energies, chunked.energies, tb->n_systems);
-    const double df = max_diff(whole.forces, chunked.forces, tb->n_atoms * 3);
-    const double dw = max_diff(whole.virials, chunked.virials, tb->n_systems * 9);
+    const double de = test_max_diff(whole.energies, chunked.energies, tb->n_systems);
+    const double df = test_max_diff(whole.forces, chunked.forces, tb->n_atoms * 3);
+    const double dw = test_max_diff(whole.virials, chunked.virials, tb->n_systems * 9);
     printf("%s, %s, chunks of %lld atoms: %llu passes; |dE| %.2e eV, |dF| %.2e eV/A, |dW| %.2e eV\n",
            names_label, f64 ? "float64" : "float32", (long long)max_chunk_atoms,
            (unsigned long long)chunked.executions, de, df, dw);

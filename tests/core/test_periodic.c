@@ -55,14 +55,6 @@ static void free_system(system_data *s)
     free(s->pos);
 }
 
-static double max_diff(const double *a, const double *b, int64_t n)
-{
-    double worst = 0;
-    for (int64_t k = 0; k < n; k++)
-        worst = fmax(worst, fabs(a[k] - b[k]));
-    return worst;
-}
-
 /* The boxes against TorchANI. */
 static void check_boxes(const char *dir)
 {
@@ -80,7 +72,7 @@ static void check_boxes(const char *dir)
             double e, *f = malloc((size_t)r.n_atoms * 3 * sizeof *f);
             CHECK(compute(model, &s, &e, f, NULL) == MLFF_OK, "%s: %s", r.name, mlff_last_error(ctx));
             double e_tol = p ? fmax(5e-6 * r.n_atoms, 1e-5) : 1e-8 * r.n_atoms;
-            double f_tol = p ? 1e-4 : 1e-7, fe = max_diff(f, r.forces, 3 * r.n_atoms);
+            double f_tol = p ? 1e-4 : 1e-7, fe = test_max_diff(f, r.forces, 3 * r.n_atoms);
             printf("%-8s %-24s energy error %9.2e eV (tol %.0e), max force error %9.2e eV/A (tol %.0e)\n",
                    p ? "float32" : "float64", r.name, e - r.energy, e_tol, fe, f_tol);
             CHECK(fabs(e - r.energy) <= e_tol && fe <= f_tol, "%s against TorchANI", r.name);
@@ -114,7 +106,7 @@ static void check_supercell(mlff_model *model, const system_data *s)
           "supercell evaluation");
     double worst = 0;
     for (int c = 0; c < copies; c++)
-        worst = fmax(worst, max_diff(f1, f8 + 3 * c * s->n, 3 * s->n));
+        worst = fmax(worst, test_max_diff(f1, f8 + 3 * c * s->n, 3 * s->n));
     printf("supercell 2x2x2: energy ratio %.12f, max force difference %.2e\n", e8 / e1, worst);
     CHECK(fabs(e8 - copies * e1) <= 1e-8 * big.n && worst <= 1e-9, "supercell");
     free(f1);
@@ -133,8 +125,8 @@ static void check_translation(mlff_model *model, const system_data *s)
     double e0, e1, *f0 = malloc((size_t)s->n * 3 * sizeof(double)), *f1 = malloc((size_t)s->n * 3 * sizeof(double));
     CHECK(compute(model, s, &e0, f0, NULL) == MLFF_OK && compute(model, &moved, &e1, f1, NULL) == MLFF_OK,
           "translation evaluation");
-    printf("translation: energy change %.2e eV, max force change %.2e\n", e1 - e0, max_diff(f0, f1, 3 * s->n));
-    CHECK(fabs(e1 - e0) <= 1e-9 * s->n && max_diff(f0, f1, 3 * s->n) <= 1e-9, "translation invariance");
+    printf("translation: energy change %.2e eV, max force change %.2e\n", e1 - e0, test_max_diff(f0, f1, 3 * s->n));
+    CHECK(fabs(e1 - e0) <= 1e-9 * s->n && test_max_diff(f0, f1, 3 * s->n) <= 1e-9, "translation invariance");
     free(moved.pos);
     free(f0);
     free(f1);
@@ -202,7 +194,7 @@ static void check_dense_sparse(const char *dir)
                        *f2 = malloc((size_t)r.n_atoms * 3 * sizeof(double));
         CHECK(compute(dense, &s, &e1, f1, NULL) == MLFF_OK && compute(sparse, &s, &e2, f2, NULL) == MLFF_OK,
               "%s: dense and sparse", r.name);
-        worst = fmax(worst, fmax(fabs(e1 - e2), max_diff(f1, f2, 3 * r.n_atoms)));
+        worst = fmax(worst, fmax(fabs(e1 - e2), test_max_diff(f1, f2, 3 * r.n_atoms)));
         free(f1);
         free(f2);
         free_system(&s);
@@ -242,7 +234,8 @@ static void check_mixed_batch(mlff_model *model, const system_data *box, const c
     CHECK(compute(model, &mol, &alone_e[0], alone_f, alone_w) == MLFF_OK &&
               compute(model, box, &alone_e[1], alone_f + 3 * mol.n, alone_w + 9) == MLFF_OK,
           "alone");
-    double worst = fmax(max_diff(e, alone_e, 2), fmax(max_diff(f, alone_f, 3 * n), max_diff(w, alone_w, 18)));
+    double worst = fmax(test_max_diff(e, alone_e, 2),
+                        fmax(test_max_diff(f, alone_f, 3 * n), test_max_diff(w, alone_w, 18)));
     printf("molecule + box in one batch vs alone: max difference %.2e\n", worst);
     CHECK(worst <= 1e-9, "a mixed batch equals its systems alone");
     free(z);
@@ -272,7 +265,7 @@ static void check_skin(const system_data *start)
         double e0, e1;
         CHECK(compute(plain, &s, &e0, f0, NULL) == MLFF_OK && compute(skin, &s, &e1, f1, NULL) == MLFF_OK,
               "skin step %d", step);
-        worst = fmax(worst, fmax(fabs(e0 - e1), max_diff(f0, f1, 3 * s.n)));
+        worst = fmax(worst, fmax(fabs(e0 - e1), test_max_diff(f0, f1, 3 * s.n)));
     }
     mlff_stats st0, st1;
     mlff_get_stats(c0, &st0);
