@@ -1,4 +1,5 @@
 /* The public API: argument checks and error bookkeeping in front of core/. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,49 @@ MLFF_API mlff_status mlff_model_load(mlff_context *ctx, const char *path, mlff_m
     *model = NULL;
     mlff_status s = check_usable(ctx);
     return s != MLFF_OK ? s : mlff_model_open(ctx, path, model);
+}
+
+/* mlff_open's second thread: the model file and graph. */
+typedef struct model_reader {
+    const char *path;
+    mlff_model *model;
+    mlff_error error;
+    mlff_status status;
+} model_reader;
+
+static void *read_model(void *arg)
+{
+    model_reader *r = arg;
+    mlff_error_clear(&r->error);
+    r->status = mlff_model_read(r->path, &r->model, &r->error);
+    return NULL;
+}
+
+MLFF_API mlff_status mlff_open(const mlff_settings *settings, const char *path, mlff_context **ctx,
+                               mlff_model **model)
+{
+    if (!ctx || !model)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    *model = NULL;
+    model_reader reader = {.path = path};
+    pthread_t thread;
+    const int threaded = pthread_create(&thread, NULL, read_model, &reader) == 0;
+    mlff_status s = mlff_context_create(settings, ctx);
+    if (threaded)
+        pthread_join(thread, NULL);
+    else
+        read_model(&reader);
+    if (s != MLFF_OK) {
+        mlff_model_discard(reader.model);
+        return s;
+    }
+    if (reader.status != MLFF_OK) {
+        (*ctx)->error = reader.error;
+        return reader.status;
+    }
+    if ((s = mlff_model_attach(*ctx, reader.model)) == MLFF_OK)
+        *model = reader.model;
+    return s;
 }
 
 MLFF_API void mlff_model_free(mlff_model *model)

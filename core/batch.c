@@ -24,6 +24,7 @@ mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_e
 void mlff_batch_work_free(mlff_batch_work *w)
 {
     mlff_pair_lists_free(&w->pairs);
+    free(w->block_counts.data);
     free(w->system);
     free(w->species);
     if (w->inputs)
@@ -101,28 +102,95 @@ static mlff_status check_atoms(const mlff_batch *b, const int32_t *system, const
     return MLFF_OK;
 }
 
+/*
+ * Pair lists and triples are filled in blocks of entries on the context's
+ * threads: each block counts what it keeps, a prefix sum gives every block
+ * its place, then each writes there. The result is the serial one.
+ */
+#define FILL_BLOCK 32768
+
+typedef struct fill_job {
+    const mlff_atom_view *v;
+    double cutoff;
+    const int32_t *pairs;  /* triples: the pair list */
+    int64_t n_pairs;
+    int32_t *out;          /* pairs or triples, [.][2] */
+    double *images;        /* pairs: [.][3] (may be NULL) */
+    int64_t *counts;       /* per block: entries kept, then the first index */
+} fill_job;
+
+/* Block b of the view's pairs is [block_begin(b), block_begin(b + 1)). */
+static int64_t block_begin(const mlff_atom_view *v, int64_t b)
+{
+    const int64_t p = b * FILL_BLOCK;
+    return p < v->n_pairs ? p : v->n_pairs;
+}
+
+static void count_pairs(const void *task, void *extra, int64_t b0, int64_t b1)
+{
+    (void)extra;
+    const fill_job *j = task;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t n = 0;
+        for (int64_t p = block_begin(j->v, b); p < block_begin(j->v, b + 1); p++)
+            n += j->v->distances[p] <= j->cutoff;
+        j->counts[b] = n;
+    }
+}
+
+static void write_pairs(const void *task, void *extra, int64_t b0, int64_t b1)
+{
+    (void)extra;
+    const fill_job *j = task;
+    const mlff_atom_view *v = j->v;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t k = j->counts[b];
+        for (int64_t p = block_begin(v, b); p < block_begin(v, b + 1); p++) {
+            if (v->distances[p] > j->cutoff)
+                continue;
+            j->out[2 * k] = v->pairs[2 * p];
+            j->out[2 * k + 1] = v->pairs[2 * p + 1];
+            for (int d = 0; j->images && d < 3; d++)
+                j->images[3 * k + d] = v->images[3 * p + d];
+            k++;
+        }
+    }
+}
+
+/* counts[b] becomes the first index of block b; returns the total. */
+static int64_t prefix_sum(int64_t *counts, int64_t n_blocks)
+{
+    int64_t total = 0;
+    for (int64_t b = 0; b < n_blocks; b++) {
+        const int64_t n = counts[b];
+        counts[b] = total;
+        total += n;
+    }
+    return total;
+}
+
+static int64_t *reserve_blocks(mlff_batch_work *w, int64_t n_entries, int64_t *n_blocks, mlff_error *err)
+{
+    *n_blocks = (n_entries + FILL_BLOCK - 1) / FILL_BLOCK;
+    return mlff_host_array_reserve(&w->block_counts, (size_t)(*n_blocks + 1) * sizeof(int64_t), err);
+}
+
 /* The pairs of one cutoff and their image offsets: the view's pairs
  * filtered by distance (they stay sorted). */
 static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const mlff_atom_view *v,
                               mlff_batch_work *w, mlff_error *err)
 {
-    const double rc = g->tensors[t].cutoff;
-    int64_t n = 0;
-    for (int64_t p = 0; p < v->n_pairs; p++)
-        n += v->distances[p] <= rc;
-    int32_t *pairs = reserve(w, t, (size_t)n * 2 * sizeof(int32_t), err);
-    double *images = pairs && t_images >= 0 ? reserve(w, t_images, (size_t)n * 3 * sizeof(double), err) : NULL;
-    if (!pairs || (t_images >= 0 && !images))
+    int64_t n_blocks;
+    fill_job j = {.v = v, .cutoff = g->tensors[t].cutoff, .counts = reserve_blocks(w, v->n_pairs, &n_blocks, err)};
+    if (!j.counts)
         return err->status;
-    for (int64_t p = 0, k = 0; p < v->n_pairs; p++) {
-        if (v->distances[p] > rc)
-            continue;
-        pairs[2 * k] = v->pairs[2 * p];
-        pairs[2 * k + 1] = v->pairs[2 * p + 1];
-        for (int d = 0; images && d < 3; d++)
-            images[3 * k + d] = v->images[3 * p + d];
-        k++;
-    }
+    mlff_thread_pool_for(w->pool, n_blocks, 2, count_pairs, &j, NULL);
+    const int64_t n = prefix_sum(j.counts, n_blocks);
+    j.out = reserve(w, t, (size_t)n * 2 * sizeof(int32_t), err);
+    j.images = j.out && t_images >= 0 ? reserve(w, t_images, (size_t)n * 3 * sizeof(double), err) : NULL;
+    if (!j.out || (t_images >= 0 && !j.images))
+        return err->status;
+    mlff_thread_pool_for(w->pool, n_blocks, 2, write_pairs, &j, NULL);
     w->input_dtypes[t] = MLFF_DTYPE_I32;
     if (t_images >= 0)
         w->input_dtypes[t_images] = MLFF_DTYPE_F64;
@@ -130,35 +198,75 @@ static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const ml
     return MLFF_OK;
 }
 
+/* The first pair of block b of a pair list, moved on to where a center's
+ * pairs begin (a center's triples stay in one block). */
+static int64_t center_begin(const fill_job *j, int64_t b)
+{
+    int64_t p = b * FILL_BLOCK;
+    if (p >= j->n_pairs)
+        return j->n_pairs;
+    while (p > 0 && p < j->n_pairs && j->pairs[2 * p] == j->pairs[2 * (p - 1)])
+        p++;
+    return p;
+}
+
+/* The end of the pairs of the center whose pairs begin at start. */
+static int64_t center_end(const fill_job *j, int64_t start, int64_t stop)
+{
+    int64_t end = start + 1;
+    while (end < stop && j->pairs[2 * end] == j->pairs[2 * start])
+        end++;
+    return end;
+}
+
+static void count_triples(const void *task, void *extra, int64_t b0, int64_t b1)
+{
+    (void)extra;
+    const fill_job *j = task;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t n = 0;
+        for (int64_t start = center_begin(j, b), stop = center_begin(j, b + 1), end; start < stop; start = end) {
+            end = center_end(j, start, stop);
+            n += (end - start) * (end - start - 1) / 2;
+        }
+        j->counts[b] = n;
+    }
+}
+
+static void write_triples(const void *task, void *extra, int64_t b0, int64_t b1)
+{
+    (void)extra;
+    const fill_job *j = task;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t k = j->counts[b];
+        for (int64_t start = center_begin(j, b), stop = center_begin(j, b + 1), end; start < stop; start = end) {
+            end = center_end(j, start, stop);
+            for (int64_t a = start; a < end; a++)
+                for (int64_t c = a + 1; c < end; c++) {
+                    j->out[2 * k] = (int32_t)a;
+                    j->out[2 * k + 1] = (int32_t)c;
+                    k++;
+                }
+        }
+    }
+}
+
 /* Angular triples: for each center, every unordered pair of its pairs. */
 static mlff_status build_triples(const mlff_graph *g, int t, mlff_batch_work *w, mlff_error *err)
 {
     const int list = g->tensors[t].role_link;
-    const int32_t *pairs = w->inputs[list].data;
-    const int64_t n_pairs = w->symbols[g->tensors[list].rows_symbol];
-    int64_t n_triples = 0;
-    for (int64_t start = 0, end; start < n_pairs; start = end) {
-        for (end = start; end < n_pairs && pairs[2 * end] == pairs[2 * start]; end++)
-            ;
-        n_triples += (end - start) * (end - start - 1) / 2;
-    }
+    int64_t n_blocks;
+    fill_job j = {.pairs = w->inputs[list].data, .n_pairs = w->symbols[g->tensors[list].rows_symbol]};
+    if (!(j.counts = reserve_blocks(w, j.n_pairs, &n_blocks, err)))
+        return err->status;
+    mlff_thread_pool_for(w->pool, n_blocks, 2, count_triples, &j, NULL);
+    const int64_t n_triples = prefix_sum(j.counts, n_blocks);
     if (n_triples > INT32_MAX)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many angular triples (%lld)",
                          (long long)n_triples);
-    int32_t *triples = reserve(w, t, (size_t)n_triples * 2 * sizeof(int32_t), err);
-    if (!triples)
+    if (!(j.out = reserve(w, t, (size_t)n_triples * 2 * sizeof(int32_t), err)))
         return err->status;
-    int64_t k = 0;
-    for (int64_t start = 0, end; start < n_pairs; start = end) {
-        for (end = start; end < n_pairs && pairs[2 * end] == pairs[2 * start]; end++)
-            ;
-        for (int64_t a = start; a < end; a++)
-            for (int64_t c = a + 1; c < end; c++) {
-                triples[2 * k] = (int32_t)a;
-                triples[2 * k + 1] = (int32_t)c;
-                k++;
-            }
-    }
+    mlff_thread_pool_for(w->pool, n_blocks, 2, write_triples, &j, NULL);
     w->input_dtypes[t] = MLFF_DTYPE_I32;
     w->symbols[g->tensors[t].rows_symbol] = n_triples;
     return MLFF_OK;
@@ -213,6 +321,7 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
     if (s != MLFF_OK)
         return s;
     const int64_t n_atoms = w->n_atoms = b->system_offsets[b->n_systems];
+    w->pool = options->pool;
     void **const columns[] = {(void **)&w->system, (void **)&w->species};
     const size_t elems[] = {sizeof *w->system, sizeof *w->species};
     if (!mlff_grow_columns(columns, elems, 2, &w->atoms_capacity, n_atoms))

@@ -32,6 +32,8 @@ typedef struct mlff_batch_work {
     int64_t atoms_capacity;
     const double *positions; /* the POSITIONS input last filled (the caller's array, or gathered) */
     mlff_pair_lists pairs;   /* kept across calls for the Verlet skin */
+    mlff_thread_pool *pool;  /* for the pair lists and triples (may be NULL) */
+    mlff_host_array block_counts; /* their per-block counts */
 } mlff_batch_work;
 
 /* The atoms one plan execution sees: owned atoms first, then ghosts (see

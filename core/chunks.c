@@ -117,6 +117,40 @@ static symbol_cost *symbol_costs(const mlff_graph *g, const mlff_plan *plan)
     return costs;
 }
 
+/* True when tensors of sum (+ rows, if given) rows per symbol fit the
+ * budget and the largest buffer. */
+static int rows_fit(const symbol_cost *costs, int n_symbols, const int64_t *sum, const int64_t *rows,
+                    const mlff_chunk_limits *limits, double budget)
+{
+    double bytes = 0;
+    for (int y = 0; y < n_symbols; y++) {
+        const double n = (double)(sum[y] + (rows ? rows[y] : 0));
+        if (n * (double)costs[y].widest > (double)limits->max_buffer)
+            return 0;
+        bytes += n * (double)costs[y].total;
+    }
+    return bytes <= budget;
+}
+
+/* The whole batch as one chunk (no ghosts): the common case, checked
+ * without the cut's bookkeeping. */
+static int whole_batch_fits(mlff_chunks *c, const symbol_cost *costs, int n_symbols, const mlff_chunk_limits *limits,
+                            double budget, const mlff_batch_work *w)
+{
+    if (limits->max_atoms > 0 && w->n_atoms > limits->max_atoms)
+        return 0;
+    int64_t *rows = c->rows, *sum = rows + n_symbols;
+    memset(sum, 0, (size_t)n_symbols * sizeof *sum);
+    for (int64_t a = 0; a < w->n_atoms; a++) {
+        const int64_t p0 = c->first_pair[a];
+        atom_rows(costs, n_symbols, w->species[a], w->pairs.distances + p0, c->first_pair[a + 1] - p0, rows);
+        for (int y = 0; y < n_symbols; y++)
+            sum[y] += rows[y];
+    }
+    sum[MLFF_SYMBOL_ATOMS] = w->n_atoms;
+    return rows_fit(costs, n_symbols, sum, NULL, limits, budget);
+}
+
 /* Greedy cut along c->order: a chunk grows while its tensors fit. The
  * atoms of a chunk are its owned atoms and their neighbours (ghosts), found
  * as it grows: c->seen[a] == c->generation marks the atoms already in it. */
@@ -142,13 +176,8 @@ static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, 
             for (int64_t p = p0; p < p1; p++)
                 new_atoms += c->seen[neighbour[2 * p + 1]] != c->generation;
             rows[MLFF_SYMBOL_ATOMS] = new_atoms;
-            double bytes = 0;
-            int fits = limits->max_atoms <= 0 || owned < limits->max_atoms;
-            for (int y = 0; y < n_symbols; y++) {
-                bytes += (double)(sum[y] + rows[y]) * (double)costs[y].total;
-                fits = fits && (double)(sum[y] + rows[y]) * (double)costs[y].widest <= (double)limits->max_buffer;
-            }
-            if (fits && bytes <= budget)
+            if ((limits->max_atoms <= 0 || owned < limits->max_atoms) &&
+                rows_fit(costs, n_symbols, sum, rows, limits, budget))
                 break;
             if (owned == 0)
                 return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
@@ -224,14 +253,15 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
     const symbol_cost *costs = c->costs;
     const double budget = ((double)limits->budget - (double)mlff_plan_param_bytes(plan)) / MLFF_PLAN_HEADROOM -
                           (double)costs[MLFF_SYMBOL_SYSTEMS].total * (double)b->n_systems;
-    /* The whole batch in one pass where it fits (in batch order its chunk
-     * never holds more than the batch's atoms); else in spatial order. */
-    for (int64_t a = 0; a < n_atoms; a++)
-        c->order[a] = (int32_t)a;
-    c->start[0] = 0;
-    c->start[1] = n_atoms;
-    s = cut(c, costs, g->n_symbols, limits, budget, w, err);
-    if (s == MLFF_OK && c->n_chunks > 1 && (s = spatial_order(b, c->order, err)) == MLFF_OK)
+    /* The whole batch in one pass where it fits; else chunks in spatial order. */
+    if (whole_batch_fits(c, costs, g->n_symbols, limits, budget, w)) {
+        for (int64_t a = 0; a < n_atoms; a++)
+            c->order[a] = (int32_t)a;
+        c->start[0] = 0;
+        c->start[1] = n_atoms;
+        return MLFF_OK;
+    }
+    if ((s = spatial_order(b, c->order, err)) == MLFF_OK)
         s = cut(c, costs, g->n_symbols, limits, budget, w, err);
     return s;
 }

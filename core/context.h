@@ -47,7 +47,14 @@ void mlff_context_close(mlff_context *ctx);
 mlff_status mlff_context_add_model(mlff_context *ctx, mlff_model *model);
 void mlff_context_remove_model(mlff_context *ctx, mlff_model *model);
 
+/* Opening a model is reading it (file, graph: no device, any thread) and
+ * attaching it to a context (plans on its device); open does both. On
+ * failure read and attach free the model. */
+mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err);
+mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *model);
 mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **out);
+/* Frees a model that no context holds; close also takes it out of its context. */
+void mlff_model_discard(mlff_model *model);
 void mlff_model_close(mlff_model *model);
 mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlff_results *results);
 

@@ -212,28 +212,36 @@ int mlff_graph_input_element_atoms(mlff_graph *g, int element)
                    : new_input(g, MLFF_INPUT_ELEMENT_ATOMS, MLFF_DTYPE_I32, sym, 1, element, 0.0);
 }
 
-int mlff_graph_param(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
-                     mlff_dtype host_dtype, const void *data)
+int mlff_graph_param_take(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
+                          mlff_dtype host_dtype, void *data)
 {
-    if (g->error.status != MLFF_OK)
-        return -1;
-    size_t elem = mlff_dtype_size(host_dtype);
-    if (rows <= 0 || cols <= 0 || elem == 0)
-        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "parameter %s has a bad shape", name);
-    size_t bytes = (size_t)rows * (size_t)cols * elem;
-    void *copy = malloc(bytes);
-    if (!copy)
-        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for parameter %s", name);
-    memcpy(copy, data, bytes);
-    int t = new_tensor(g, MLFF_TENSOR_PARAM, dtype, MLFF_FIXED_ROWS, rows, cols);
+    int t = -1;
+    if (g->error.status == MLFF_OK) {
+        if (rows <= 0 || cols <= 0 || mlff_dtype_size(host_dtype) == 0)
+            mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "parameter %s has a bad shape", name);
+        else if (!data)
+            mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for parameter %s", name);
+        else
+            t = new_tensor(g, MLFF_TENSOR_PARAM, dtype, MLFF_FIXED_ROWS, rows, cols);
+    }
     if (t < 0) {
-        free(copy);
+        free(data);
         return -1;
     }
     g->tensors[t].host_dtype = host_dtype;
-    g->tensors[t].host_data = copy;
+    g->tensors[t].host_data = data;
     snprintf(g->tensors[t].name, sizeof g->tensors[t].name, "%s", name);
     return t;
+}
+
+int mlff_graph_param(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
+                     mlff_dtype host_dtype, const void *data)
+{
+    const size_t bytes = rows > 0 && cols > 0 ? (size_t)rows * (size_t)cols * mlff_dtype_size(host_dtype) : 0;
+    void *copy = g->error.status == MLFF_OK && bytes ? malloc(bytes) : NULL;
+    if (copy)
+        memcpy(copy, data, bytes);
+    return mlff_graph_param_take(g, name, dtype, rows, cols, host_dtype, copy);
 }
 
 void mlff_graph_set_name(mlff_graph *g, int tensor, const char *name)

@@ -129,6 +129,10 @@ int mlff_graph_input_element_atoms(mlff_graph *g, int element);
  * the plan stores it (REAL for weights, F64 for exact constants, I32). */
 int mlff_graph_param(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
                      mlff_dtype host_dtype, const void *data);
+/* The same, taking data (from malloc) instead of copying it: freed with the
+ * graph, or at once if the parameter cannot be added. */
+int mlff_graph_param_take(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
+                          mlff_dtype host_dtype, void *data);
 
 /* Names make tensors findable by tests and tools ("aev"); params are named at creation. */
 void mlff_graph_set_name(mlff_graph *g, int tensor, const char *name);

@@ -92,9 +92,10 @@ static mlff_status build_graph(mlff_model *m, const mlff_model_file *mf, mlff_er
     return MLFF_OK;
 }
 
-mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **out)
+/* Everything the device does not change: the file, the identity, the
+ * graph. Safe to run on another thread while the device opens. */
+mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
 {
-    mlff_error *err = &ctx->error;
     *out = NULL;
     if (!path)
         path = mlff_default_model_path();
@@ -103,7 +104,6 @@ mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **ou
         free(m);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    m->ctx = ctx;
     mlff_profile_init(&m->profile, m->name);
     mlff_model_file *mf = NULL;
     mlff_status s = mlff_model_file_read(path, &mf, err);
@@ -112,30 +112,44 @@ mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **ou
     if (s == MLFF_OK)
         s = build_graph(m, mf, err);
     mlff_model_file_destroy(mf);
-    if (s == MLFF_OK)
-        s = mlff_plan_create(m->graph, ctx->iface, ctx->backend, ctx->real, &m->plan, err);
-    if (s == MLFF_OK)
-        s = mlff_batch_work_init(&m->work, m->graph, err);
-    if (s == MLFF_OK)
-        s = mlff_context_add_model(ctx, m);
     if (s != MLFF_OK) {
-        mlff_plan_destroy(m->plan);
-        mlff_batch_work_free(&m->work);
-        mlff_graph_destroy(m->graph);
-        free(m->path);
-        free(m);
+        mlff_model_discard(m);
         return s;
     }
     *out = m;
     return MLFF_OK;
 }
 
-void mlff_model_close(mlff_model *m)
+mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
+{
+    mlff_error *err = &ctx->error;
+    m->ctx = ctx;
+    mlff_status s = mlff_plan_create(m->graph, ctx->iface, ctx->backend, ctx->real, &m->plan, err);
+    if (s == MLFF_OK)
+        s = mlff_batch_work_init(&m->work, m->graph, err);
+    if (s == MLFF_OK)
+        s = mlff_context_add_model(ctx, m);
+    if (s != MLFF_OK) {
+        m->ctx = NULL;
+        mlff_model_discard(m);
+    }
+    return s;
+}
+
+mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **out)
+{
+    mlff_model *m = NULL;
+    mlff_status s = mlff_model_read(path, &m, &ctx->error);
+    if (s == MLFF_OK && (s = mlff_model_attach(ctx, m)) != MLFF_OK)
+        m = NULL;
+    *out = m;
+    return s;
+}
+
+void mlff_model_discard(mlff_model *m)
 {
     if (!m)
         return;
-    mlff_context_remove_model(m->ctx, m);
-    mlff_profile_print(&m->profile);
     mlff_plan_destroy(m->plan);
     mlff_batch_work_free(&m->work);
     mlff_chunks_free(&m->chunks);
@@ -144,6 +158,15 @@ void mlff_model_close(mlff_model *m)
     free(m->chunk_results.data);
     free(m->path);
     free(m);
+}
+
+void mlff_model_close(mlff_model *m)
+{
+    if (!m)
+        return;
+    mlff_context_remove_model(m->ctx, m);
+    mlff_profile_print(&m->profile);
+    mlff_model_discard(m);
 }
 
 /*

@@ -141,17 +141,18 @@ static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int membe
         memcpy(w + m * wsize, wt->data, wsize * sizeof *w);
         memcpy(b + m * bsize, bt->data, bsize * sizeof *b);
     }
-    if (ok) {
-        snprintf(name, sizeof name, "network.%s.%d.weight", el, l);
-        layer->weight = mlff_graph_param(g, name, MLFF_DTYPE_REAL, members * layer->out, layer->in,
-                                         MLFF_DTYPE_F32, w);
-        snprintf(name, sizeof name, "network.%s.%d.bias", el, l);
-        layer->bias = mlff_graph_param(g, name, MLFF_DTYPE_REAL, members * layer->out, 1,
-                                       MLFF_DTYPE_F32, b);
+    if (!ok) {
+        free(w);
+        free(b);
+        return 0;
     }
-    free(w);
-    free(b);
-    return ok;
+    /* The graph takes the stacked arrays: the weights are copied once here, not twice. */
+    snprintf(name, sizeof name, "network.%s.%d.weight", el, l);
+    layer->weight = mlff_graph_param_take(g, name, MLFF_DTYPE_REAL, members * layer->out, layer->in,
+                                          MLFF_DTYPE_F32, w);
+    snprintf(name, sizeof name, "network.%s.%d.bias", el, l);
+    layer->bias = mlff_graph_param_take(g, name, MLFF_DTYPE_REAL, members * layer->out, 1, MLFF_DTYPE_F32, b);
+    return layer->weight >= 0 && layer->bias >= 0;
 }
 
 /* Atomic energies (Hartree, [n_el, 1]) of the atoms of one element. */

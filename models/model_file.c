@@ -1,7 +1,7 @@
 /*
  * The mlff model file (layout in model_file.h).
  *
- * The reader takes the whole file into memory, checks magic and version,
+ * The reader maps the whole file into memory, checks magic and version,
  * then the SHA-256 trailer, and only then walks the entries; every length
  * and offset is still checked against the file size, because a checksum
  * only proves the file is what some writer wrote, not that the writer was
@@ -12,9 +12,11 @@
 #include "model_file.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -116,8 +118,11 @@ void mlff_model_file_destroy(mlff_model_file *mf)
     }
     for (size_t i = 0; i < mf->n_tensors; i++) {
         free(mf->tensors[i].name);
-        free(mf->tensors[i].data);
+        if (!mf->tensors[i].borrowed)
+            free(mf->tensors[i].data);
     }
+    if (mf->mapping)
+        munmap(mf->mapping, mf->mapping_size);
     free(mf->meta);
     free(mf->tensors);
     free(mf);
@@ -597,10 +602,16 @@ static int read_tensor_data(cursor *c, mlff_model_file *mf, const uint64_t *offs
         uint64_t padded = align_up(off + bytes);
         if (padded > c->end || !all_zero(c->bytes + off + bytes, padded - off - bytes))
             return bad_tensor(c, t->name, "padding after its data is missing or not zero");
-        if (!(t->data = malloc(bytes ? (size_t)bytes : 1)))
-            return out_of_memory(c);
-        size_t esize = mlff_dtype_size(t->dtype);
-        copy_little_endian(t->data, c->bytes + off, (size_t)(bytes / esize), esize);
+        if (host_is_little_endian()) {
+            /* The file's bytes are the tensor: no copy of tens of megabytes at every start. */
+            t->data = (void *)(c->bytes + off);
+            t->borrowed = 1;
+        } else {
+            if (!(t->data = malloc(bytes ? (size_t)bytes : 1)))
+                return out_of_memory(c);
+            size_t esize = mlff_dtype_size(t->dtype);
+            copy_little_endian(t->data, c->bytes + off, (size_t)(bytes / esize), esize);
+        }
         expected = padded;
     }
     if (expected != c->end)
@@ -701,37 +712,31 @@ static mlff_status parse_file(const uint8_t *bytes, size_t size, const char *pat
     return c.status;
 }
 
-/* The whole file in a new buffer (*bytes is never NULL on success). */
-static mlff_status slurp(const char *path, uint8_t **bytes, size_t *size, mlff_error *err)
+/* The whole file, mapped read-only (unmapped with munmap(*bytes, *size)). */
+static mlff_status map_file(const char *path, uint8_t **bytes, size_t *size, mlff_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return mlff_fail(err, MLFF_ERROR_IO, "cannot open model file %s: %s", path, strerror(errno));
     struct stat st;
     mlff_status status = MLFF_OK;
-    if (fstat(fileno(f), &st) != 0)
-        status = mlff_fail(err, MLFF_ERROR_IO, "cannot read model file %s: %s", path,
-                           strerror(errno));
+    if (fstat(fd, &st) != 0)
+        status = mlff_fail(err, MLFF_ERROR_IO, "cannot read model file %s: %s", path, strerror(errno));
     else if (!S_ISREG(st.st_mode))
-        status = mlff_fail(err, MLFF_ERROR_IO, "cannot read model file %s: not a regular file",
-                           path);
+        status = mlff_fail(err, MLFF_ERROR_IO, "cannot read model file %s: not a regular file", path);
     else if ((uint64_t)st.st_size > SIZE_MAX - 1)
         status = mlff_fail(err, MLFF_ERROR_IO, "model file %s is too large", path);
-    uint8_t *buf = NULL;
-    size_t n = status == MLFF_OK ? (size_t)st.st_size : 0;
-    if (status == MLFF_OK && !(buf = malloc(n ? n : 1)))
-        status = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory reading model file %s "
-                           "(%zu bytes)", path, n);
-    if (status == MLFF_OK && fread(buf, 1, n, f) != n)
-        status = mlff_fail(err, MLFF_ERROR_IO, "cannot read model file %s: %s", path,
-                           ferror(f) ? strerror(errno) : "file shrank while reading");
-    fclose(f);
-    if (status != MLFF_OK) {
-        free(buf);
+    else if (st.st_size == 0)
+        status = mlff_fail(err, MLFF_ERROR_MODEL_FORMAT, "model file %s is truncated (0 bytes)", path);
+    void *map = MAP_FAILED;
+    if (status == MLFF_OK &&
+        (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0)) == MAP_FAILED)
+        status = mlff_fail(err, MLFF_ERROR_IO, "cannot map model file %s: %s", path, strerror(errno));
+    close(fd);
+    if (status != MLFF_OK)
         return status;
-    }
-    *bytes = buf;
-    *size = n;
+    *bytes = map;
+    *size = (size_t)st.st_size;
     return MLFF_OK;
 }
 
@@ -744,15 +749,17 @@ mlff_status mlff_model_file_read(const char *path, mlff_model_file **out, mlff_e
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "model file read: NULL path");
     uint8_t *bytes = NULL;
     size_t size = 0;
-    mlff_status st = slurp(path, &bytes, &size, err);
+    mlff_status st = map_file(path, &bytes, &size, err);
     if (st != MLFF_OK)
         return st;
     mlff_model_file *mf = mlff_model_file_create();
-    if (!mf)
-        st = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory reading model file %s", path);
-    else
-        st = parse_file(bytes, size, path, mf, err);
-    free(bytes);
+    if (!mf) {
+        munmap(bytes, size);
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory reading model file %s", path);
+    }
+    mf->mapping = bytes; /* freed with mf, also when parsing fails */
+    mf->mapping_size = size;
+    st = parse_file(bytes, size, path, mf, err);
     if (st != MLFF_OK) {
         mlff_model_file_destroy(mf);
         return st;

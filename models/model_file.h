@@ -32,6 +32,7 @@ typedef struct mlff_model_tensor {
     mlff_dtype dtype; /* F32, F64 or I32 */
     int64_t rows, cols;
     void *data;       /* rows * cols elements, owned by the model file */
+    int borrowed;     /* data points into the file's mapping (not freed alone) */
 } mlff_model_tensor;
 
 typedef struct mlff_model_meta {
@@ -44,6 +45,8 @@ typedef struct mlff_model_file {
     size_t n_meta, cap_meta;
     mlff_model_tensor *tensors;
     size_t n_tensors, cap_tensors;
+    void *mapping;    /* the file read, mapped, when tensors borrow from it */
+    size_t mapping_size;
 } mlff_model_file;
 
 mlff_model_file *mlff_model_file_create(void);

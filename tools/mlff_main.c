@@ -476,15 +476,10 @@ static int energy_main(run *r)
     if (o->neighbors_set)
         settings.neighbors = o->neighbors;
     settings.max_chunk_atoms = o->chunk_atoms;
-    mlff_status status = mlff_context_create(&settings, &r->ctx);
-    if (status != MLFF_OK) {
-        error_line("mlff: cannot use the device: %s", library_message(r->ctx, status));
-        return EXIT_BAD_INPUT;
-    }
     mlff_model *model = NULL;
-    status = mlff_model_load(r->ctx, o->model, &model);
+    mlff_status status = mlff_open(&settings, o->model, &r->ctx, &model);
     if (status != MLFF_OK) {
-        error_line("mlff: cannot load the model: %s", library_message(r->ctx, status));
+        error_line("mlff: cannot open the device or the model: %s", library_message(r->ctx, status));
         return EXIT_BAD_INPUT;
     }
     mlff_batch batch = {

@@ -21,14 +21,17 @@ int cpu_pack_b(cpu_packed_b *p, const float *w, int64_t rows, int64_t cols, int6
         return 0;
     for (int64_t panel = 0; panel < p->n_panels; panel++) {
         float *dst = p->data + panel * p->k * CPU_GEMM_NR;
+        const int64_t col0 = panel * CPU_GEMM_NR;
+        const int64_t width = p->n - col0 < CPU_GEMM_NR ? p->n - col0 : CPU_GEMM_NR;
+        /* Column j of the panel, row by row: w[kk, col0 + j], or w[col0 + j, kk]
+         * transposed; each read walks its own row of w forward. */
+        const float *column[CPU_GEMM_NR];
+        const int64_t step = transposed ? 1 : ldw;
+        for (int64_t j = 0; j < width; j++)
+            column[j] = transposed ? w + (col0 + j) * ldw : w + col0 + j;
         for (int64_t kk = 0; kk < p->k; kk++)
-            for (int64_t j = 0; j < CPU_GEMM_NR; j++) {
-                int64_t col = panel * CPU_GEMM_NR + j;
-                float v = 0;
-                if (col < p->n)
-                    v = transposed ? w[col * ldw + kk] : w[kk * ldw + col];
-                dst[kk * CPU_GEMM_NR + j] = v;
-            }
+            for (int64_t j = 0; j < CPU_GEMM_NR; j++)
+                dst[kk * CPU_GEMM_NR + j] = j < width ? column[j][kk * step] : 0.0f;
     }
     return 1;
 }

@@ -62,6 +62,39 @@ static mlff_status create_commands(mlff_backend *be, mlff_error *err)
     return MLFF_OK;
 }
 
+static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_TILED] = "tiled",
+                                          [VK_GEMM_SUBGROUP] = "subgroup"};
+
+vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows)
+{
+    if (be->gemm_forced || !be->has_shuffle || !be->is_gpu)
+        return be->gemm;
+    return rows >= VK_SG_MIN_GPU_ROWS ? VK_GEMM_SUBGROUP : VK_GEMM_TILED;
+}
+
+/* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): the subgroup shader
+ * where subgroups shuffle (on GPUs only for long batches: vk_gemm_for),
+ * else tiled on GPUs and direct on CPU implementations, which run barriers
+ * in loops slowly. */
+static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
+{
+    be->gemm = !be->is_gpu ? (be->has_shuffle ? VK_GEMM_SUBGROUP : VK_GEMM_DIRECT) : VK_GEMM_TILED;
+    const char *env = getenv("MLFF_VULKAN_GEMM");
+    if (!env || !*env)
+        return MLFF_OK;
+    be->gemm_forced = 1;
+    for (int k = 0; k < (int)(sizeof gemm_names / sizeof *gemm_names); k++)
+        if (!strcmp(env, gemm_names[k]))
+            be->gemm = (vk_gemm)k;
+    if (strcmp(env, gemm_names[be->gemm]) != 0)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_VULKAN_GEMM=%s: use direct, tiled or subgroup", env);
+    if (be->gemm == VK_GEMM_SUBGROUP && !be->has_shuffle)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "MLFF_VULKAN_GEMM=subgroup: the device has no subgroup shuffles in compute shaders "
+                         "(or subgroups of %u lanes, which do not divide %d)", be->subgroup_size, VK_GROUP_1D);
+    return MLFF_OK;
+}
+
 static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
 {
     mlff_backend *be = calloc(1, sizeof *be);
@@ -83,12 +116,18 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         vk_close(be);
         return s;
     }
-    const char *gemm = getenv("MLFF_VULKAN_GEMM");
-    be->gemm_tiled = gemm && !strcmp(gemm, "tiled") ? 1 : gemm && !strcmp(gemm, "direct") ? 0 : be->is_gpu;
+    if ((s = choose_gemm(be, err)) != MLFF_OK) {
+        vk_close(be);
+        return s;
+    }
     vk_pipeline_cache_open(be);
     size_t len = strlen(be->description);
     snprintf(be->description + len, sizeof be->description - len, ", %s memory, replay %s, %s gemm",
-             be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", be->gemm_tiled ? "tiled" : "direct");
+             be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", gemm_names[be->gemm]);
+    if (vk_gemm_for(be, 0) != vk_gemm_for(be, VK_SG_MIN_GPU_ROWS)) {
+        len = strlen(be->description);
+        snprintf(be->description + len, sizeof be->description - len, " (subgroup from %d rows)", VK_SG_MIN_GPU_ROWS);
+    }
     *out = be;
     return MLFF_OK;
 }

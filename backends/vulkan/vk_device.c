@@ -187,10 +187,11 @@ static void describe(mlff_backend *be, int index)
         snprintf(uuid + 2 * k, 3, "%02x", p->pipelineCacheUUID[k]);
     snprintf(be->identity, sizeof be->identity, "vendor %#x device %#x driver %#x api %#x uuid %s", p->vendorID,
              p->deviceID, p->driverVersion, p->apiVersion, uuid);
-    snprintf(be->description, sizeof be->description, "vulkan %d: %s (%s, Vulkan %u.%u.%u, driver %#x%s)", index,
-             p->deviceName, type_name(p->deviceType), VK_API_VERSION_MAJOR(p->apiVersion),
-             VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion), p->driverVersion,
-             be->has_fp64 ? ", fp64" : "");
+    snprintf(be->description, sizeof be->description,
+             "vulkan %d: %s (%s, Vulkan %u.%u.%u, driver %#x%s, subgroups of %u%s)", index, p->deviceName,
+             type_name(p->deviceType), VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
+             VK_API_VERSION_PATCH(p->apiVersion), p->driverVersion, be->has_fp64 ? ", fp64" : "",
+             be->subgroup_size, be->has_shuffle ? " with shuffles" : "");
 }
 
 mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err)
@@ -222,10 +223,17 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     be->queue_family = families[index];
     vkGetPhysicalDeviceProperties(be->physical, &be->props);
     vkGetPhysicalDeviceMemoryProperties(be->physical, &be->memory_props);
-    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+    VkPhysicalDeviceSubgroupProperties subgroups = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+                                                 .pNext = &subgroups};
     VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
     vkGetPhysicalDeviceProperties2(be->physical, &props2);
     be->max_allocation = m3.maxMemoryAllocationSize;
+    const VkSubgroupFeatureFlags shuffle = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
+    be->subgroup_size = subgroups.subgroupSize;
+    be->has_shuffle = (subgroups.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                      (subgroups.supportedOperations & shuffle) == shuffle && subgroups.subgroupSize > 0 &&
+                      VK_GROUP_1D % subgroups.subgroupSize == 0;
     VkPhysicalDeviceFeatures features;
     vkGetPhysicalDeviceFeatures(be->physical, &features);
     be->has_fp64 = mlff_device_fp64(features.shaderFloat64 == VK_TRUE);

@@ -27,6 +27,21 @@ enum {
 
 #define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */
 #define VK_GEMM_TILE 16 /* TS in shaders/vulkan/linear.comp */
+/* shaders/vulkan/linear_subgroup.comp: a work group of VK_GROUP_1D lanes
+ * keeps VK_SG_ROWS x (VK_SG_COLS * VK_GROUP_1D) outputs in registers. */
+#define VK_SG_ROWS 8
+#define VK_SG_COLS 2
+/* On GPUs it beats the tiled shader only on long batches (the H100: 10% at
+ * 8192 rows, but 3x slower for molecules, which it spreads over too few
+ * work groups); CPU implementations take it at every size. */
+#define VK_SG_MIN_GPU_ROWS 4096
+
+/* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
+typedef enum vk_gemm {
+    VK_GEMM_DIRECT,   /* linear.comp straight from the buffers: CPU implementations */
+    VK_GEMM_TILED,    /* linear.comp through shared memory */
+    VK_GEMM_SUBGROUP, /* linear_subgroup.comp: registers and subgroup shuffles */
+} vk_gemm;
 
 typedef struct vk_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
@@ -80,6 +95,8 @@ struct mlff_backend {
     VkQueue queue;
     uint32_t queue_family;
     int is_gpu, has_fp64;
+    uint32_t subgroup_size;
+    int has_shuffle; /* subgroup shuffles in compute, subgroups dividing VK_GROUP_1D */
     char description[1024];
     char identity[512]; /* vendor, device, driver, pipelineCacheUUID: part of cache keys */
 
@@ -113,7 +130,8 @@ struct mlff_backend {
     int cap_layouts;
     uint64_t epoch, clock;
     int replay;     /* MLFF_VULKAN_REPLAY=off records every call */
-    int gemm_tiled; /* shared-memory GEMM: on GPUs, or MLFF_VULKAN_GEMM=tiled|direct */
+    int gemm_forced; /* MLFF_VULKAN_GEMM given: gemm for every layer */
+    vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;
     int validation;
@@ -146,6 +164,8 @@ void vk_segments_init(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
+/* The GEMM shader for a dense layer of this many rows. */
+vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows);
 void vk_kernels_free(mlff_backend *be);
 
 /* vk_pipeline_cache.c */

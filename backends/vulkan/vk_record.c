@@ -59,14 +59,15 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     d.push[0] = (uint32_t)items;
 
     const uint32_t *most = be->props.limits.maxComputeWorkGroupCount;
-    const int gemm = mlff_op_is_gemm(n->op);
-    /* Dense layers: x the row tiles, y the column tiles, z the groups. */
-    const uint64_t per_group = gemm ? VK_GEMM_TILE : VK_GROUP_1D;
+    const int gemm = mlff_op_is_gemm(n->op), subgroup = gemm && vk_gemm_for(be, items) == VK_GEMM_SUBGROUP;
+    /* Dense layers: x the row blocks, y the column blocks, z the groups. */
+    const uint64_t per_group = subgroup ? VK_SG_ROWS : gemm ? VK_GEMM_TILE : VK_GROUP_1D;
     const uint64_t groups_x = ((uint64_t)items + per_group - 1) / per_group;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
-        d.groups[1] = (uint32_t)((cols + VK_GEMM_TILE - 1) / VK_GEMM_TILE);
+        const int64_t cols_per_group = subgroup ? VK_SG_COLS * VK_GROUP_1D : VK_GEMM_TILE;
+        d.groups[1] = (uint32_t)((cols + cols_per_group - 1) / cols_per_group);
         d.groups[2] = (uint32_t)groups;
         if (d.groups[1] > most[1] || d.groups[2] > most[2])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: a dense layer of %lld x %lld is too wide for the device",

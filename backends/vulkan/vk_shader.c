@@ -24,7 +24,9 @@
 
 static const char *template_name(const mlff_node_sig *s)
 {
-    return s->op == MLFF_OP_LINEAR_VJP ? "linear" : mlff_op_get((mlff_op)s->op)->name;
+    if (mlff_op_is_gemm((mlff_op)s->op))
+        return s->variant == VK_GEMM_SUBGROUP ? "linear_subgroup" : "linear";
+    return mlff_op_get((mlff_op)s->op)->name;
 }
 
 static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff_text *src, mlff_error *err)
@@ -32,17 +34,24 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     const char *tmpl = mlff_shader_find(mlff_vulkan_shaders, template_name(s));
     if (!tmpl)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: op %s has no shader", mlff_op_get((mlff_op)s->op)->name);
+    const int gemm = mlff_op_is_gemm((mlff_op)s->op);
     mlff_text_put(src, "#version 450\n%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    if (gemm && s->variant == VK_GEMM_SUBGROUP)
+        mlff_text_put(src, "#extension GL_KHR_shader_subgroup_basic : require\n"
+                           "#extension GL_KHR_shader_subgroup_shuffle : require\n"
+                           "#define SG_WG %d\n#define SG_ROWS %d\n#define SG_COLS %d\n",
+                      VK_GROUP_1D, VK_SG_ROWS, VK_SG_COLS);
     mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
     if (mlff_op_uses_segments((mlff_op)s->op))
         mlff_text_put(src, "#define SEGMENTS 1\n");
     if (s->epilogue == MLFF_EPILOGUE_CELU_GRAD)
         mlff_text_put(src, "#define EPI 1\n");
-    if (mlff_op_is_gemm((mlff_op)s->op))
-        mlff_text_put(src, "#define GEMM_TILED %d\n", be->gemm_tiled);
+    if (gemm)
+        mlff_text_put(src, "#define GEMM_TILED %d\n", s->variant == VK_GEMM_TILED);
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
-    mlff_text_put(src, "%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),
-                  mlff_shader_find(mlff_vulkan_shaders, "math"), tmpl);
+    mlff_text_put(src, "%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),
+                  mlff_shader_find(mlff_vulkan_shaders, "math"),
+                  gemm ? mlff_shader_find(mlff_vulkan_shaders, "gemm_store") : "", tmpl);
     return src->failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory generating a shader")
                        : MLFF_OK;
 }
@@ -160,6 +169,8 @@ mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline 
 {
     mlff_node_sig sig;
     mlff_node_signature(n, &sig);
+    if (mlff_op_is_gemm(n->op))
+        sig.variant = (int32_t)vk_gemm_for(be, mlff_node_work_items(n));
     const uint64_t hash = mlff_fnv1a(&sig, sizeof sig);
     for (int k = 0; k < be->n_kernels; k++)
         if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, &sig, sizeof sig) == 0) {

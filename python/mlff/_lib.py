@@ -115,6 +115,8 @@ _PROTOTYPES = {
                                                 ctypes.POINTER(ctypes.c_int64)]),
     "mlff_device_description": (ctypes.c_char_p, [context_p]),
     "mlff_model_load": (ctypes.c_int, [context_p, ctypes.c_char_p, ctypes.POINTER(model_p)]),
+    "mlff_open": (ctypes.c_int, [ctypes.POINTER(Settings), ctypes.c_char_p, ctypes.POINTER(context_p),
+                                 ctypes.POINTER(model_p)]),
     "mlff_model_free": (None, [model_p]),
     "mlff_model_get_info": (ctypes.c_int, [model_p, ctypes.POINTER(ModelInfo)]),
     "mlff_compute": (ctypes.c_int, [model_p, ctypes.POINTER(Batch), ctypes.POINTER(Results)]),

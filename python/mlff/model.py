@@ -99,20 +99,14 @@ class Model:
         self._lib = lib
         self._lock = threading.Lock()
         self.precision = precision
-        ctx = _lib.context_p()
-        status = lib.mlff_context_create(ctypes.byref(settings), ctypes.byref(ctx))
+        ctx, model = _lib.context_p(), _lib.model_p()
+        c_path = None if path is None else os.fsencode(path)
+        # The device opens while the model file is read.
+        status = lib.mlff_open(ctypes.byref(settings), c_path, ctypes.byref(ctx), ctypes.byref(model))
         if ctx.value:
             # Registered before any check: the context goes even if we raise.
             self._close = weakref.finalize(self, lib.mlff_context_destroy, ctx.value)
         self._ctx = ctx.value
-        if status != _lib.OK:
-            error = self._error(status)
-            self.close()
-            raise error
-
-        model = _lib.model_p()
-        c_path = None if path is None else os.fsencode(path)
-        status = lib.mlff_model_load(self._ctx, c_path, ctypes.byref(model))
         if status != _lib.OK:
             error = self._error(status)
             self.close()

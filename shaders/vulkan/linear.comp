@@ -1,18 +1,16 @@
-/* Our grouped GEMM for LINEAR and LINEAR_VJP (on Vulkan the only one). Per
+/* Our grouped GEMM for LINEAR and LINEAR_VJP (no CLBlast on Vulkan). Per
  * group g:
  *   C[m, n] = sum_k A[m, k] B[k, n], A = in0 rows (row stride GROUPS * GEMM_K),
  *   LINEAR:     B[k, n] = W[g*GEMM_N + n, k], plus bias in2[g*GEMM_N + n]
  *   LINEAR_VJP: B[k, n] = W[g*GEMM_K + k, n]
- * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
+ * then the bias and epilogue of gemm_store.glsl.
  * One output per invocation. GEMM_TILED 1 (GPUs): K in steps of TS through
  * shared memory; GEMM_TILED 0 (CPU implementations such as lavapipe, which
- * run barriers in loops slowly): straight from the buffers. Work groups: x = row tiles (rows from pc.base + TS * x;
+ * run barriers in loops slowly): straight from the buffers. (With subgroup
+ * shuffles: linear_subgroup.comp.) Work groups: x = row tiles (rows from pc.base + TS * x;
  * pc.n_items = rows of A, so that a long batch can take several
  * dispatches), y = column tiles, z = groups g. */
 #define TS 16
-#if EPILOGUE == 2 && !defined(EPI)
-#error "EPILOGUE 2 reads epi: define EPI"
-#endif
 layout(local_size_x = TS, local_size_y = TS, local_size_z = 1) in;
 
 #if GEMM_TILED
@@ -63,15 +61,6 @@ void main()
     if (m >= pc.n_items || n >= GEMM_N)
         return;
 #endif
-    const uint at = m * (GROUPS * GEMM_N) + g * GEMM_N + n;
-#if !VJP
-    sum += TO(in2[g * GEMM_N + n]);
-#endif
-#if EPILOGUE == 1
-    sum = sum > 0 ? sum : TO(ALPHA) * expm1_(sum / TO(ALPHA));
-#elif EPILOGUE == 2
-    sum = epi[at] > 0 ? sum : sum * (epi[at] / TO(ALPHA) + 1);
-#endif
-    outp[at] = sum;
+    gemm_store(g, m, n, sum);
 }
 #undef TS

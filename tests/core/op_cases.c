@@ -143,6 +143,19 @@ CASE(case_linear_grouped)
     return mlff_op_linear(g, x, w, b, 2);
 }
 
+/* Two dense layers, each with its CELU (which the GPU backends fuse into the
+ * GEMM), at sizes that leave partial tiles, blocks and subgroup steps
+ * everywhere: 37 rows, 45 and 150 inputs, 300 and 2 x 70 outputs. */
+CASE(case_dense_layers)
+{
+    int x = random_param(g, rng, 37, 45, -1, 1);
+    int w1 = random_param(g, rng, 300, 45, -0.3, 0.3), b1 = random_param(g, rng, 300, 1, -1, 1);
+    int w2 = random_param(g, rng, 140, 150, -0.2, 0.2), b2 = random_param(g, rng, 140, 1, -1, 1);
+    WRT1(x);
+    int h = mlff_op_celu(g, mlff_op_linear(g, x, w1, b1, 1), 0.5);
+    return mlff_op_celu(g, mlff_op_linear(g, h, w2, b2, 2), 0.5);
+}
+
 CASE(case_celu)
 {
     int x = random_param(g, rng, 4, 5, -0.5, 0.5);
@@ -276,6 +289,7 @@ const op_case op_cases[] = {
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
     {"linear", MLFF_OP_LINEAR, case_linear},
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
+    {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers},
     {"celu", MLFF_OP_CELU, case_celu},
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
     {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts},

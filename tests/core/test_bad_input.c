@@ -133,14 +133,38 @@ int main(int argc, char **argv)
     fclose(out);
     expect(ctx, mlff_model_load(ctx, path, &other), MLFF_ERROR_MODEL_FORMAT, path, -1, -1,
            "not a model file");
-    remove(path);
+    fclose(fopen(path, "wb"));
+    expect(ctx, mlff_model_load(ctx, path, &other), MLFF_ERROR_MODEL_FORMAT, "truncated (0 bytes)", -1, -1,
+           "empty model file");
     free(bytes);
     mlff_context_destroy(ctx);
+
+    /* mlff_open (device and model side by side): the model's errors, the
+     * device's errors, and on success the same model as the two calls. */
+    mlff_context *both = NULL;
+    mlff_status s = mlff_open(&settings, path, &both, &other);
+    expect(both, s, MLFF_ERROR_MODEL_FORMAT, "truncated", -1, -1, "mlff_open: empty model file");
+    if (other)
+        failures++, printf("FAIL mlff_open gave a model after failing\n");
+    mlff_context_destroy(both);
+    remove(path);
+    settings.device = MLFF_DEVICE_VULKAN;
+    settings.device_index = 99;
+    s = mlff_open(&settings, NULL, &both, &other);
+    expect(both, s, MLFF_ERROR_DEVICE, "vulkan", -1, -1, "mlff_open: unavailable device");
+    mlff_context_destroy(both);
+    settings.device = MLFF_DEVICE_CPU;
+    settings.device_index = -1;
+    s = mlff_open(&settings, NULL, &both, &other);
+    expect(both, s, MLFF_OK, "", -1, -1, "mlff_open: CPU and the default model");
+    if (s == MLFF_OK)
+        expect(both, evaluate(other), MLFF_OK, "", -1, -1, "mlff_open: evaluation");
+    mlff_context_destroy(both);
 
     /* Devices that are not there are errors, not a quiet fall back to the CPU. */
     settings.device = MLFF_DEVICE_OPENCL;
     settings.device_index = 99;
-    mlff_status s = mlff_context_create(&settings, &ctx);
+    s = mlff_context_create(&settings, &ctx);
     expect(ctx, s, MLFF_ERROR_DEVICE, "opencl", -1, -1, "unavailable OpenCL device");
     mlff_context_destroy(ctx);
     settings.device = MLFF_DEVICE_VULKAN;
