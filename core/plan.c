@@ -8,6 +8,12 @@ typedef struct plan_tensor {
     size_t capacity; /* bytes */
     int64_t rows;
     mlff_dtype dtype;   /* concrete */
+    /* In the last run (see elide): the tensor whose buffer holds this one's
+     * values (itself, unless it was x + 0), and whether it is all zeros
+     * that no node has written yet. */
+    int same_as;
+    int zero;
+    int source; /* when zero: the skipped node (its place in the run) */
 } plan_tensor;
 
 /* The nodes needed by one set of outputs, in execution order. partner[k] is
@@ -27,6 +33,8 @@ struct mlff_plan {
     plan_tensor *tensors;
     node_list runs[1 << MLFF_OUTPUT_COUNT];
     mlff_exec_node *exec;
+    uint8_t *skip;              /* per node of the run: not launched (elide) */
+    const node_list *runs_now;  /* the run being prepared */
     mlff_memory_limits limits;
     void *staging; /* host conversion buffer */
     size_t staging_size;
@@ -219,11 +227,14 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     iface->memory_limits(be, &p->limits);
     p->tensors = calloc((size_t)g->n_tensors, sizeof *p->tensors);
     p->exec = calloc((size_t)g->n_nodes + 1, sizeof *p->exec);
+    p->skip = calloc((size_t)g->n_nodes + 1, 1);
     mlff_status s = MLFF_OK;
-    if (!p->tensors || !p->exec)
+    if (!p->tensors || !p->exec || !p->skip)
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
-    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
+    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
         p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
+        p->tensors[t].same_as = t;
+    }
     for (unsigned mask = 1; s == MLFF_OK && mask < (1u << MLFF_OUTPUT_COUNT); mask++) {
         s = collect_nodes(p, mask, &p->runs[mask], err);
         if (s == MLFF_OK)
@@ -253,6 +264,7 @@ void mlff_plan_destroy(mlff_plan *p)
     }
     free(p->tensors);
     free(p->exec);
+    free(p->skip);
     free(p->staging);
     free(p);
 }
@@ -314,17 +326,82 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
     return p->iface->buffer_write(p->be, pt->buffer, 0, src, n * mlff_dtype_size(pt->dtype), err);
 }
 
+/* Tensor t as a kernel sees it: its shape, in the buffer that holds it. */
 static mlff_exec_tensor exec_tensor(const mlff_plan *p, int t)
 {
-    return (mlff_exec_tensor){p->tensors[t].buffer, p->tensors[t].dtype, p->tensors[t].rows,
-                              p->g->tensors[t].cols};
+    const plan_tensor *pt = &p->tensors[t];
+    return (mlff_exec_tensor){p->tensors[pt->same_as].buffer, pt->dtype, pt->rows, p->g->tensors[t].cols};
+}
+
+/*
+ * Nodes whose result the bound sizes already give are not launched: a
+ * scatter of no rows (or of zeros) is all zeros, and x + 0 is x, which
+ * later nodes then read from x's buffer. A batch without some of the
+ * model's elements leaves every node of their networks empty but these,
+ * about a quarter of a small molecule's launches. Exact: adding zero
+ * changes no value. A skipped node stays in the list with no rows, so the
+ * backends see the same kernels (one program for every batch) and launch
+ * nothing for it.
+ */
+static int elide(mlff_plan *p, const mlff_graph_node *n, int k)
+{
+    plan_tensor *out = &p->tensors[n->output];
+    if (n->op == MLFF_OP_SCATTER_ADD_ROWS) {
+        const plan_tensor *x = &p->tensors[p->tensors[n->inputs[0]].same_as];
+        if (x->rows != 0 && !x->zero)
+            return 0;
+        out->zero = 1;
+        out->source = k;
+        return 1;
+    }
+    if (n->op == MLFF_OP_ADD) {
+        const int a = p->tensors[n->inputs[0]].same_as, b = p->tensors[n->inputs[1]].same_as;
+        if (p->tensors[a].zero || p->tensors[b].zero) {
+            out->same_as = p->tensors[b].zero ? a : b;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Tensor t is read: the skipped scatter that stands for its zeros runs
+ * after all (and so does whatever it reads). */
+static void materialize(mlff_plan *p, int t, uint8_t *skip)
+{
+    plan_tensor *held = &p->tensors[p->tensors[t].same_as];
+    if (!held->zero)
+        return;
+    held->zero = 0;
+    skip[held->source] = 0;
+    const mlff_graph_node *n = &p->g->nodes[p->runs_now->nodes[held->source]];
+    for (int j = 0; j < n->n_inputs; j++)
+        materialize(p, n->inputs[j], skip);
 }
 
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
 {
-    const node_list *list = &p->runs[outputs & ((1u << MLFF_OUTPUT_COUNT) - 1)];
+    const mlff_graph *g = p->g;
+    outputs &= (1u << MLFF_OUTPUT_COUNT) - 1;
+    const node_list *list = p->runs_now = &p->runs[outputs];
+    uint8_t *skip = p->skip;
+    for (int t = 0; t < g->n_tensors; t++) {
+        p->tensors[t].same_as = t;
+        p->tensors[t].zero = 0;
+    }
+    for (int k = 0; k < list->n; k++)
+        skip[k] = list->partner[k] < 0 && elide(p, &g->nodes[list->nodes[k]], k);
     for (int k = 0; k < list->n; k++) {
-        const mlff_graph_node *n = &p->g->nodes[list->nodes[k]];
+        const mlff_graph_node *n = &g->nodes[list->nodes[k]];
+        for (int j = 0; !skip[k] && j < n->n_inputs; j++)
+            materialize(p, n->inputs[j], skip);
+        if (!skip[k] && list->partner[k] >= 0 && g->nodes[list->partner[k]].n_inputs > 1)
+            materialize(p, g->nodes[list->partner[k]].inputs[1], skip);
+    }
+    for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
+        if ((outputs >> r & 1u) && g->outputs[r] >= 0)
+            materialize(p, g->outputs[r], skip);
+    for (int k = 0; k < list->n; k++) {
+        const mlff_graph_node *n = &g->nodes[list->nodes[k]];
         mlff_exec_node *e = &p->exec[k];
         memset(e, 0, sizeof *e);
         e->op = n->op;
@@ -335,12 +412,19 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
         e->output = exec_tensor(p, n->output);
         if (list->partner[k] >= 0) {
             /* The folded node's output becomes this node's. */
-            const mlff_graph_node *b = &p->g->nodes[list->partner[k]];
+            const mlff_graph_node *b = &g->nodes[list->partner[k]];
             e->epilogue = epilogue_of(n, b);
             e->epilogue_alpha = b->attrs.f[0];
             if (b->n_inputs > 1)
                 e->epilogue_input = exec_tensor(p, b->inputs[1]);
             e->output = exec_tensor(p, b->output);
+        }
+        if (skip[k]) {
+            /* An empty node: every backend launches and sorts nothing for it. */
+            e->output.buffer = p->tensors[n->output].buffer;
+            e->output.rows = 0;
+            for (int j = 0; j < n->n_inputs; j++)
+                e->inputs[j].rows = 0;
         }
     }
     return p->iface->compute(p->be, p->exec, list->n, err);
@@ -348,10 +432,14 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
 
 mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *err)
 {
-    plan_tensor *pt = &p->tensors[tensor];
+    const plan_tensor *pt = &p->tensors[tensor], *held = &p->tensors[pt->same_as];
     size_t n = (size_t)pt->rows * (size_t)p->g->tensors[tensor].cols;
     if (n == 0)
         return MLFF_OK;
+    if (held->zero) {
+        memset(dst, 0, n * sizeof *dst);
+        return MLFF_OK;
+    }
     size_t bytes = n * mlff_dtype_size(pt->dtype);
     void *dst_raw = dst;
     if (pt->dtype != MLFF_DTYPE_F64) {
@@ -360,7 +448,7 @@ mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *er
             return s;
         dst_raw = p->staging;
     }
-    mlff_status s = p->iface->buffer_read(p->be, pt->buffer, 0, dst_raw, bytes, err);
+    mlff_status s = p->iface->buffer_read(p->be, held->buffer, 0, dst_raw, bytes, err);
     if (s == MLFF_OK && dst_raw != dst)
         convert(dst, MLFF_DTYPE_F64, dst_raw, pt->dtype, n);
     return s;

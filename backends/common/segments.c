@@ -14,6 +14,8 @@ typedef struct segment_spec {
 static int spec_for(const mlff_exec_node *n, segment_spec *s)
 {
     memset(s, 0, sizeof *s);
+    if (n->output.rows == 0)
+        return 0; /* nothing to sum into (an empty node, see core/plan.c) */
     s->n_keys = n->output.rows;
     s->stride = 1;
     const mlff_exec_tensor *in = n->inputs;

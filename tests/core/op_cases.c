@@ -120,6 +120,20 @@ CASE(case_scatter_add_rows)
                                     MLFF_DTYPE_REAL);
 }
 
+/* An element the batch lacks (its atom list has no rows, as the tests bind
+ * every size symbol to 0): its scatter is zeros, which the plan does not
+ * launch; x + 0 is then x itself, and a zero read by another op (the mul)
+ * is written after all. out = (x + 0) + x * (0 + 0). */
+CASE(case_absent_element)
+{
+    int x = random_param(g, rng, 4, 3, -1, 1);
+    int atoms = mlff_graph_input_element_atoms(g, 0);
+    int none = mlff_op_scatter_add_rows(g, mlff_op_gather_rows(g, x, atoms, MLFF_DTYPE_REAL), atoms,
+                                        MLFF_FIXED_ROWS, 4, MLFF_DTYPE_REAL);
+    WRT1(x);
+    return mlff_op_add(g, mlff_op_add(g, x, none), mlff_op_mul(g, x, mlff_op_add(g, none, none)));
+}
+
 CASE(case_sum_cols)
 {
     int x = random_param(g, rng, 4, 5, -1, 1);
@@ -286,6 +300,7 @@ const op_case op_cases[] = {
     {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols},
     {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows},
     {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows},
+    {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element},
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
     {"linear", MLFF_OP_LINEAR, case_linear},
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},

@@ -26,7 +26,7 @@ static void check(int ok, const char *what)
 static void run(mlff_precision precision, const char *dir)
 {
     enum { N = 14 };
-    reference refs[N];
+    reference refs[N] = {0};
     int n = 0;
     for (int k = 0; reference_molecules[k]; k++)
         check(reference_load(&refs[n++], dir, reference_molecules[k]), "load reference");
