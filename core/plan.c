@@ -13,7 +13,7 @@ typedef struct plan_tensor {
      * that no node has written yet. */
     int same_as;
     int zero;
-    int source; /* when zero: the skipped node (its place in the run) */
+    int source; /* when zero: the skipped node that stands for it */
 } plan_tensor;
 
 /* The nodes needed by one set of outputs, in execution order. partner[k] is
@@ -33,8 +33,7 @@ struct mlff_plan {
     plan_tensor *tensors;
     node_list runs[1 << MLFF_OUTPUT_COUNT];
     mlff_exec_node *exec;
-    uint8_t *skip;              /* per node of the run: not launched (elide) */
-    const node_list *runs_now;  /* the run being prepared */
+    uint8_t *skip; /* per graph node, in the last run: not launched (elide) */
     mlff_memory_limits limits;
     void *staging; /* host conversion buffer */
     size_t staging_size;
@@ -343,15 +342,16 @@ static mlff_exec_tensor exec_tensor(const mlff_plan *p, int t)
  * backends see the same kernels (one program for every batch) and launch
  * nothing for it.
  */
-static int elide(mlff_plan *p, const mlff_graph_node *n, int k)
+static int elide(mlff_plan *p, int node)
 {
+    const mlff_graph_node *n = &p->g->nodes[node];
     plan_tensor *out = &p->tensors[n->output];
     if (n->op == MLFF_OP_SCATTER_ADD_ROWS) {
         const plan_tensor *x = &p->tensors[p->tensors[n->inputs[0]].same_as];
         if (x->rows != 0 && !x->zero)
             return 0;
         out->zero = 1;
-        out->source = k;
+        out->source = node;
         return 1;
     }
     if (n->op == MLFF_OP_ADD) {
@@ -366,40 +366,39 @@ static int elide(mlff_plan *p, const mlff_graph_node *n, int k)
 
 /* Tensor t is read: the skipped scatter that stands for its zeros runs
  * after all (and so does whatever it reads). */
-static void materialize(mlff_plan *p, int t, uint8_t *skip)
+static void materialize(mlff_plan *p, int t)
 {
     plan_tensor *held = &p->tensors[p->tensors[t].same_as];
     if (!held->zero)
         return;
     held->zero = 0;
-    skip[held->source] = 0;
-    const mlff_graph_node *n = &p->g->nodes[p->runs_now->nodes[held->source]];
+    p->skip[held->source] = 0;
+    const mlff_graph_node *n = &p->g->nodes[held->source];
     for (int j = 0; j < n->n_inputs; j++)
-        materialize(p, n->inputs[j], skip);
+        materialize(p, n->inputs[j]);
 }
 
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
 {
     const mlff_graph *g = p->g;
     outputs &= (1u << MLFF_OUTPUT_COUNT) - 1;
-    const node_list *list = p->runs_now = &p->runs[outputs];
-    uint8_t *skip = p->skip;
+    const node_list *list = &p->runs[outputs];
     for (int t = 0; t < g->n_tensors; t++) {
         p->tensors[t].same_as = t;
         p->tensors[t].zero = 0;
     }
     for (int k = 0; k < list->n; k++)
-        skip[k] = list->partner[k] < 0 && elide(p, &g->nodes[list->nodes[k]], k);
+        p->skip[list->nodes[k]] = list->partner[k] < 0 && elide(p, list->nodes[k]);
     for (int k = 0; k < list->n; k++) {
         const mlff_graph_node *n = &g->nodes[list->nodes[k]];
-        for (int j = 0; !skip[k] && j < n->n_inputs; j++)
-            materialize(p, n->inputs[j], skip);
-        if (!skip[k] && list->partner[k] >= 0 && g->nodes[list->partner[k]].n_inputs > 1)
-            materialize(p, g->nodes[list->partner[k]].inputs[1], skip);
+        for (int j = 0; !p->skip[list->nodes[k]] && j < n->n_inputs; j++)
+            materialize(p, n->inputs[j]);
+        if (list->partner[k] >= 0 && g->nodes[list->partner[k]].n_inputs > 1)
+            materialize(p, g->nodes[list->partner[k]].inputs[1]);
     }
     for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
         if ((outputs >> r & 1u) && g->outputs[r] >= 0)
-            materialize(p, g->outputs[r], skip);
+            materialize(p, g->outputs[r]);
     for (int k = 0; k < list->n; k++) {
         const mlff_graph_node *n = &g->nodes[list->nodes[k]];
         mlff_exec_node *e = &p->exec[k];
@@ -419,7 +418,7 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
                 e->epilogue_input = exec_tensor(p, b->inputs[1]);
             e->output = exec_tensor(p, b->output);
         }
-        if (skip[k]) {
+        if (p->skip[list->nodes[k]]) {
             /* An empty node: every backend launches and sorts nothing for it. */
             e->output.buffer = p->tensors[n->output].buffer;
             e->output.rows = 0;

@@ -712,7 +712,9 @@ static mlff_status parse_file(const uint8_t *bytes, size_t size, const char *pat
     return c.status;
 }
 
-/* The whole file, mapped read-only (unmapped with munmap(*bytes, *size)). */
+/* The whole file, mapped read-only (unmapped with munmap(*bytes, *size)).
+ * Writers replace model files by renaming a new one into place, so a
+ * mapped file does not change under its readers. */
 static mlff_status map_file(const char *path, uint8_t **bytes, size_t *size, mlff_error *err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -69,9 +69,11 @@ mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride,
                          "split the batch", (long long)n);
     out->offsets = cpu_arena_alloc(&be->arena, (size_t)(n_keys + 1) * sizeof *out->offsets);
     out->items = cpu_arena_alloc(&be->arena, (size_t)(n > 0 ? n : 1) * sizeof *out->items);
-    if (!out->offsets || !out->items)
+    const size_t scratch_size = mlff_counting_sort_scratch(be->pool, n, n_keys);
+    int32_t *scratch = scratch_size ? cpu_arena_alloc(&be->arena, scratch_size * sizeof *scratch) : NULL;
+    if (!out->offsets || !out->items || (scratch_size && !scratch))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for an index sort");
-    const int64_t bad = mlff_counting_sort(keys, stride, n, n_keys, out->offsets, out->items);
+    const int64_t bad = mlff_counting_sort_parallel(keys, stride, n, n_keys, out->offsets, out->items, be->pool, scratch);
     if (bad >= 0)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "cpu: index %d of entry %lld is out of range [0, %lld)",
                          keys[bad * stride], (long long)bad, (long long)n_keys);

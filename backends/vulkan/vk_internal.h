@@ -164,7 +164,7 @@ void vk_segments_init(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
-/* The GEMM shader for a dense layer of this many rows. */
+/* vk_backend.c: the GEMM shader for a dense layer of this many rows. */
 vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows);
 void vk_kernels_free(mlff_backend *be);
 
