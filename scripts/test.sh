@@ -14,7 +14,8 @@ options=()
 build_dir=build
 if [ "${1:-}" = --sanitize ]; then
     build_dir=build-asan
-    options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug)
+    # -O2: the sanitizers work as well there, and the suite runs 5x faster than at -O0.
+    options+=(-Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized)
     # verify_asan_link_order=0: the Vulkan tests preload lavapipe (tests/meson.build says why).
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
