@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /* Bins are this much (relatively) wider than the cutoff, against rounding. */
 #define BIN_MARGIN 1e-8
 /* How far (in lattice vectors) an atom may lie outside its cell. */
@@ -33,7 +35,7 @@
 #define MAX_REACH 1000000
 
 typedef struct nl_work {
-    int64_t atoms_capacity, bins_capacity, keys_capacity;
+    int64_t atoms_capacity, bins_capacity;
     double *frac;       /* [n][3] u of each atom of the system (wrapped along periodic axes) */
     int32_t *shift;     /* [n][3] lattice vectors taken off to wrap */
     int32_t *bin;       /* [n] bin of each atom */
@@ -82,62 +84,24 @@ static void update_work_size(mlff_neighbor_list *list)
 
 static int reserve_atoms(nl_work *w, int64_t need)
 {
-    if (need <= w->atoms_capacity)
-        return 1;
-    const int64_t cap = grown(w->atoms_capacity, need);
-    void *p;
-    if (!(p = realloc(w->frac, (size_t)cap * 3 * sizeof(double))))
-        return 0;
-    w->frac = p;
-    if (!(p = realloc(w->shift, (size_t)cap * 3 * sizeof(int32_t))))
-        return 0;
-    w->shift = p;
-    if (!(p = realloc(w->bin, (size_t)cap * sizeof(int32_t))))
-        return 0;
-    w->bin = p;
-    if (!(p = realloc(w->slot_atom, (size_t)cap * sizeof(int32_t))))
-        return 0;
-    w->slot_atom = p;
-    if (!(p = realloc(w->slot_pos, (size_t)cap * 3 * sizeof(double))))
-        return 0;
-    w->slot_pos = p;
-    if (!(p = realloc(w->slot_orig, (size_t)cap * 3 * sizeof(double))))
-        return 0;
-    w->slot_orig = p;
-    if (!(p = realloc(w->slot_shift, (size_t)cap * 3 * sizeof(int32_t))))
-        return 0;
-    w->slot_shift = p;
-    w->atoms_capacity = cap;
-    return 1;
+    void **const arrays[] = {(void **)&w->frac, (void **)&w->shift, (void **)&w->bin, (void **)&w->slot_atom,
+                             (void **)&w->slot_pos, (void **)&w->slot_orig, (void **)&w->slot_shift};
+    const size_t elems[] = {3 * sizeof(double), 3 * sizeof(int32_t), sizeof(int32_t), sizeof(int32_t),
+                            3 * sizeof(double), 3 * sizeof(double), 3 * sizeof(int32_t)};
+    return mlff_grow_columns(arrays, elems, 7, &w->atoms_capacity, need);
 }
 
 static int reserve_bins(nl_work *w, int64_t n_bins)
 {
-    if (n_bins + 1 <= w->bins_capacity)
-        return 1;
-    const int64_t cap = grown(w->bins_capacity, n_bins + 1);
-    void *p = realloc(w->start, (size_t)cap * sizeof(int32_t));
-    if (!p)
-        return 0;
-    w->start = p;
-    w->bins_capacity = cap;
-    return 1;
+    return mlff_grow((void **)&w->start, &w->bins_capacity, n_bins + 1, sizeof(int32_t));
 }
 
 static int reserve_keys(nl_block *b, int64_t need)
 {
-    if (need <= b->keys_capacity)
-        return 1;
-    const int64_t cap = grown(b->keys_capacity, need < 256 ? 256 : need);
-    void *p = realloc(b->keys, (size_t)cap * 2 * sizeof(uint64_t)); /* and as much for sorting */
-    if (!p)
-        return 0;
-    b->keys = p;
-    if (!(p = realloc(b->found, (size_t)cap * 3 * sizeof(int32_t))))
-        return 0;
-    b->found = p;
-    b->keys_capacity = cap;
-    return 1;
+    /* keys twice over: the second half is the merge sort's */
+    void **const arrays[] = {(void **)&b->keys, (void **)&b->found};
+    const size_t elems[] = {2 * sizeof(uint64_t), 3 * sizeof(int32_t)};
+    return mlff_grow_columns(arrays, elems, 2, &b->keys_capacity, need < 256 ? 256 : need);
 }
 
 /* Room for `need` pairs in arrays of [capacity][2] pairs and [capacity][3]
