@@ -67,6 +67,33 @@ typedef struct mlff_memory_limits {
 /* The most any backend puts in one buffer: element indices of every kernel stay within int32. */
 #define MLFF_MAX_BUFFER_BYTES ((size_t)1 << 31)
 
+/* The cell-list neighbour search on a GPU backend (the host side is
+ * backends/common/device_cells.c; the kernels shaders/opencl/cell_lists.cl
+ * and shaders/vulkan/cell_*.comp). Every kernel binds the same buffers, in
+ * this order; what each holds is described in device_cells.c. */
+typedef enum mlff_cell_kernel {
+    MLFF_CELL_BIN,   /* per atom: its bin and wrapping shift; counts atoms per bin */
+    MLFF_CELL_PLACE, /* per atom: its slot in bin order */
+    MLFF_CELL_COUNT, /* per atom: its pairs within the search radius, counted */
+    MLFF_CELL_PAIRS, /* per atom of a range: its pairs, written and sorted */
+    MLFF_CELL_KERNELS
+} mlff_cell_kernel;
+
+typedef enum mlff_cell_buffer {
+    MLFF_CELL_BUF_PARAMS,
+    MLFF_CELL_BUF_POSITIONS,
+    MLFF_CELL_BUF_SYSTEM_REALS,
+    MLFF_CELL_BUF_SYSTEM_INTS,
+    MLFF_CELL_BUF_ATOM_BINS,
+    MLFF_CELL_BUF_BIN_ENDS,
+    MLFF_CELL_BUF_SLOT_POSITIONS,
+    MLFF_CELL_BUF_SLOT_SHIFTS,
+    MLFF_CELL_BUF_COUNTS,
+    MLFF_CELL_BUF_PAIRS,
+    MLFF_CELL_BUF_IMAGES,
+    MLFF_CELL_BUFFERS
+} mlff_cell_buffer;
+
 typedef struct mlff_backend_iface {
     const char *name;
     /* Append one line per device to buf ("cpu 0: ..."): for `mlff devices`. */
@@ -91,6 +118,10 @@ typedef struct mlff_backend_iface {
     /* Run the nodes in order (one plan execution) and wait until done. */
     mlff_status (*compute)(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                            mlff_error *err);
+    /* Runs one cell-list kernel over n_items work-items with buffers[0 ..
+     * MLFF_CELL_BUFFERS) bound, and waits. NULL: the host searches. */
+    mlff_status (*cell_kernel)(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
+                               mlff_error *err);
     /* May be NULL (nothing to count). */
     void (*get_stats)(const mlff_backend *be, mlff_backend_stats *stats);
 } mlff_backend_iface;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../backends/common/device_cells.h"
 #include "../models/ani.h"
 #include "../models/model_file.h"
 #include "context.h"
@@ -120,11 +121,34 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
     return MLFF_OK;
 }
 
+/* Where the sparse path's cell lists run: on the device of a GPU backend
+ * (bench/RESULTS.md), else on the host's threads, which are faster than a
+ * CPU implementation of OpenCL or Vulkan. MLFF_CELL_LISTS=host|device
+ * overrides it (device: where the backend has the kernels). */
+static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_error *err)
+{
+    const char *env = getenv("MLFF_CELL_LISTS");
+    int on_device = ctx->iface->is_gpu(ctx->backend);
+    if (env && *env) {
+        if (strcmp(env, "host") && strcmp(env, "device"))
+            return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_CELL_LISTS=%s: use host or device", env);
+        on_device = !strcmp(env, "device");
+    }
+    if (!on_device)
+        return MLFF_OK;
+    mlff_status s = mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
+    if (s == MLFF_OK && m->device_cells)
+        m->device_search = mlff_device_cells_search(m->device_cells);
+    return s;
+}
+
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
     mlff_status s = mlff_plan_create(m->graph, ctx->iface, ctx->backend, ctx->real, &m->plan, err);
+    if (s == MLFF_OK)
+        s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)
         s = mlff_batch_work_init(&m->work, m->graph, err);
     if (s == MLFF_OK)
@@ -150,6 +174,7 @@ void mlff_model_discard(mlff_model *m)
 {
     if (!m)
         return;
+    mlff_device_cells_free(m->device_cells);
     mlff_plan_destroy(m->plan);
     mlff_batch_work_free(&m->work);
     mlff_chunks_free(&m->chunks);
@@ -304,7 +329,8 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
-    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin, ctx->pool};
+    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin, ctx->pool,
+                                     m->device_cells ? &m->device_search : NULL};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
     mlff_profile_begin(&m->profile);

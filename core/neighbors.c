@@ -27,8 +27,6 @@
 
 /* Bins are this much (relatively) wider than the cutoff, against rounding. */
 #define BIN_MARGIN 1e-8
-/* How far (in lattice vectors) an atom may lie outside its cell. */
-#define MAX_SHIFT 536870912.0 /* 2^29 */
 /* Bins per axis before the cap on the total; keeps products in int64. */
 #define MAX_BINS_AXIS 1048576
 /* Search reach, in bins, along one axis (cells much thinner than the cutoff). */
@@ -329,6 +327,92 @@ static void search_blocks(const void *task, void *extra, int64_t begin, int64_t 
         search_atoms(sys, &sys->w->blocks[k], sys->n * k / n_blocks, sys->n * (k + 1) / n_blocks);
 }
 
+mlff_status mlff_cell_grid_lattice(const mlff_batch *b, int64_t s, mlff_cell_grid *g, mlff_error *err)
+{
+    memset(g, 0, sizeof *g);
+    int any = 0;
+    if (b->pbc)
+        for (int k = 0; k < 3; k++)
+            any |= g->periodic[k] = b->pbc[3 * s + k] != 0;
+    for (int k = 0; k < 3; k++) {
+        g->rec[k][k] = 1.0;
+        g->width[k] = 1.0;
+    }
+    if (!any)
+        return MLFF_OK;
+    if (!b->cells)
+        return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
+    const double *H = b->cells + 9 * s;
+    memcpy(g->H, H, sizeof g->H);
+    for (int k = 0; k < 9; k++)
+        if (!isfinite(H[k]))
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "cell is not finite");
+    double cr[3][3];
+    cross3(H + 3, H + 6, cr[0]);
+    cross3(H + 6, H + 0, cr[1]);
+    cross3(H + 0, H + 3, cr[2]);
+    const double det = H[0] * cr[0][0] + H[1] * cr[0][1] + H[2] * cr[0][2];
+    const double scale = norm3(H) * norm3(H + 3) * norm3(H + 6);
+    if (!(fabs(det) > 1e-9 * scale) || !(scale > 0.0))
+        return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
+                              "cell is singular (determinant %g): a periodic axis needs three "
+                              "linearly independent lattice vectors",
+                              det);
+    for (int k = 0; k < 3; k++) {
+        for (int d = 0; d < 3; d++)
+            g->rec[k][d] = cr[k][d] / det;
+        g->width[k] = fabs(det) / norm3(cr[k]);
+    }
+    return MLFF_OK;
+}
+
+mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const double hi[3], int64_t n_atoms,
+                                double wide, int64_t s, mlff_error *err)
+{
+    int64_t *nb = g->nb;
+    for (int k = 0; k < 3; k++) {
+        const double extent = g->periodic[k] ? g->width[k] : (hi[k] - lo[k]) * g->width[k];
+        double count = floor(extent / wide);
+        if (!(count >= 1.0))
+            count = 1.0;
+        if (count > MAX_BINS_AXIS)
+            count = MAX_BINS_AXIS;
+        nb[k] = (int64_t)count;
+    }
+    /* O(N) memory: at most about one bin per atom (coarser bins stay valid). */
+    const int64_t max_bins = n_atoms > 27 ? n_atoms : 27;
+    while (nb[0] * nb[1] * nb[2] > max_bins) {
+        int k = nb[0] >= nb[1] ? 0 : 1;
+        k = nb[k] >= nb[2] ? k : 2;
+        nb[k] = (nb[k] + 1) / 2;
+    }
+    int64_t stencil = 1;
+    g->max_reach_length = 0.0;
+    for (int k = 0; k < 3; k++) {
+        if (g->periodic[k]) {
+            g->origin[k] = 0.0;
+            g->to_bin[k] = (double)nb[k];
+            const double r = ceil(wide * (double)nb[k] / g->width[k]);
+            if (!(r <= MAX_REACH))
+                return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
+                                      "cell is %g times thinner than the cutoff along lattice vector %d: "
+                                      "too many periodic images",
+                                      wide / g->width[k], k + 1);
+            g->reach[k] = r < 1.0 ? 1 : (int64_t)r;
+            g->max_reach_length += (double)(g->reach[k] / nb[k] + 2) * norm3(g->H + 3 * k);
+        } else {
+            g->origin[k] = lo[k];
+            g->to_bin[k] = hi[k] > lo[k] ? (double)nb[k] / (hi[k] - lo[k]) : 0.0;
+            g->reach[k] = nb[k] > 1 ? 1 : 0;
+        }
+        stencil *= 2 * g->reach[k] + 1;
+    }
+    if (stencil > INT32_MAX)
+        return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
+                              "cell is too small for the cutoff: too many periodic images");
+    return MLFF_OK;
+}
+
 static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, mlff_thread_pool *pool,
                                 mlff_neighbor_list *list, mlff_error *err)
 {
@@ -338,40 +422,12 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     if (n == 0)
         return MLFF_OK;
     const double *pos = b->positions + 3 * first;
-
-    int periodic[3] = {0, 0, 0}, any = 0;
-    if (b->pbc)
-        for (int k = 0; k < 3; k++)
-            any |= periodic[k] = b->pbc[3 * s + k] != 0;
-
-    /* H: the cell (zero without periodic axes: n is zero then); rec[k]: the
-     * reciprocal vectors (u_k = r . rec[k]); width[k]: the distance between
-     * the lattice planes of axis k. */
-    double H[9] = {0}, rec[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}}, width[3] = {1, 1, 1};
-    if (any) {
-        if (!b->cells)
-            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
-        memcpy(H, b->cells + 9 * s, sizeof H);
-        for (int k = 0; k < 9; k++)
-            if (!isfinite(H[k]))
-                return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "cell is not finite");
-        double cr[3][3];
-        cross3(H + 3, H + 6, cr[0]);
-        cross3(H + 6, H + 0, cr[1]);
-        cross3(H + 0, H + 3, cr[2]);
-        const double det = H[0] * cr[0][0] + H[1] * cr[0][1] + H[2] * cr[0][2];
-        const double scale = norm3(H) * norm3(H + 3) * norm3(H + 6);
-        if (!(fabs(det) > 1e-9 * scale) || !(scale > 0.0))
-            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
-                                  "cell is singular (determinant %g): a periodic axis needs three "
-                                  "linearly independent lattice vectors",
-                                  det);
-        for (int k = 0; k < 3; k++) {
-            for (int d = 0; d < 3; d++)
-                rec[k][d] = cr[k][d] / det;
-            width[k] = fabs(det) / norm3(cr[k]);
-        }
-    }
+    mlff_cell_grid g;
+    mlff_status st = mlff_cell_grid_lattice(b, s, &g, err);
+    if (st != MLFF_OK)
+        return st;
+    const double *H = g.H;
+    const int *periodic = g.periodic;
 
     /* 1. Fractional coordinates, wrapped along periodic axes. */
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -381,11 +437,11 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
         if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
         for (int k = 0; k < 3; k++) {
-            double u = r[0] * rec[k][0] + r[1] * rec[k][1] + r[2] * rec[k][2];
+            double u = r[0] * g.rec[k][0] + r[1] * g.rec[k][1] + r[2] * g.rec[k][2];
             int32_t sh = 0;
             if (periodic[k]) {
                 const double f = floor(u);
-                if (!(fabs(f) < MAX_SHIFT))
+                if (!(fabs(f) < MLFF_MAX_CELL_SHIFT))
                     return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
                                           "atom lies %g cells away along lattice vector %d", f, k + 1);
                 sh = (int32_t)f;
@@ -406,49 +462,10 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     }
 
     /* 2. Bins. */
-    const double wide = cutoff * (1.0 + BIN_MARGIN);
-    int64_t nb[3], reach[3];
-    double origin[3], to_bin[3];
-    for (int k = 0; k < 3; k++) {
-        const double extent = periodic[k] ? width[k] : (hi[k] - lo[k]) * width[k];
-        double count = floor(extent / wide);
-        if (!(count >= 1.0))
-            count = 1.0;
-        if (count > MAX_BINS_AXIS)
-            count = MAX_BINS_AXIS;
-        nb[k] = (int64_t)count;
-    }
-    /* O(N) memory: at most about one bin per atom (coarser bins stay valid). */
-    const int64_t max_bins = n > 27 ? n : 27;
-    while (nb[0] * nb[1] * nb[2] > max_bins) {
-        int k = nb[0] >= nb[1] ? 0 : 1;
-        k = nb[k] >= nb[2] ? k : 2;
-        nb[k] = (nb[k] + 1) / 2;
-    }
-    int64_t stencil = 1;
-    double max_reach_length = 0.0; /* |m . H| bound, for the tolerance */
-    for (int k = 0; k < 3; k++) {
-        if (periodic[k]) {
-            origin[k] = 0.0;
-            to_bin[k] = (double)nb[k];
-            const double r = ceil(wide * (double)nb[k] / width[k]);
-            if (!(r <= MAX_REACH))
-                return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
-                                      "cell is %g times thinner than the cutoff along lattice vector %d: "
-                                      "too many periodic images",
-                                      wide / width[k], k + 1);
-            reach[k] = r < 1.0 ? 1 : (int64_t)r;
-            max_reach_length += (double)(reach[k] / nb[k] + 2) * norm3(H + 3 * k);
-        } else {
-            origin[k] = lo[k];
-            to_bin[k] = hi[k] > lo[k] ? (double)nb[k] / (hi[k] - lo[k]) : 0.0;
-            reach[k] = nb[k] > 1 ? 1 : 0;
-        }
-        stencil *= 2 * reach[k] + 1;
-    }
-    if (stencil > INT32_MAX)
-        return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
-                              "cell is too small for the cutoff: too many periodic images");
+    if ((st = mlff_cell_grid_bins(&g, lo, hi, n, cutoff * (1.0 + BIN_MARGIN), s, err)) != MLFF_OK)
+        return st;
+    const int64_t *nb = g.nb;
+    const double *origin = g.origin, *to_bin = g.to_bin;
     const int64_t n_bins = nb[0] * nb[1] * nb[2];
     if (!reserve_bins(w, n_bins))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
@@ -485,14 +502,14 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
 
     /* 3. The search, in blocks of atoms on the pool's threads; the blocks'
      * pairs are then joined in atom order. */
-    const double tol = 1e-12 * (cutoff + 4.0 * magnitude + 2.0 * max_reach_length);
+    const double tol = 1e-12 * (cutoff + 4.0 * magnitude + 2.0 * g.max_reach_length);
     nl_system sys = {
         .w = w, .pos = pos, .first = first, .n = n,
-        .nb = {nb[0], nb[1], nb[2]}, .reach = {reach[0], reach[1], reach[2]},
+        .nb = {nb[0], nb[1], nb[2]}, .reach = {g.reach[0], g.reach[1], g.reach[2]},
         .periodic = {periodic[0], periodic[1], periodic[2]},
         .rc2 = cutoff * cutoff, .pre2 = (cutoff + tol) * (cutoff + tol),
     };
-    memcpy(sys.H, H, sizeof H);
+    memcpy(sys.H, H, sizeof sys.H);
     const int64_t threads = mlff_thread_pool_size(pool);
     int64_t n_blocks = (n + BLOCK_ATOMS - 1) / BLOCK_ATOMS;
     n_blocks = n_blocks < 4 * threads ? n_blocks : 4 * threads;
@@ -520,12 +537,9 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     return MLFF_OK;
 }
 
-mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_thread_pool *pool,
-                                 mlff_neighbor_list *list, mlff_error *err)
+mlff_status mlff_neighbors_check(const mlff_batch *batch, double cutoff, int64_t *largest, mlff_error *err)
 {
-    if (!list)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
-    list->n_pairs = 0;
+    *largest = 0;
     if (!batch)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "batch is NULL");
     if (!(cutoff > 0.0) || !isfinite(cutoff))
@@ -540,11 +554,10 @@ mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_th
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "system offsets are NULL");
     if (off[0] != 0)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "system offsets must start at 0");
-    int64_t largest = 0;
     for (int64_t s = 0; s < batch->n_systems; s++) {
         if (off[s + 1] < off[s])
             return mlff_fail_atom(err, MLFF_ERROR_INVALID_ARGUMENT, s, -1, "system offsets decrease");
-        largest = off[s + 1] - off[s] > largest ? off[s + 1] - off[s] : largest;
+        *largest = off[s + 1] - off[s] > *largest ? off[s + 1] - off[s] : *largest;
     }
     const int64_t n_atoms = off[batch->n_systems];
     if (n_atoms > INT32_MAX)
@@ -552,7 +565,29 @@ mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_th
                          (long long)n_atoms);
     if (n_atoms > 0 && !batch->positions)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "positions are NULL");
+    return MLFF_OK;
+}
 
+mlff_status mlff_neighbor_list_reserve(mlff_neighbor_list *list, int64_t n_pairs, mlff_error *err)
+{
+    if (n_pairs > INT32_MAX)
+        return too_many_pairs(err);
+    if (!reserve_pairs(&list->pairs, &list->images, &list->capacity, n_pairs))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for %lld neighbour pairs",
+                         (long long)n_pairs);
+    return MLFF_OK;
+}
+
+mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_thread_pool *pool,
+                                 mlff_neighbor_list *list, mlff_error *err)
+{
+    if (!list)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
+    list->n_pairs = 0;
+    int64_t largest;
+    const mlff_status checked = mlff_neighbors_check(batch, cutoff, &largest, err);
+    if (checked != MLFF_OK || batch->n_systems == 0)
+        return checked;
     if (!list->work) {
         list->work = calloc(1, sizeof(nl_work));
         if (!list->work)

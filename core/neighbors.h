@@ -35,4 +35,43 @@ mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_th
 
 void mlff_neighbor_list_free(mlff_neighbor_list *list);
 
+/* A search that runs elsewhere (a GPU backend's: backends/common/device_cells.h). */
+typedef struct mlff_neighbor_search {
+    mlff_status (*build)(void *self, const mlff_batch *batch, double cutoff, mlff_neighbor_list *list,
+                         mlff_error *err);
+    void *self;
+} mlff_neighbor_search;
+
+/* The argument checks of mlff_neighbors_build; *largest: atoms of the largest system. */
+mlff_status mlff_neighbors_check(const mlff_batch *batch, double cutoff, int64_t *largest, mlff_error *err);
+/* Room for n_pairs pairs in list->pairs and list->images. */
+mlff_status mlff_neighbor_list_reserve(mlff_neighbor_list *list, int64_t n_pairs, mlff_error *err);
+
+/*
+ * The bins of one system, shared by the host search and the device search
+ * (backends/common/device_cells.c). Fractional coordinates u_k = r . rec[k]
+ * (u = r without periodic axes) are wrapped into [0, 1) along periodic
+ * axes; bin k of an atom is floor((u_k - origin[k]) * to_bin[k]), clamped
+ * to [0, nb[k]); the search looks reach[k] bins each way.
+ */
+typedef struct mlff_cell_grid {
+    int periodic[3];
+    double H[9];       /* the cell; zero without periodic axes (image offsets are then zero) */
+    double rec[3][3];
+    double width[3];   /* the distance between the lattice planes of each axis */
+    int64_t nb[3], reach[3];
+    double origin[3], to_bin[3];
+    double max_reach_length; /* bounds |m . H| over the images the search visits */
+} mlff_cell_grid;
+
+/* How far (in lattice vectors) an atom may lie outside its cell. */
+#define MLFF_MAX_CELL_SHIFT 536870912.0 /* 2^29 */
+
+/* The lattice of system s (H, rec, width, periodic): checks its cell. */
+mlff_status mlff_cell_grid_lattice(const mlff_batch *b, int64_t s, mlff_cell_grid *g, mlff_error *err);
+/* The bins, at least `wide` across, for n_atoms atoms whose u spans
+ * [lo, hi] along the non-periodic axes. */
+mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const double hi[3], int64_t n_atoms,
+                                double wide, int64_t s, mlff_error *err);
+
 #endif

@@ -210,8 +210,10 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
     }
     if (!reusable(pl, b, cutoff, skin, dense)) {
         pl->valid = 0;
-        mlff_status s = dense ? dense_search(b, system, cutoff + skin, &pl->master, err)
-                              : mlff_neighbors_build(b, cutoff + skin, options->pool, &pl->master, err);
+        const mlff_neighbor_search *device = options->device;
+        mlff_status s = dense    ? dense_search(b, system, cutoff + skin, &pl->master, err)
+                        : device ? device->build(device->self, b, cutoff + skin, &pl->master, err)
+                                 : mlff_neighbors_build(b, cutoff + skin, options->pool, &pl->master, err);
         if (s == MLFF_OK)
             s = remember(pl, b, cutoff, skin, dense, err);
         if (s != MLFF_OK)

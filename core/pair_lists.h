@@ -38,6 +38,7 @@ typedef struct mlff_pair_options {
     int dense;    /* all-pairs search instead of cell lists */
     double skin;  /* Verlet skin, Angstrom */
     mlff_thread_pool *pool; /* threads for the search (may be NULL) */
+    const mlff_neighbor_search *device; /* cell lists elsewhere (a GPU's), or NULL: on the host */
 } mlff_pair_options;
 
 /*

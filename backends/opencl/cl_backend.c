@@ -60,6 +60,7 @@ static void cl_close(mlff_backend *be)
         clFinish(be->queue);
     cl_profile_free(be);
     cl_prepared_free_all(be);
+    cl_cells_free(be);
     if (be->segments.release)
         mlff_segments_free_all(&be->segments);
     if (be->queue)
@@ -194,5 +195,6 @@ const mlff_backend_iface mlff_backend_opencl = {
     .buffer_write = cl_buffer_write,
     .buffer_read = cl_buffer_read,
     .compute = cl_compute,
+    .cell_kernel = cl_cell_kernel,
     .get_stats = cl_get_stats,
 };

@@ -74,6 +74,8 @@ struct mlff_backend {
     void *scratch; /* signature being matched */
     size_t scratch_size;
     mlff_segment_cache segments;
+    cl_program cell_program; /* shaders/opencl/cell_lists.cl, built at first use */
+    cl_kernel cell_kernels[MLFF_CELL_KERNELS];
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     /* MLFF_LOG=profile: one event per kernel of the current call, and the row it counts in */
     mlff_profile profile;
@@ -104,6 +106,10 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
 mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                        const cl_prepared **out, mlff_error *err);
 void cl_prepared_free_all(mlff_backend *be);
+/* A program from source, through the disk cache. */
+mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err);
+/* Work-items per group for a one-dimensional kernel. */
+size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
 /* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
@@ -119,6 +125,11 @@ void cl_profile_free(mlff_backend *be);
 /* cl_launch.c */
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
                             mlff_error *err);
+
+/* cl_cells.c: the cell-list kernels (backend.h) */
+mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
+                           mlff_error *err);
+void cl_cells_free(mlff_backend *be);
 
 /* cl_blas.c */
 mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *err);

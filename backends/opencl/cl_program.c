@@ -90,7 +90,7 @@ static mlff_status build_log_error(mlff_backend *be, cl_program program, cl_int 
 
 /* The program for a source: from the disk cache when a valid binary is
  * there (and the driver accepts it), else compiled and stored. */
-static mlff_status build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err)
+mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err)
 {
     static const char options[] = "-cl-std=CL1.2";
     const mlff_cache_entry_id id = {"opencl", be->name, be->identity, options, source};
@@ -136,7 +136,7 @@ static mlff_status build_program(mlff_backend *be, const char *source, cl_progra
 
 /* 64 work-items per group for one-dimensional kernels, or fewer where a
  * kernel's registers allow fewer on this device. */
-static size_t group_size(const mlff_backend *be, cl_kernel kernel)
+size_t cl_group_size(const mlff_backend *be, cl_kernel kernel)
 {
     size_t most = 64;
     if (kernel)
@@ -221,7 +221,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
     if (s == MLFF_OK && src.failed)
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory generating kernels");
     if (s == MLFF_OK)
-        s = build_program(be, src.s, &p->program, err);
+        s = cl_build_program(be, src.s, &p->program, err);
     for (int u = 0; s == MLFF_OK && u < p->n_unique; u++) {
         char name[32];
         snprintf(name, sizeof name, "mlff_k%d", u);
@@ -233,8 +233,8 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++) {
         p->kernels[k] = unique_of[2 * k] >= 0 ? p->unique[unique_of[2 * k]] : NULL;
         p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
-        p->group[k] = group_size(be, p->kernels[k]);
-        p->epilogue_group[k] = group_size(be, p->epilogue[k]);
+        p->group[k] = cl_group_size(be, p->kernels[k]);
+        p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
     }
     free(src.s);
     free(unique_of);

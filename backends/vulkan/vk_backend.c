@@ -141,6 +141,7 @@ static void vk_close(mlff_backend *be)
         vk_pipeline_cache_save(be);
         mlff_segments_free_all(&be->segments);
         vk_recordings_free(be);
+        vk_cells_free(be);
         vk_kernels_free(be);
         vk_buffer_destroy(be, &be->staging);
         if (be->pipeline_cache)
@@ -194,7 +195,7 @@ static mlff_status vk_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer
     vk_buffer *b = malloc(sizeof *b);
     if (!b)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-    mlff_status s = vk_buffer_create(be, b, bytes, 0, err);
+    mlff_status s = vk_buffer_create(be, b, bytes, VK_MEMORY_DEVICE, err);
     if (s != MLFF_OK) {
         free(b);
         return s;
@@ -307,5 +308,6 @@ const mlff_backend_iface mlff_backend_vulkan = {
     .buffer_write = vk_buffer_write,
     .buffer_read = vk_buffer_read,
     .compute = vk_compute,
+    .cell_kernel = vk_cell_kernel,
     .get_stats = vk_get_stats,
 };

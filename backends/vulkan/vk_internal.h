@@ -103,7 +103,7 @@ struct mlff_backend {
     /* Memory: device buffers are host-visible when the device has enough
      * such memory (integrated GPUs, CPUs, resizable BAR), else device-local
      * behind a staging buffer. */
-    int mapped;
+    int mapped, mapped_cached; /* device buffers host-visible; and cached for the host */
     uint32_t device_type, host_type; /* memory type indices */
     vk_buffer staging;
     size_t staging_size;
@@ -120,6 +120,7 @@ struct mlff_backend {
     void *compiler; /* shaderc_compiler_t, created at the first compile */
     vk_kernel *kernels;
     int n_kernels, cap_kernels;
+    VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/vulkan/cell_lists.comp, built at first use */
 
     mlff_segment_cache segments;
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
@@ -150,7 +151,10 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
 /* vk_memory.c */
 mlff_status vk_memory_init(mlff_backend *be, mlff_error *err);
 void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits);
-mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int host_visible, mlff_error *err);
+/* Where a buffer lives: the device's buffer memory; host-visible memory
+ * (the device's own when it is mapped); the host's (cached where possible). */
+typedef enum vk_memory { VK_MEMORY_DEVICE, VK_MEMORY_MAPPED, VK_MEMORY_HOST } vk_memory;
+mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, vk_memory where, mlff_error *err);
 void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
                     size_t bytes, mlff_error *err);
@@ -164,6 +168,8 @@ void vk_segments_init(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
+/* A pipeline from GLSL, through the SPIR-V and pipeline caches. */
+mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipeline *out, mlff_error *err);
 /* vk_backend.c: the GEMM shader for a dense layer of this many rows. */
 vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows);
 void vk_kernels_free(mlff_backend *be);
@@ -179,6 +185,14 @@ int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, cons
 mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
                         mlff_error *err);
 mlff_status vk_run(mlff_backend *be, mlff_error *err);
+/* d (pipeline, bindings, groups[1..2] set) over items work-items of
+ * per_group each, split to respect maxComputeWorkGroupCount. */
+mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err);
+
+/* vk_cells.c: the cell-list kernels (backend.h) */
+mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
+                           mlff_error *err);
+void vk_cells_free(mlff_backend *be);
 void vk_recordings_free(mlff_backend *be);
 
 #endif

@@ -2,8 +2,9 @@
  * Buffers and transfers. Where the device offers host-visible device-local
  * memory in a heap about as large as its device-local memory (integrated
  * GPUs, CPUs, discrete GPUs with resizable BAR), every buffer lives there
- * and transfers are plain copies; elsewhere buffers are device-local and
- * transfers go through one staging buffer. MLFF_VULKAN_STAGING=1 forces
+ * and transfers are plain copies (but for large reads of memory the host
+ * does not cache); elsewhere buffers are device-local and transfers go
+ * through one staging buffer (in cached host memory where there is such). MLFF_VULKAN_STAGING=1 forces
  * the second path (so that CI tests it on lavapipe).
  */
 #include <stdlib.h>
@@ -67,6 +68,7 @@ mlff_status vk_memory_init(mlff_backend *be, mlff_error *err)
     }
     be->device_type = (uint32_t)device_type;
     be->host_type = (uint32_t)host_type;
+    be->mapped_cached = be->mapped && (m->memoryTypes[device_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
     return MLFF_OK;
 }
 
@@ -78,7 +80,7 @@ void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
     mlff_memory_limits_for(be->is_gpu, largest_device_heap(&be->memory_props), max_buffer, limits);
 }
 
-mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int host_visible, mlff_error *err)
+mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, vk_memory where, mlff_error *err)
 {
     memset(b, 0, sizeof *b);
     const VkDeviceSize size = bytes ? bytes : 4;
@@ -95,7 +97,8 @@ mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, int h
     }
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(be->device, b->buffer, &req);
-    const uint32_t type = host_visible && !be->mapped ? be->host_type : be->device_type;
+    const uint32_t type = where == VK_MEMORY_HOST || (where == VK_MEMORY_MAPPED && !be->mapped) ? be->host_type
+                                                                                             : be->device_type;
     const VkMemoryAllocateInfo alloc = {
         .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
         .allocationSize = req.size,
@@ -132,15 +135,19 @@ mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
     const size_t size = mlff_grown_capacity(be->staging_size, bytes);
     vk_buffer_destroy(be, &be->staging);
     be->staging_size = 0;
-    mlff_status s = vk_buffer_create(be, &be->staging, size, 1, err);
+    mlff_status s = vk_buffer_create(be, &be->staging, size, VK_MEMORY_HOST, err);
     if (s == MLFF_OK)
         be->staging_size = size;
     return s;
 }
 
+/* The host reads a discrete GPU's mapped memory (resizable BAR) uncached,
+ * at tens of MB/s: more than this goes through the (cached) staging buffer. */
+#define UNCACHED_READ_MOST 65536
+
 mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err)
 {
-    if (b->mapped) {
+    if (b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST)) {
         memcpy(dst, (const char *)b->mapped + offset, bytes);
         return MLFF_OK;
     }

@@ -40,9 +40,6 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     const int64_t items = mlff_node_work_items(n);
     if (items == 0)
         return MLFF_OK;
-    if (items > UINT32_MAX)
-        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %lld work-items in one op; split the batch",
-                         (long long)items);
     vk_dispatch d;
     memset(&d, 0, sizeof d); /* compared as bytes */
     d.pipeline = pipeline;
@@ -56,13 +53,11 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     }
     if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
         d.bindings[VK_BIND_EPI] = buffer_of(&n->epilogue_input);
-    d.push[0] = (uint32_t)items;
 
     const uint32_t *most = be->props.limits.maxComputeWorkGroupCount;
     const int gemm = mlff_op_is_gemm(n->op), subgroup = gemm && vk_gemm_for(be, items) == VK_GEMM_SUBGROUP;
     /* Dense layers: x the row blocks, y the column blocks, z the groups. */
     const uint64_t per_group = subgroup ? VK_SG_ROWS : gemm ? VK_GEMM_TILE : VK_GROUP_1D;
-    const uint64_t groups_x = ((uint64_t)items + per_group - 1) / per_group;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
@@ -75,12 +70,23 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     } else {
         d.groups[1] = d.groups[2] = 1;
     }
+    return vk_add_dispatch(be, &d, items, per_group, err);
+}
+
+mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err)
+{
+    if (items > UINT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %lld work-items in one dispatch; split the batch",
+                         (long long)items);
+    const uint32_t most = be->props.limits.maxComputeWorkGroupCount[0];
+    const uint64_t groups_x = ((uint64_t)items + per_group - 1) / per_group;
+    d->push[0] = (uint32_t)items;
     mlff_status s = MLFF_OK;
-    for (uint64_t first = 0; first < groups_x && s == MLFF_OK; first += most[0]) {
-        const uint64_t count = groups_x - first < most[0] ? groups_x - first : most[0];
-        d.groups[0] = (uint32_t)count;
-        d.push[1] = (uint32_t)(first * per_group);
-        s = push_dispatch(be, &d, err);
+    for (uint64_t first = 0; first < groups_x && s == MLFF_OK; first += most) {
+        const uint64_t count = groups_x - first < most ? groups_x - first : most;
+        d->groups[0] = (uint32_t)count;
+        d->push[1] = (uint32_t)(first * per_group);
+        s = push_dispatch(be, d, err);
     }
     return s;
 }

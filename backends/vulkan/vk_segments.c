@@ -27,7 +27,7 @@ static mlff_status grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t
     vk_buffer_destroy(be, b);
     be->epoch++;
     *capacity = 0;
-    mlff_status s = vk_buffer_create(be, b, cap * sizeof(int32_t), 1, err);
+    mlff_status s = vk_buffer_create(be, b, cap * sizeof(int32_t), VK_MEMORY_MAPPED, err);
     if (s == MLFF_OK)
         *capacity = cap;
     return s;

@@ -130,37 +130,39 @@ static VkResult create_pipeline(mlff_backend *be, const void *code, size_t size,
 
 /* SPIR-V from the cache when it is there and the driver takes it, else
  * compiled (and stored), then the pipeline. */
-static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err)
+mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipeline *out, mlff_error *err)
 {
-    mlff_text src = {0};
-    mlff_status s = generate(be, sig, &src, err);
-    if (s != MLFF_OK) {
-        free(src.s);
-        return s;
-    }
     static const char options[] = "vulkan1.1 -O";
-    const mlff_cache_entry_id id = {"spirv", "any", "shaderc " MLFF_SHADERC_VERSION, options, src.s};
+    const mlff_cache_entry_id id = {"spirv", "any", "shaderc " MLFF_SHADERC_VERSION, options, source};
     size_t size = 0;
     void *spirv = mlff_kernel_cache_load(&be->cache, &id, &size);
-    VkResult r = VK_ERROR_INITIALIZATION_FAILED;
     if (spirv) {
-        if (looks_like_spirv(spirv, size) && (r = create_pipeline(be, spirv, size, out)) == VK_SUCCESS) {
+        if (looks_like_spirv(spirv, size) && create_pipeline(be, spirv, size, out) == VK_SUCCESS) {
             free(spirv);
-            free(src.s);
             return MLFF_OK;
         }
         free(spirv);
         spirv = NULL;
         mlff_kernel_cache_reject(&be->cache, &id);
     }
-    if ((s = compile(be, src.s, &spirv, &size, err)) == MLFF_OK) {
-        r = create_pipeline(be, spirv, size, out);
+    mlff_status s = compile(be, source, &spirv, &size, err);
+    if (s == MLFF_OK) {
+        const VkResult r = create_pipeline(be, spirv, size, out);
         if (r == VK_SUCCESS)
             mlff_kernel_cache_store(&be->cache, &id, spirv, size);
         else
             s = vk_fail(err, r, "creating a compute pipeline");
     }
     free(spirv);
+    return s;
+}
+
+static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err)
+{
+    mlff_text src = {0};
+    mlff_status s = generate(be, sig, &src, err);
+    if (s == MLFF_OK)
+        s = vk_pipeline_from_source(be, src.s, out, err);
     free(src.s);
     return s;
 }

@@ -5,7 +5,9 @@
  * the cutoff (many images, self-images), slabs and wires, atoms outside the
  * cell, one batch mixing them with an empty system. Also: order, symmetry,
  * reuse of memory, errors, and timings of large water-density boxes.
- * Usage: test_neighbors
+ * With a backend name (opencl, vulkan), also the device's cell lists
+ * (backends/common/device_cells.h) against the host's on every case.
+ * Usage: test_neighbors [opencl|vulkan]
  */
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +15,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "backends/common/device_cells.h"
 #include "core/neighbors.h"
+#include "tests/backends/device.h"
 
 static int failures;
 
@@ -302,6 +306,73 @@ static double check_threaded(const mlff_batch *b, double cutoff, const mlff_neig
     return seconds;
 }
 
+/* The device search, when a backend was named. */
+static const mlff_backend_iface *device_iface;
+static mlff_backend *device;
+static mlff_device_cells *device_cells;
+
+/* The device's list is the host's, in the same order, once the pairs just
+ * beyond the cutoff (float rounding) are dropped; returns its time. */
+static double check_device(const mlff_batch *b, double cutoff, const mlff_neighbor_list *host, const char *name)
+{
+    if (!device_cells)
+        return 0.0;
+    mlff_neighbor_list l = {0};
+    mlff_error err;
+    mlff_error_clear(&err);
+    mlff_backend_stats before = {0}, after = {0};
+    mlff_status st = mlff_device_cells_build(device_cells, b, cutoff, &l, &err);
+    device_iface->get_stats(device, &before);
+    const double t0 = now();
+    st |= mlff_device_cells_build(device_cells, b, cutoff, &l, &err);
+    const double seconds = now() - t0;
+    device_iface->get_stats(device, &after);
+    char what[1024];
+    snprintf(what, sizeof what, "%s: device search succeeds (%s)", name, err.message);
+    check(st == MLFF_OK, what);
+    int64_t kept = 0, extra = 0;
+    int same = 1;
+    double farthest = 0.0;
+    for (int64_t p = 0; p < l.n_pairs && same; p++) {
+        int32_t t[5], u[5] = {0};
+        get_triple(&l, p, t);
+        const double d = sqrt(pair_d2(b, system_of(b, t[0]), t[0], t[1], t + 2));
+        if (d > cutoff) {
+            extra++;
+            farthest = d > farthest ? d : farthest;
+            continue;
+        }
+        if (kept < host->n_pairs)
+            get_triple(host, kept, u);
+        same = kept < host->n_pairs && triple_cmp(t, u) == 0;
+        if (!same)
+            fprintf(stderr, "  %s: device pair %lld is (%d %d | %d %d %d) at %.9f, host pair %lld (%d %d | %d %d %d)\n",
+                    name, (long long)p, t[0], t[1], t[2], t[3], t[4], d, (long long)kept, u[0], u[1], u[2], u[3],
+                    u[4]);
+        kept++;
+    }
+    snprintf(what, sizeof what, "%s: device list is the host's (%lld of %lld pairs, %lld beyond the cutoff, "
+             "farthest %.6f)", name, (long long)kept, (long long)host->n_pairs, (long long)extra, farthest);
+    check(same && kept == host->n_pairs, what);
+    snprintf(what, sizeof what, "%s: a second device search allocates nothing", name);
+    check(after.device_allocations == before.device_allocations, what);
+    /* In ranges of atoms (as a device too small for all pairs at once). */
+    if (l.n_pairs > 1000) {
+        mlff_neighbor_list ranges = {0};
+        mlff_device_cells_limit_pairs(device_cells, (size_t)l.n_pairs / 7);
+        st = mlff_device_cells_build(device_cells, b, cutoff, &ranges, &err);
+        mlff_device_cells_limit_pairs(device_cells, 0);
+        snprintf(what, sizeof what, "%s: the device list in 7 or more passes is the same", name);
+        check(st == MLFF_OK && ranges.n_pairs == l.n_pairs &&
+                  !memcmp(ranges.pairs, l.pairs, (size_t)l.n_pairs * 2 * sizeof(int32_t)) &&
+                  !memcmp(ranges.images, l.images, (size_t)l.n_pairs * 3 * sizeof(int32_t)),
+              what);
+        mlff_neighbor_list_free(&ranges);
+    }
+    mlff_neighbor_list_free(&l);
+    return seconds;
+}
+
 static void compare(const mlff_batch *b, double cutoff, const char *name)
 {
     mlff_neighbor_list l = {0};
@@ -329,6 +400,7 @@ static void compare(const mlff_batch *b, double cutoff, const char *name)
     check(same, what);
     check_invariants(b, cutoff, &l, name);
     check_threaded(b, cutoff, &l, name);
+    check_device(b, cutoff, &l, name);
     int self_images = 0;
     for (int64_t p = 0; p < l.n_pairs; p++)
         self_images += l.pairs[2 * p] == l.pairs[2 * p + 1];
@@ -393,6 +465,8 @@ static void timing(int n_atoms, double cutoff)
            l.work_size / 1e6, l.capacity * 5 * 4 / 1e6);
     printf("timing: again on 3 threads (%d CPUs here) %.3f s\n", mlff_available_threads(),
            check_threaded(&bb.b, cutoff, &l, "timing box"));
+    if (device_cells)
+        printf("timing: again on the device %.3f s\n", check_device(&bb.b, cutoff, &l, "timing box"));
     /* Too big for brute force: check the invariants instead (cheap ones on the big box). */
     if (n_atoms <= 20000)
         check_invariants(&bb.b, cutoff, &l, "timing box");
@@ -401,10 +475,22 @@ static void timing(int n_atoms, double cutoff)
     free(s.pos);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
     threads = mlff_thread_pool_create(3);
     check(threads != NULL, "3 threads start");
+    if (argc > 1) {
+        if (!(device_iface = test_backend_named(argv[1]))) {
+            fprintf(stderr, "unknown backend %s\n", argv[1]);
+            return 1;
+        }
+        device = test_open_backend(device_iface);
+        mlff_error err;
+        mlff_error_clear(&err);
+        check(mlff_device_cells_create(device_iface, device, threads, &device_cells, &err) == MLFF_OK &&
+                  device_cells,
+              "the backend has device cell lists");
+    }
     const double rc = 5.2;
     double cell[9];
 
@@ -616,6 +702,12 @@ int main(void)
         st = mlff_neighbors_build(&bb.b, rc, NULL, &l, &err);
         check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == -1, "coplanar cell: bad input");
         check(l.n_pairs == 0, "no pairs after an error");
+        if (device_cells) {
+            mlff_error_clear(&err);
+            st = mlff_device_cells_build(device_cells, &bb.b, rc, &l, &err);
+            check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == -1 && l.n_pairs == 0,
+                  "device: coplanar cell: bad input");
+        }
         mlff_error_clear(&err);
         check(mlff_neighbors_build(&bb.b, 0.0, NULL, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "cutoff 0");
         check(mlff_neighbors_build(&bb.b, -1.0, NULL, &l, &err) == MLFF_ERROR_INVALID_ARGUMENT, "negative cutoff");
@@ -627,6 +719,12 @@ int main(void)
         mlff_error_clear(&err);
         st = mlff_neighbors_build(&bb.b, rc, NULL, &l, &err);
         check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == 3, "NaN position: bad input, atom 3");
+        if (device_cells) {
+            mlff_error_clear(&err);
+            st = mlff_device_cells_build(device_cells, &bb.b, rc, &l, &err);
+            check(st == MLFF_ERROR_BAD_INPUT && err.system == 1 && err.atom == 3,
+                  "device: NaN position: bad input, atom 3");
+        }
         mlff_neighbor_list_free(&l);
         free_batch(&bb);
         free(parts[0].pos);
@@ -635,6 +733,9 @@ int main(void)
 
     timing(12288, rc);
     timing(100000, rc);
+    mlff_device_cells_free(device_cells);
+    if (device)
+        device_iface->close(device);
     mlff_thread_pool_destroy(threads);
 
     if (failures) {

@@ -1,0 +1,379 @@
+/*
+ * The host side of the device cell lists (device_cells.h). Per call:
+ *  1. host: each system's lattice and bins (core/neighbors.c's rules, at a
+ *     search radius a little above the cutoff, for float rounding), and the
+ *     positions as float4 (x, y, z, system);
+ *  2. cell_bin: each atom's bin and wrapping shift, atoms counted per bin;
+ *     host: the counts become bin starts (a prefix sum);
+ *  3. cell_place: atoms into slots in bin order (bin starts become ends);
+ *  4. cell_count: each atom's pairs, counted; host: offsets (a prefix sum in
+ *     64 bits), then ranges of atoms whose pairs fit one device buffer;
+ *  5. cell_pairs, per range: each atom's pairs written and sorted, then
+ *     read straight into the list.
+ *
+ * The buffers, in mlff_cell_buffer order (int and float are 32 bits):
+ *   PARAMS           int[4]: first atom of the range; a flag cell_pairs sets
+ *                    when it finds another count than cell_count
+ *   POSITIONS        float4[n]: x, y, z, system index
+ *   SYSTEM_REALS     float[S][28]: H[9], rec[9], origin[3], to_bin[3], radius^2
+ *   SYSTEM_INTS      int[S][8]: nb[3], reach[3], periodic axes (bit k), first bin
+ *   ATOM_BINS        int4[n]: bin (numbered across the batch), shift[3]
+ *   BIN_ENDS         int[bins]: counts, then starts, then ends
+ *   SLOT_POSITIONS   float4[n]: wrapped positions in bin order
+ *   SLOT_SHIFTS      int4[n]: their shifts and atom index
+ *   COUNTS           int[n + 1]: pairs per atom, then offsets within a range
+ *   PAIRS, IMAGES    int[cap][2], int[cap][3]: one range's pairs
+ */
+#include "device_cells.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../core/grow.h"
+#include "segments.h"
+
+#define SYS_REALS 28
+#define SYS_INTS 8
+/* The device's rounding, relative to the lengths involved, is covered
+ * about a hundred times over. */
+#define FLOAT_SLACK 1e-5
+/* System indices travel as floats. */
+#define MAX_SYSTEMS (1 << 24)
+
+struct mlff_device_cells {
+    const mlff_backend_iface *iface;
+    mlff_backend *be;
+    mlff_thread_pool *pool;
+    void *buffers[MLFF_CELL_BUFFERS];
+    size_t sizes[MLFF_CELL_BUFFERS];
+    size_t max_buffer, max_pairs, default_max_pairs;
+    /* Host copies: per atom (n + 1 rows), per system, per bin. */
+    float *positions;
+    int32_t *counts;
+    int64_t *offsets;
+    int64_t atoms_capacity;
+    float *sys_reals;
+    int32_t *sys_ints;
+    int64_t systems_capacity;
+    int32_t *bins;
+    int64_t bins_capacity;
+};
+
+mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
+                                     mlff_device_cells **out, mlff_error *err)
+{
+    *out = NULL;
+    if (!iface->cell_kernel)
+        return MLFF_OK;
+    mlff_device_cells *c = calloc(1, sizeof *c);
+    if (!c)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the device cell lists");
+    c->iface = iface;
+    c->be = be;
+    c->pool = pool;
+    mlff_memory_limits limits;
+    iface->memory_limits(be, &limits);
+    c->max_buffer = limits.max_buffer;
+    /* One range's pairs: a buffer's worth, and no more than a tenth of the budget. */
+    c->max_pairs = limits.max_buffer / (3 * sizeof(int32_t));
+    if (c->max_pairs > limits.budget / 10 / (5 * sizeof(int32_t)))
+        c->max_pairs = limits.budget / 10 / (5 * sizeof(int32_t));
+    c->default_max_pairs = c->max_pairs;
+    *out = c;
+    return MLFF_OK;
+}
+
+void mlff_device_cells_free(mlff_device_cells *c)
+{
+    if (!c)
+        return;
+    for (int k = 0; k < MLFF_CELL_BUFFERS; k++)
+        if (c->buffers[k])
+            c->iface->buffer_free(c->be, c->buffers[k]);
+    free(c->positions);
+    free(c->sys_reals);
+    free(c->sys_ints);
+    free(c->bins);
+    free(c->counts);
+    free(c->offsets);
+    free(c);
+}
+
+void mlff_device_cells_limit_pairs(mlff_device_cells *c, size_t max_pairs)
+{
+    c->max_pairs = max_pairs && max_pairs < c->default_max_pairs ? max_pairs : c->default_max_pairs;
+}
+
+static mlff_status build(void *self, const mlff_batch *batch, double cutoff, mlff_neighbor_list *list,
+                         mlff_error *err)
+{
+    return mlff_device_cells_build(self, batch, cutoff, list, err);
+}
+
+mlff_neighbor_search mlff_device_cells_search(mlff_device_cells *cells)
+{
+    return (mlff_neighbor_search){build, cells};
+}
+
+static int fits(const mlff_device_cells *c, size_t bytes)
+{
+    return bytes <= c->max_buffer;
+}
+
+/* Device buffer k of at least `bytes` (grown by 1.5x, contents not kept). */
+static mlff_status reserve_buffer(mlff_device_cells *c, mlff_cell_buffer k, size_t bytes, mlff_error *err)
+{
+    if (bytes <= c->sizes[k] && c->buffers[k])
+        return MLFF_OK;
+    size_t size = mlff_grown_capacity(c->sizes[k], bytes < 16 ? 16 : bytes);
+    size = size < c->max_buffer ? size : c->max_buffer;
+    if (c->buffers[k])
+        c->iface->buffer_free(c->be, c->buffers[k]);
+    c->buffers[k] = NULL;
+    c->sizes[k] = 0;
+    mlff_status s = c->iface->buffer_alloc(c->be, size, &c->buffers[k], err);
+    if (s == MLFF_OK)
+        c->sizes[k] = size;
+    return s;
+}
+
+static mlff_status write(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, const void *src, size_t bytes,
+                         mlff_error *err)
+{
+    return bytes ? c->iface->buffer_write(c->be, c->buffers[k], offset, src, bytes, err) : MLFF_OK;
+}
+
+static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
+                        mlff_error *err)
+{
+    return bytes ? c->iface->buffer_read(c->be, c->buffers[k], offset, dst, bytes, err) : MLFF_OK;
+}
+
+static mlff_status run(mlff_device_cells *c, mlff_cell_kernel k, int64_t items, mlff_error *err)
+{
+    return items ? c->iface->cell_kernel(c->be, k, c->buffers, items, err) : MLFF_OK;
+}
+
+/* Step 1 for system s: its rows of SYSTEM_REALS and SYSTEM_INTS, and its
+ * atoms' positions; *n_bins advances past its bins. */
+static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, int64_t s, double cutoff,
+                                   int64_t *n_bins, mlff_error *err)
+{
+    const int64_t first = b->system_offsets[s], n = b->system_offsets[s + 1] - first;
+    float *reals = c->sys_reals + SYS_REALS * s;
+    int32_t *ints = c->sys_ints + SYS_INTS * s;
+    memset(reals, 0, SYS_REALS * sizeof *reals);
+    memset(ints, 0, SYS_INTS * sizeof *ints);
+    if (n == 0)
+        return MLFF_OK;
+    mlff_cell_grid g;
+    mlff_status st = mlff_cell_grid_lattice(b, s, &g, err);
+    if (st != MLFF_OK)
+        return st;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    double magnitude = 0.0; /* largest |r| + |shift . H|, for the rounding allowance */
+    for (int64_t a = 0; a < n; a++) {
+        const double *r = b->positions + 3 * (first + a);
+        if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
+        double shift[3] = {0, 0, 0};
+        for (int k = 0; k < 3; k++) {
+            const double u = r[0] * g.rec[k][0] + r[1] * g.rec[k][1] + r[2] * g.rec[k][2];
+            if (g.periodic[k]) {
+                const double f = floor(u);
+                if (!(fabs(f) < MLFF_MAX_CELL_SHIFT))
+                    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
+                                          "atom lies %g cells away along lattice vector %d", f, k + 1);
+                for (int d = 0; d < 3; d++)
+                    shift[d] += f * g.H[3 * k + d];
+            } else {
+                lo[k] = u < lo[k] ? u : lo[k];
+                hi[k] = u > hi[k] ? u : hi[k];
+            }
+        }
+        float *p = c->positions + 4 * (first + a);
+        for (int d = 0; d < 3; d++) {
+            const double m = fabs(r[d]) + fabs(shift[d]);
+            magnitude = m > magnitude ? m : magnitude;
+            p[d] = (float)r[d];
+        }
+        p[3] = (float)s;
+    }
+    /* |m . H| over the images within reach of the radius (a bound: the bins are not known yet). */
+    double image_length = 0.0;
+    for (int k = 0; k < 3; k++)
+        if (g.periodic[k]) {
+            const double *h = g.H + 3 * k;
+            image_length += (2.0 * cutoff / g.width[k] + 3.0) * sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
+        }
+    const double radius = cutoff + FLOAT_SLACK * (cutoff + 4.0 * magnitude + 2.0 * image_length);
+    if ((st = mlff_cell_grid_bins(&g, lo, hi, n, radius, s, err)) != MLFF_OK)
+        return st;
+    for (int k = 0; k < 9; k++) {
+        reals[k] = (float)g.H[k];
+        reals[9 + k] = (float)g.rec[k / 3][k % 3];
+    }
+    for (int k = 0; k < 3; k++) {
+        reals[18 + k] = (float)g.origin[k];
+        reals[21 + k] = (float)g.to_bin[k];
+        ints[k] = (int32_t)g.nb[k];
+        ints[3 + k] = (int32_t)g.reach[k];
+        ints[6] |= g.periodic[k] << k;
+    }
+    reals[24] = (float)(radius * radius);
+    ints[7] = (int32_t)*n_bins;
+    *n_bins += g.nb[0] * g.nb[1] * g.nb[2];
+    return MLFF_OK;
+}
+
+/* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
+static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, double cutoff, int *on_host,
+                                  mlff_error *err)
+{
+    const int64_t S = b->n_systems, n = b->system_offsets[S];
+    int64_t n_bins = 0;
+    mlff_status s = MLFF_OK;
+    for (int64_t k = 0; k < S && s == MLFF_OK; k++)
+        s = describe_system(c, b, k, cutoff, &n_bins, err);
+    if (s != MLFF_OK)
+        return s;
+    if (!fits(c, (size_t)n * 16) || !fits(c, (size_t)S * SYS_REALS * 4) || !fits(c, (size_t)n_bins * 4) ||
+        n_bins > INT32_MAX) {
+        *on_host = 1;
+        return MLFF_OK;
+    }
+    if (!mlff_grow((void **)&c->bins, &c->bins_capacity, n_bins, sizeof *c->bins))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    const struct {
+        mlff_cell_buffer k;
+        size_t bytes;
+    } sizes[] = {{MLFF_CELL_BUF_PARAMS, 16},
+                 {MLFF_CELL_BUF_POSITIONS, (size_t)n * 16},
+                 {MLFF_CELL_BUF_SYSTEM_REALS, (size_t)S * SYS_REALS * 4},
+                 {MLFF_CELL_BUF_SYSTEM_INTS, (size_t)S * SYS_INTS * 4},
+                 {MLFF_CELL_BUF_ATOM_BINS, (size_t)n * 16},
+                 {MLFF_CELL_BUF_BIN_ENDS, (size_t)n_bins * 4},
+                 {MLFF_CELL_BUF_SLOT_POSITIONS, (size_t)n * 16},
+                 {MLFF_CELL_BUF_SLOT_SHIFTS, (size_t)n * 16},
+                 {MLFF_CELL_BUF_COUNTS, (size_t)(n + 1) * 4},
+                 {MLFF_CELL_BUF_PAIRS, 8},
+                 {MLFF_CELL_BUF_IMAGES, 12}};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes && s == MLFF_OK; k++)
+        s = reserve_buffer(c, sizes[k].k, sizes[k].bytes, err);
+    memset(c->bins, 0, (size_t)n_bins * sizeof *c->bins);
+    if (s == MLFF_OK)
+        s = write(c, MLFF_CELL_BUF_POSITIONS, 0, c->positions, (size_t)n * 16, err);
+    if (s == MLFF_OK)
+        s = write(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
+    if (s == MLFF_OK)
+        s = write(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
+    if (s == MLFF_OK)
+        s = write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+    if (s == MLFF_OK)
+        s = run(c, MLFF_CELL_BIN, n, err);
+    if (s == MLFF_OK)
+        s = read(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+    if (s != MLFF_OK)
+        return s;
+    int32_t start = 0;
+    for (int64_t k = 0; k < n_bins; k++) {
+        const int32_t count = c->bins[k];
+        c->bins[k] = start;
+        start += count;
+    }
+    if (start != n)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: %d of %lld atoms binned", start,
+                         (long long)n);
+    s = write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+    return s == MLFF_OK ? run(c, MLFF_CELL_PLACE, n, err) : s;
+}
+
+/* Step 5 for atoms [a0, a1): their pairs, into the list at offsets[a0]. */
+static mlff_status write_range(mlff_device_cells *c, int64_t a0, int64_t a1, mlff_neighbor_list *list,
+                               mlff_error *err)
+{
+    const int64_t base = c->offsets[a0], n_pairs = c->offsets[a1] - base;
+    if (n_pairs == 0)
+        return MLFF_OK;
+    for (int64_t a = a0; a <= a1; a++)
+        c->counts[a] = (int32_t)(c->offsets[a] - base);
+    const int32_t first = (int32_t)a0;
+    mlff_status s = reserve_buffer(c, MLFF_CELL_BUF_PAIRS, (size_t)n_pairs * 8, err);
+    if (s == MLFF_OK)
+        s = reserve_buffer(c, MLFF_CELL_BUF_IMAGES, (size_t)n_pairs * 12, err);
+    if (s == MLFF_OK)
+        s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)a0 * 4, c->counts + a0, (size_t)(a1 - a0 + 1) * 4, err);
+    if (s == MLFF_OK)
+        s = write(c, MLFF_CELL_BUF_PARAMS, 0, &first, sizeof first, err);
+    if (s == MLFF_OK)
+        s = run(c, MLFF_CELL_PAIRS, a1 - a0, err);
+    if (s == MLFF_OK)
+        s = read(c, MLFF_CELL_BUF_PAIRS, 0, list->pairs + 2 * base, (size_t)n_pairs * 8, err);
+    if (s == MLFF_OK)
+        s = read(c, MLFF_CELL_BUF_IMAGES, 0, list->images + 3 * base, (size_t)n_pairs * 12, err);
+    return s;
+}
+
+mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, double cutoff,
+                                    mlff_neighbor_list *list, mlff_error *err)
+{
+    if (!list)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
+    list->n_pairs = 0;
+    int64_t largest;
+    mlff_status s = mlff_neighbors_check(b, cutoff, &largest, err);
+    if (s != MLFF_OK || b->n_systems == 0)
+        return s;
+    const int64_t S = b->n_systems, n = b->system_offsets[S];
+    if (n == 0)
+        return MLFF_OK;
+    if (S >= MAX_SYSTEMS)
+        return mlff_neighbors_build(b, cutoff, c->pool, list, err);
+    void **const atom_columns[] = {(void **)&c->positions, (void **)&c->counts, (void **)&c->offsets};
+    const size_t atom_sizes[] = {4 * sizeof(float), sizeof(int32_t), sizeof(int64_t)};
+    void **const system_columns[] = {(void **)&c->sys_reals, (void **)&c->sys_ints};
+    const size_t system_sizes[] = {SYS_REALS * sizeof(float), SYS_INTS * sizeof(int32_t)};
+    if (!mlff_grow_columns(atom_columns, atom_sizes, 3, &c->atoms_capacity, n + 1) ||
+        !mlff_grow_columns(system_columns, system_sizes, 2, &c->systems_capacity, S))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+
+    int on_host = 0;
+    s = sort_into_bins(c, b, cutoff, &on_host, err);
+    if (s != MLFF_OK || on_host)
+        return s != MLFF_OK ? s : mlff_neighbors_build(b, cutoff, c->pool, list, err);
+
+    /* Step 4. */
+    const int32_t no_mismatch[2] = {0, 0};
+    s = write(c, MLFF_CELL_BUF_PARAMS, 0, no_mismatch, sizeof no_mismatch, err);
+    if (s == MLFF_OK)
+        s = run(c, MLFF_CELL_COUNT, n, err);
+    if (s == MLFF_OK)
+        s = read(c, MLFF_CELL_BUF_COUNTS, 0, c->counts, (size_t)n * 4, err);
+    if (s != MLFF_OK)
+        return s;
+    c->offsets[0] = 0;
+    for (int64_t a = 0; a < n; a++)
+        c->offsets[a + 1] = c->offsets[a] + c->counts[a];
+    if ((s = mlff_neighbor_list_reserve(list, c->offsets[n], err)) != MLFF_OK)
+        return s;
+
+    /* Step 5, in ranges of atoms whose pairs fit one buffer. */
+    for (int64_t a0 = 0, a1; a0 < n && s == MLFF_OK; a0 = a1) {
+        for (a1 = a0; a1 < n && c->offsets[a1 + 1] - c->offsets[a0] <= (int64_t)c->max_pairs; a1++)
+            ;
+        if (a1 == a0)
+            return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                             "atom %lld has %lld neighbour pairs: more than one device buffer holds",
+                             (long long)a0, (long long)(c->offsets[a0 + 1] - c->offsets[a0]));
+        s = write_range(c, a0, a1, list, err);
+    }
+    int32_t params[2];
+    if (s == MLFF_OK)
+        s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
+    if (s == MLFF_OK && params[1])
+        s = mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs");
+    if (s == MLFF_OK)
+        list->n_pairs = c->offsets[n];
+    return s;
+}

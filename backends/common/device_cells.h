@@ -1,0 +1,35 @@
+/*
+ * Cell lists on a GPU backend: the neighbour search of core/neighbors.h
+ * with the per-atom work on the device (binning, the counting sort of atoms
+ * into bins, the search and the per-atom sort of its pairs), and the same
+ * list as the host search (ordered by i, j, n), except that it may hold a
+ * few pairs just beyond the cutoff (the device measures in float; every
+ * pair is measured again in double on the host, and each cutoff's list
+ * drops them). Device buffers are kept and grown by 1.5x between calls.
+ */
+#ifndef MLFF_BACKENDS_COMMON_DEVICE_CELLS_H
+#define MLFF_BACKENDS_COMMON_DEVICE_CELLS_H
+
+#include "../../core/neighbors.h"
+#include "../backend.h"
+
+typedef struct mlff_device_cells mlff_device_cells;
+
+/* *out stays NULL when the backend has no cell-list kernels. */
+mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
+                                     mlff_device_cells **out, mlff_error *err);
+void mlff_device_cells_free(mlff_device_cells *cells);
+
+/* As mlff_neighbors_build. Batches the device cannot hold in its buffers
+ * (or with 2^24 systems or more) are searched on the host. */
+mlff_status mlff_device_cells_build(mlff_device_cells *cells, const mlff_batch *batch, double cutoff,
+                                    mlff_neighbor_list *list, mlff_error *err);
+
+/* At most this many pairs per device pass (atoms in ranges): 0 restores the
+ * default (a buffer's worth); small values test the ranges. */
+void mlff_device_cells_limit_pairs(mlff_device_cells *cells, size_t max_pairs);
+
+/* The search for mlff_pair_options. */
+mlff_neighbor_search mlff_device_cells_search(mlff_device_cells *cells);
+
+#endif

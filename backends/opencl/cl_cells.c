@@ -1,0 +1,66 @@
+/* The cell-list kernels (backends/common/device_cells.c drives them): one
+ * program from shaders/opencl/cell_lists.cl, built or loaded from the disk
+ * cache at the first search. */
+#include "cl_internal.h"
+
+static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_place", "cell_count",
+                                                             "cell_pairs"};
+
+static mlff_status build_cells(mlff_backend *be, mlff_error *err)
+{
+    const char *source = mlff_shader_find(mlff_opencl_shaders, "cell_lists");
+    if (!source)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: cell_lists.cl is missing");
+    mlff_status s = cl_build_program(be, source, &be->cell_program, err);
+    for (int k = 0; k < MLFF_CELL_KERNELS && s == MLFF_OK; k++) {
+        cl_int rc;
+        be->cell_kernels[k] = clCreateKernel(be->cell_program, kernel_names[k], &rc);
+        if (rc != CL_SUCCESS)
+            s = cl_fail(err, rc, "clCreateKernel (cell lists)");
+    }
+    if (s != MLFF_OK)
+        cl_cells_free(be);
+    return s;
+}
+
+mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
+                           mlff_error *err)
+{
+    if (!be->cell_program) {
+        mlff_status s = build_cells(be, err);
+        if (s != MLFF_OK)
+            return s;
+    }
+    if (n_items > INT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "opencl: %lld atoms in one cell-list search",
+                         (long long)n_items);
+    cl_kernel k = be->cell_kernels[kernel];
+    cl_int rc = CL_SUCCESS;
+    for (cl_uint a = 0; a < MLFF_CELL_BUFFERS && rc == CL_SUCCESS; a++) {
+        cl_buffer *b = buffers[a];
+        mlff_index_shadow_invalidate(&b->host); /* the kernels write most of them */
+        rc = clSetKernelArg(k, a, sizeof b->mem, &b->mem);
+    }
+    const cl_int items = (cl_int)n_items;
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(k, MLFF_CELL_BUFFERS, sizeof items, &items);
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "clSetKernelArg (cell lists)");
+    const size_t local = cl_group_size(be, k), global = ((size_t)n_items + local - 1) / local * local;
+    rc = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (rc == CL_SUCCESS)
+        rc = clFinish(be->queue);
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "running the cell-list kernels");
+}
+
+void cl_cells_free(mlff_backend *be)
+{
+    for (int k = 0; k < MLFF_CELL_KERNELS; k++) {
+        if (be->cell_kernels[k])
+            clReleaseKernel(be->cell_kernels[k]);
+        be->cell_kernels[k] = NULL;
+    }
+    if (be->cell_program)
+        clReleaseProgram(be->cell_program);
+    be->cell_program = NULL;
+}

@@ -1,0 +1,59 @@
+/* The cell-list kernels (backends/common/device_cells.c drives them): one
+ * pipeline per kernel from shaders/vulkan/cell_lists.comp, built or loaded
+ * from the caches at the first search; dispatched through the same
+ * recordings as the nodes (a repeated search replays them). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static mlff_status pipeline_for(mlff_backend *be, mlff_cell_kernel kernel, mlff_error *err)
+{
+    if (be->cell_pipelines[kernel])
+        return MLFF_OK;
+    const char *body = mlff_shader_find(mlff_vulkan_shaders, "cell_lists");
+    if (!body)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: cell_lists.comp is missing");
+    mlff_text src = {0};
+    mlff_text_put(&src, "#version 450\n#define CELL_KERNEL %d\n%s", (int)kernel, body);
+    mlff_status s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
+                               : vk_pipeline_from_source(be, src.s, &be->cell_pipelines[kernel], err);
+    free(src.s);
+    vk_pipeline_cache_save(be);
+    return s;
+}
+
+mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
+                           mlff_error *err)
+{
+    const uint64_t errors_before = be->validation_errors;
+    mlff_status s = pipeline_for(be, kernel, err);
+    if (s != MLFF_OK)
+        return s;
+    vk_dispatch d;
+    memset(&d, 0, sizeof d); /* compared as bytes */
+    d.pipeline = be->cell_pipelines[kernel];
+    for (int k = 0; k < MLFF_CELL_BUFFERS; k++) {
+        vk_buffer *b = buffers[k];
+        mlff_index_shadow_invalidate(&b->host); /* the kernels write most of them */
+        d.bindings[k] = b->buffer;
+    }
+    d.groups[1] = d.groups[2] = 1;
+    s = vk_add_dispatch(be, &d, n_items, VK_GROUP_1D, err);
+    if (s == MLFF_OK)
+        s = vk_run(be, err);
+    be->n_pending = 0;
+    if (s == MLFF_OK && be->validation_errors > errors_before)
+        s = mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the validation layer reported %llu problem(s); first: %s",
+                      (unsigned long long)(be->validation_errors - errors_before), be->validation_message);
+    return s;
+}
+
+void vk_cells_free(mlff_backend *be)
+{
+    for (int k = 0; k < MLFF_CELL_KERNELS; k++) {
+        if (be->cell_pipelines[k])
+            vkDestroyPipeline(be->device, be->cell_pipelines[k], NULL);
+        be->cell_pipelines[k] = VK_NULL_HANDLE;
+    }
+}
