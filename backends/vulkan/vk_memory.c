@@ -2,10 +2,11 @@
  * Buffers and transfers. Where the device offers host-visible device-local
  * memory in a heap about as large as its device-local memory (integrated
  * GPUs, CPUs, discrete GPUs with resizable BAR), every buffer lives there
- * and transfers are plain copies (but for large reads of memory the host
- * does not cache); elsewhere buffers are device-local and transfers go
- * through one staging buffer (in cached host memory where there is such). MLFF_VULKAN_STAGING=1 forces
- * the second path (so that CI tests it on lavapipe).
+ * and transfers are plain copies, except large reads of memory the host
+ * does not cache; elsewhere buffers are device-local. Other transfers go
+ * through one staging buffer, in cached host memory where there is such.
+ * MLFF_VULKAN_STAGING=1 forces the device-local path (so that CI tests it
+ * on lavapipe).
  */
 #include <stdlib.h>
 #include <string.h>
