@@ -36,7 +36,6 @@ struct mlff_model {
     mlff_graph *graph;
     mlff_plan *plan;
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
-    mlff_neighbor_search device_search;     /* the search through them */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */

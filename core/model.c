@@ -136,10 +136,7 @@ static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_erro
     }
     if (!on_device)
         return MLFF_OK;
-    mlff_status s = mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
-    if (s == MLFF_OK && m->device_cells)
-        m->device_search = mlff_device_cells_search(m->device_cells);
-    return s;
+    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
@@ -329,8 +326,9 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
+    const mlff_neighbor_search device_search = mlff_device_cells_search(m->device_cells);
     const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin, ctx->pool,
-                                     m->device_cells ? &m->device_search : NULL};
+                                     m->device_cells ? &device_search : NULL};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
     mlff_profile_begin(&m->profile);

@@ -366,6 +366,46 @@ mlff_status mlff_cell_grid_lattice(const mlff_batch *b, int64_t s, mlff_cell_gri
     return MLFF_OK;
 }
 
+mlff_status mlff_cell_grid_wrap(const mlff_cell_grid *g, const double *pos, int64_t n, int64_t s, double *frac,
+                                int32_t *shift, double lo[3], double hi[3], double *magnitude, mlff_error *err)
+{
+    for (int k = 0; k < 3; k++) {
+        lo[k] = INFINITY;
+        hi[k] = -INFINITY;
+    }
+    *magnitude = 0.0;
+    for (int64_t a = 0; a < n; a++) {
+        const double *r = pos + 3 * a;
+        if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
+        int32_t sh[3] = {0, 0, 0};
+        for (int k = 0; k < 3; k++) {
+            double u = r[0] * g->rec[k][0] + r[1] * g->rec[k][1] + r[2] * g->rec[k][2];
+            if (g->periodic[k]) {
+                const double f = floor(u);
+                if (!(fabs(f) < MLFF_MAX_CELL_SHIFT))
+                    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
+                                          "atom lies %g cells away along lattice vector %d", f, k + 1);
+                sh[k] = (int32_t)f;
+                u -= f;
+            } else {
+                lo[k] = u < lo[k] ? u : lo[k];
+                hi[k] = u > hi[k] ? u : hi[k];
+            }
+            if (frac)
+                frac[3 * a + k] = u;
+        }
+        if (shift)
+            memcpy(shift + 3 * a, sh, sizeof sh);
+        for (int d = 0; d < 3; d++) {
+            const double sd = sh[0] * g->H[d] + sh[1] * g->H[3 + d] + sh[2] * g->H[6 + d];
+            const double m = fabs(r[d]) + fabs(sd);
+            *magnitude = m > *magnitude ? m : *magnitude;
+        }
+    }
+    return MLFF_OK;
+}
+
 mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const double hi[3], int64_t n_atoms,
                                 double wide, int64_t s, mlff_error *err)
 {
@@ -427,39 +467,11 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     if (st != MLFF_OK)
         return st;
     const double *H = g.H;
-    const int *periodic = g.periodic;
 
     /* 1. Fractional coordinates, wrapped along periodic axes. */
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double magnitude = 0.0; /* largest |r| and |shift . H|, for the rounding tolerance */
-    for (int64_t a = 0; a < n; a++) {
-        const double *r = pos + 3 * a;
-        if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
-            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
-        for (int k = 0; k < 3; k++) {
-            double u = r[0] * g.rec[k][0] + r[1] * g.rec[k][1] + r[2] * g.rec[k][2];
-            int32_t sh = 0;
-            if (periodic[k]) {
-                const double f = floor(u);
-                if (!(fabs(f) < MLFF_MAX_CELL_SHIFT))
-                    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
-                                          "atom lies %g cells away along lattice vector %d", f, k + 1);
-                sh = (int32_t)f;
-                u -= f;
-            } else {
-                lo[k] = u < lo[k] ? u : lo[k];
-                hi[k] = u > hi[k] ? u : hi[k];
-            }
-            w->frac[3 * a + k] = u;
-            w->shift[3 * a + k] = sh;
-        }
-        for (int d = 0; d < 3; d++) {
-            const double sd = w->shift[3 * a] * H[d] + w->shift[3 * a + 1] * H[3 + d] +
-                              w->shift[3 * a + 2] * H[6 + d];
-            const double m = fabs(r[d]) + fabs(sd);
-            magnitude = m > magnitude ? m : magnitude;
-        }
-    }
+    double lo[3], hi[3], magnitude;
+    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, w->frac, w->shift, lo, hi, &magnitude, err)) != MLFF_OK)
+        return st;
 
     /* 2. Bins. */
     if ((st = mlff_cell_grid_bins(&g, lo, hi, n, cutoff * (1.0 + BIN_MARGIN), s, err)) != MLFF_OK)
@@ -506,7 +518,7 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     nl_system sys = {
         .w = w, .pos = pos, .first = first, .n = n,
         .nb = {nb[0], nb[1], nb[2]}, .reach = {g.reach[0], g.reach[1], g.reach[2]},
-        .periodic = {periodic[0], periodic[1], periodic[2]},
+        .periodic = {g.periodic[0], g.periodic[1], g.periodic[2]},
         .rc2 = cutoff * cutoff, .pre2 = (cutoff + tol) * (cutoff + tol),
     };
     memcpy(sys.H, H, sizeof sys.H);

@@ -171,33 +171,14 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, in
     mlff_status st = mlff_cell_grid_lattice(b, s, &g, err);
     if (st != MLFF_OK)
         return st;
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
-    double magnitude = 0.0; /* largest |r| + |shift . H|, for the rounding allowance */
+    const double *pos = b->positions + 3 * first;
+    double lo[3], hi[3], magnitude;
+    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, NULL, NULL, lo, hi, &magnitude, err)) != MLFF_OK)
+        return st;
     for (int64_t a = 0; a < n; a++) {
-        const double *r = b->positions + 3 * (first + a);
-        if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
-            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
-        double shift[3] = {0, 0, 0};
-        for (int k = 0; k < 3; k++) {
-            const double u = r[0] * g.rec[k][0] + r[1] * g.rec[k][1] + r[2] * g.rec[k][2];
-            if (g.periodic[k]) {
-                const double f = floor(u);
-                if (!(fabs(f) < MLFF_MAX_CELL_SHIFT))
-                    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
-                                          "atom lies %g cells away along lattice vector %d", f, k + 1);
-                for (int d = 0; d < 3; d++)
-                    shift[d] += f * g.H[3 * k + d];
-            } else {
-                lo[k] = u < lo[k] ? u : lo[k];
-                hi[k] = u > hi[k] ? u : hi[k];
-            }
-        }
         float *p = c->positions + 4 * (first + a);
-        for (int d = 0; d < 3; d++) {
-            const double m = fabs(r[d]) + fabs(shift[d]);
-            magnitude = m > magnitude ? m : magnitude;
-            p[d] = (float)r[d];
-        }
+        for (int d = 0; d < 3; d++)
+            p[d] = (float)pos[3 * a + d];
         p[3] = (float)s;
     }
     /* |m . H| over the images within reach of the radius (a bound: the bins are not known yet). */

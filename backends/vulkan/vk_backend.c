@@ -278,10 +278,15 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     if (s == MLFF_OK)
         s = vk_run(be, err);
     be->n_pending = 0; /* also after a failure, for the next call */
-    if (s == MLFF_OK && be->validation_errors > errors_before)
-        s = mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the validation layer reported %llu problem(s); first: %s",
-                      (unsigned long long)(be->validation_errors - errors_before), be->validation_message);
-    return s;
+    return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;
+}
+
+mlff_status vk_validation_status(const mlff_backend *be, uint64_t errors_before, mlff_error *err)
+{
+    if (be->validation_errors == errors_before)
+        return MLFF_OK;
+    return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the validation layer reported %llu problem(s); first: %s",
+                     (unsigned long long)(be->validation_errors - errors_before), be->validation_message);
 }
 
 static void vk_get_stats(const mlff_backend *be, mlff_backend_stats *stats)

@@ -43,10 +43,7 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     if (s == MLFF_OK)
         s = vk_run(be, err);
     be->n_pending = 0;
-    if (s == MLFF_OK && be->validation_errors > errors_before)
-        s = mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the validation layer reported %llu problem(s); first: %s",
-                      (unsigned long long)(be->validation_errors - errors_before), be->validation_message);
-    return s;
+    return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;
 }
 
 void vk_cells_free(mlff_backend *be)

@@ -170,6 +170,9 @@ void vk_segments_init(mlff_backend *be);
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
 /* A pipeline from GLSL, through the SPIR-V and pipeline caches. */
 mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipeline *out, mlff_error *err);
+/* vk_backend.c: an error when the validation layer reported anything since
+ * its count was errors_before. */
+mlff_status vk_validation_status(const mlff_backend *be, uint64_t errors_before, mlff_error *err);
 /* vk_backend.c: the GEMM shader for a dense layer of this many rows. */
 vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows);
 void vk_kernels_free(mlff_backend *be);
