@@ -55,6 +55,7 @@ typedef struct mlff_backend_stats {
     uint64_t kernel_builds; /* programs or shaders compiled from source */
     uint64_t cache_hits, cache_misses, cache_rejects;
     uint64_t device_allocations; /* device buffers created (none in an MD loop's steady state) */
+    uint64_t segment_sorts;      /* indices sorted for segment sums (backends/common/segments.h) */
 } mlff_backend_stats;
 
 /* How much work one plan execution may take on the device (core/chunks.c

@@ -58,10 +58,14 @@ static int spec_for(const mlff_exec_node *n, segment_spec *s)
 
 int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src, size_t bytes)
 {
+    if (b->data && offset + bytes <= b->known && memcmp((char *)b->data + offset, src, bytes) == 0)
+        return 0;
+    if (!b->data && b->keep && offset == 0 && (b->data = malloc(b->size ? b->size : 1)) != NULL)
+        b->known = 0; /* no copy (out of memory) only costs transfers */
     if (b->data) {
-        if (memcmp((char *)b->data + offset, src, bytes) == 0)
-            return 0;
         memcpy((char *)b->data + offset, src, bytes);
+        if (offset <= b->known && offset + bytes > b->known)
+            b->known = offset + bytes;
     }
     b->version++;
     return 1;
@@ -72,8 +76,20 @@ void mlff_index_shadow_invalidate(mlff_index_shadow *b)
     if (b->data) {
         free(b->data);
         b->data = NULL;
+        b->known = 0;
         b->version++;
     }
+}
+
+int mlff_segments_on_device(mlff_error *err)
+{
+    const char *env = getenv("MLFF_SEGMENT_SORT");
+    if (!env || !*env || strcmp(env, "device") == 0)
+        return 1;
+    if (strcmp(env, "host") == 0)
+        return 0;
+    mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_SEGMENT_SORT=%s: expected host or device", env);
+    return -1;
 }
 
 size_t mlff_grown_capacity(size_t capacity, size_t need)
@@ -137,8 +153,69 @@ static mlff_status sort(mlff_segments *g, const segment_spec *s, mlff_error *err
     return MLFF_OK;
 }
 
+/* The same stable sort on the device: a least-significant-digit radix sort
+ * (shaders/opencl/segment_sort.cl) of the keys, with the entries as values. */
+static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const segment_spec *s, mlff_error *err)
+{
+    if (s->n_entries >= INT32_MAX || s->n_keys >= INT32_MAX || s->stride * s->n_entries >= INT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "%lld index entries in one evaluation is more than 32-bit offsets hold; split the batch",
+                         (long long)s->n_entries);
+    const int64_t n = s->n_entries, blocks = (n + MLFF_SORT_GROUP - 1) / MLFF_SORT_GROUP;
+    const int64_t counts = MLFF_SORT_BINS * blocks, tiles = (counts + MLFF_SCAN_TILE - 1) / MLFF_SCAN_TILE;
+    mlff_status st = c->sort_reserve(c->backend, g, (size_t)n, (size_t)counts, (size_t)tiles, err);
+    if (st != MLFF_OK)
+        return st;
+    /* Keys are in [0, n_keys] (n_keys: out of range, sorted last). */
+    int passes = 1;
+    while (passes * MLFF_SORT_BITS < 31 && ((int64_t)1 << (passes * MLFF_SORT_BITS)) <= s->n_keys)
+        passes++;
+    const int64_t map_entries = s->map ? (int64_t)(s->map->size / sizeof(int32_t)) : 0;
+    mlff_sort_launch l = {
+        .keys = s->keys,
+        .map = s->map ? s->map : s->keys,
+        .args = {(int32_t)n, (int32_t)s->n_keys, (int32_t)s->stride, (int32_t)s->map_stride,
+                 (int32_t)(map_entries < INT32_MAX ? map_entries : INT32_MAX), 0},
+    };
+    const struct {
+        mlff_sort_kernel kernel;
+        int64_t items;
+    } per_pass[] = {{MLFF_SORT_COUNT, blocks * MLFF_SORT_GROUP},
+                    {MLFF_SORT_TILE_SUMS, tiles * MLFF_SORT_GROUP},
+                    {MLFF_SORT_SCAN_TILES, MLFF_SORT_GROUP},
+                    {MLFF_SORT_SCAN, tiles * MLFF_SORT_GROUP},
+                    {MLFF_SORT_SCATTER, blocks * MLFF_SORT_GROUP}};
+    if (n > 0) {
+        l.kernel = MLFF_SORT_KEYS; /* into pair 0 */
+        l.from = 1;
+        l.items = n;
+        st = c->sort_launch(c->backend, g, &l, err);
+    }
+    for (int pass = 0; n > 0 && pass < passes && st == MLFF_OK; pass++) {
+        l.from = pass % 2;
+        l.to_items = pass == passes - 1;
+        l.args[5] = pass * MLFF_SORT_BITS;
+        for (size_t k = 0; k < sizeof per_pass / sizeof *per_pass && st == MLFF_OK; k++) {
+            l.kernel = per_pass[k].kernel;
+            l.items = per_pass[k].items;
+            st = c->sort_launch(c->backend, g, &l, err);
+        }
+    }
+    if (st != MLFF_OK)
+        return st;
+    l.kernel = MLFF_SORT_OFFSETS; /* from the sorted keys */
+    l.from = n > 0 ? passes % 2 : 0;
+    l.to_items = 0;
+    l.items = s->n_keys + 1;
+    return c->sort_launch(c->backend, g, &l, err);
+}
+
 static mlff_status ensure_shadow(mlff_segment_cache *c, const mlff_index_shadow *b, mlff_error *err)
 {
+    if (c->on_device) {
+        ((mlff_index_shadow *)b)->keep = 1; /* for the next write to compare with */
+        return MLFF_OK;
+    }
     return b->data ? MLFF_OK : c->read_shadow(c->backend, (mlff_index_shadow *)b, err);
 }
 
@@ -177,10 +254,10 @@ static mlff_segments *claim_slot(mlff_segment_cache *c, const segment_spec *s)
     return slot;
 }
 
-/* After the sort: the device copy, and the slot becomes valid for s. */
+/* After a host sort, the device copy; then the slot becomes valid for s. */
 static mlff_status publish(mlff_segment_cache *c, mlff_segments *slot, const segment_spec *s, mlff_error *err)
 {
-    mlff_status st = c->upload(c->backend, slot, err);
+    mlff_status st = c->on_device ? MLFF_OK : c->upload(c->backend, slot, err);
     if (st != MLFF_OK)
         return st;
     slot->keys = s->keys;
@@ -217,7 +294,9 @@ mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, co
     mlff_segments *slot = valid_slot(c, &s);
     if (!slot) {
         slot = claim_slot(c, &s); /* never NULL: the clock just moved */
-        if ((st = sort(slot, &s, err)) != MLFF_OK || (st = publish(c, slot, &s, err)) != MLFF_OK)
+        st = c->on_device ? sort_on_device(c, slot, &s, err) : sort(slot, &s, err);
+        c->sorts++;
+        if (st != MLFF_OK || (st = publish(c, slot, &s, err)) != MLFF_OK)
             return st;
     }
     slot->last_use = c->clock;
@@ -253,7 +332,7 @@ static int written_before(const mlff_exec_node *nodes, int k, const mlff_index_s
 mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *nodes, int n_nodes,
                                   mlff_thread_pool *pool, mlff_error *err)
 {
-    if (mlff_thread_pool_size(pool) < 2)
+    if (c->on_device || mlff_thread_pool_size(pool) < 2)
         return MLFF_OK; /* each node sorts its own as it comes */
     sort_job *jobs = calloc((size_t)(n_nodes > 0 ? n_nodes : 1), sizeof *jobs);
     if (!jobs)
@@ -286,6 +365,7 @@ mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *n
             st = jobs[j].status;
         } else {
             st = publish(c, jobs[j].slot, &jobs[j].spec, err);
+            c->sorts++;
         }
     }
     free(jobs);

@@ -2,14 +2,16 @@
  * Segments: how the GPU backends run ops that sum many entries into one row
  * (scatters, pair gradients, ANI features) without float atomics, which many
  * devices (PoCL among them) lack, and deterministically. The entries are
- * sorted by target with a stable counting sort (a CSR); each work-item then
- * owns one target and sums its entries in entry order, as the CPU backend does.
+ * sorted by target with a stable sort (a CSR); each work-item then owns one
+ * target and sums its entries in entry order, as the CPU backend does.
  *
- * The keys are index tensors (pairs, triples, systems, element lists), which
- * always come from the host; the sort runs on the host from a copy kept
- * beside the device buffer, and only when that index changed (so a
- * neighbour list reused through the Verlet skin is sorted once). The backend
- * uploads the result to device buffers it keeps per slot and reuses.
+ * The keys are index tensors (pairs, triples, systems, element lists). The
+ * sort runs on the device, a radix sort from the index's device buffer
+ * (shaders/opencl/segment_sort.cl), or with MLFF_SEGMENT_SORT=host on the
+ * host from a copy kept beside the buffer, uploaded after; both give the
+ * same CSR. Either way it runs only when that index changed: a host copy
+ * of the index is kept to see that a rewrite changed nothing (a molecule's
+ * pairs, call after call), which then costs neither a transfer nor a sort.
  */
 #ifndef MLFF_BACKENDS_SEGMENTS_H
 #define MLFF_BACKENDS_SEGMENTS_H
@@ -22,6 +24,8 @@
 typedef struct mlff_index_shadow {
     int32_t *data;    /* host copy, or NULL until first needed */
     size_t size;      /* bytes of the buffer */
+    size_t known;     /* bytes from the start that data mirrors */
+    int keep;         /* sorted by on the device: keep a copy from the next write on */
     uint64_t version; /* bumped on every write */
 } mlff_index_shadow;
 
@@ -38,6 +42,36 @@ typedef struct mlff_segments {
 
 #define MLFF_SEGMENT_SLOTS 48
 
+/* The device sort's kernels, in the order they run, and its shapes (the
+ * #defines of shaders/opencl/segment_sort.cl and vulkan/segment_sort.comp). */
+typedef enum mlff_sort_kernel {
+    MLFF_SORT_KEYS,
+    MLFF_SORT_COUNT,
+    MLFF_SORT_TILE_SUMS,
+    MLFF_SORT_SCAN_TILES,
+    MLFF_SORT_SCAN,
+    MLFF_SORT_SCATTER,
+    MLFF_SORT_OFFSETS,
+    MLFF_SORT_KERNELS
+} mlff_sort_kernel;
+#define MLFF_SORT_GROUP 256
+#define MLFF_SORT_BITS 4
+#define MLFF_SORT_BINS (1 << MLFF_SORT_BITS)
+#define MLFF_SCAN_TILE (4 * MLFF_SORT_GROUP)
+
+/* One launch of a sort kernel over `items` work-items in groups of
+ * MLFF_SORT_GROUP. It reads the backend's scratch pair `from` (keys and
+ * values) and writes the other pair, or its values into the slot's items
+ * when to_items. args: entries, keys, stride, map stride, map entries (0:
+ * no map), shift. */
+typedef struct mlff_sort_launch {
+    mlff_sort_kernel kernel;
+    const mlff_index_shadow *keys, *map; /* map is keys when there is none */
+    int from, to_items;
+    int32_t args[6];
+    int64_t items;
+} mlff_sort_launch;
+
 typedef struct mlff_segment_cache {
     mlff_segments slots[MLFF_SEGMENT_SLOTS];
     uint64_t clock;
@@ -47,16 +81,28 @@ typedef struct mlff_segment_cache {
     /* Copies g->offsets and g->items to the device (kept in g->device). */
     mlff_status (*upload)(void *backend, mlff_segments *g, mlff_error *err);
     void (*release)(void *backend, mlff_segments *g);
+    /* Sorting on the device (when on_device): the scratch (two pairs of
+     * n_entries keys and values, counts, tiles) and g's device arrays at
+     * least this large, then each launch in turn. */
+    int on_device;
+    mlff_status (*sort_reserve)(void *backend, mlff_segments *g, size_t n_entries, size_t n_counts, size_t n_tiles,
+                                mlff_error *err);
+    mlff_status (*sort_launch)(void *backend, mlff_segments *g, const mlff_sort_launch *l, mlff_error *err);
+    uint64_t sorts; /* indices sorted: a backend checks its flag of bad keys only after device sorts */
 } mlff_segment_cache;
+
+/* MLFF_SEGMENT_SORT: 1 to sort on the device (the default), 0 on the host;
+ * -1 and an error for anything else. */
+int mlff_segments_on_device(mlff_error *err);
 
 /* The segments node n sums by, sorted if needed; *out is NULL for an op
  * without segments. */
 mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
                               mlff_error *err);
 
-/* Sorts what the nodes will ask mlff_segments_for for, side by side on the
- * pool (a no-op without threads): the host's share of a GPU evaluation is
- * mostly these sorts. Nodes whose sort this leaves out sort when they come. */
+/* Host sorts: sorts what the nodes will ask mlff_segments_for for, side by
+ * side on the pool (a no-op without threads or when sorting on the device).
+ * Nodes whose sort this leaves out sort when they come. */
 mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *nodes, int n_nodes,
                                   mlff_thread_pool *pool, mlff_error *err);
 

@@ -42,7 +42,10 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
         return s;
     }
     mlff_kernel_cache_init(&be->cache);
-    cl_segments_init(be);
+    if ((s = cl_segments_init(be, err)) != MLFF_OK) {
+        cl_close(be);
+        return s;
+    }
     be->pool = opts->pool;
     be->gemm = choose_gemm();
     static const char *const gemm_names[] = {"auto", "own", "clblast"};
@@ -61,8 +64,7 @@ static void cl_close(mlff_backend *be)
     cl_profile_free(be);
     cl_prepared_free_all(be);
     cl_cells_free(be);
-    if (be->segments.release)
-        mlff_segments_free_all(&be->segments);
+    cl_segments_free(be);
     if (be->queue)
         clReleaseCommandQueue(be->queue);
     if (be->context)
@@ -154,6 +156,7 @@ static mlff_status cl_buffer_read(mlff_backend *be, const void *buffer, size_t o
 static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
     const cl_prepared *prep;
+    const uint64_t sorts_before = be->segments.sorts;
     mlff_profile_begin(&be->profile);
     mlff_status s = cl_prepare(be, nodes, n_nodes, &prep, err);
     const double sort_start = be->profile.enabled ? mlff_seconds() : 0;
@@ -166,6 +169,8 @@ static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     cl_int rc = clFinish(be->queue);
     if (s == MLFF_OK && rc != CL_SUCCESS)
         s = cl_fail(err, rc, "running the kernels");
+    if (s == MLFF_OK)
+        s = cl_segments_check(be, sorts_before, err);
     if (be->profile.enabled)
         cl_profile_collect(be);
     return s;
@@ -178,6 +183,7 @@ static void cl_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
     stats->cache_misses = be->cache.misses;
     stats->cache_rejects = be->cache.rejects;
     stats->device_allocations = be->allocations;
+    stats->segment_sorts = be->segments.sorts;
 }
 
 const mlff_backend_iface mlff_backend_opencl = {

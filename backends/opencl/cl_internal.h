@@ -30,6 +30,15 @@ typedef struct cl_segment_buffers {
     size_t capacity_offsets, capacity_items; /* in entries */
 } cl_segment_buffers;
 
+/* The device segment sort: its program, and scratch reused between sorts. */
+typedef struct cl_sort_scratch {
+    cl_program program;
+    cl_kernel kernels[MLFF_SORT_KERNELS];
+    cl_mem keys[2], values[2], counts, tiles;
+    size_t capacity[6]; /* in entries: keys[0..1], values[0..1], counts, tiles */
+    cl_mem flag;        /* the last entry with a key out of range, + 1; 0 if none */
+} cl_sort_scratch;
+
 /* The kernels of one node list, built once per distinct list (see cl_program.c). */
 typedef struct cl_prepared {
     uint64_t hash;
@@ -74,6 +83,7 @@ struct mlff_backend {
     void *scratch; /* signature being matched */
     size_t scratch_size;
     mlff_segment_cache segments;
+    cl_sort_scratch sort;
     cl_program cell_program; /* shaders/opencl/cell_lists.cl, built at first use */
     cl_kernel cell_kernels[MLFF_CELL_KERNELS];
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
@@ -89,6 +99,7 @@ enum {
     CL_ROW_CLBLAST = MLFF_OP_COUNT,
     CL_ROW_EPILOGUE,
     CL_ROW_SORTS,
+    CL_ROW_DEVICE_SORTS,
     CL_ROW_SEGMENTS,
     CL_ROW_READ_BACK,
     CL_ROW_IDLE,
@@ -114,7 +125,11 @@ size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
 /* cl_segments.c: the device side of the segment cache. */
-void cl_segments_init(mlff_backend *be);
+mlff_status cl_segments_init(mlff_backend *be, mlff_error *err);
+/* After the queue finished: an error if a device sort since the count
+ * sorts_before met a key out of range. */
+mlff_status cl_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err);
+void cl_segments_free(mlff_backend *be);
 
 /* cl_profile.c: the event for the next kernel of a row, or NULL when not profiling. */
 cl_event *cl_profile_event(mlff_backend *be, int row);

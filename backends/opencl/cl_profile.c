@@ -33,6 +33,8 @@ static const char *row_name(int row)
         return "gemm (CLBlast)";
     case CL_ROW_EPILOGUE:
         return "gemm epilogue";
+    case CL_ROW_DEVICE_SORTS:
+        return "segment sorts";
     default:
         return mlff_op_get((mlff_op)row)->name;
     }

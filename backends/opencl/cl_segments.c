@@ -1,6 +1,8 @@
 /* The OpenCL side of the segments (backends/common/segments.h): host copies
- * of index buffers, and the device copies of each sorted index. */
+ * of index buffers, the device copies of each sorted index, and the device
+ * sort (shaders/opencl/segment_sort.cl, built at the first sort). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "cl_internal.h"
 
@@ -19,6 +21,7 @@ static mlff_status read_shadow(void *backend, mlff_index_shadow *b, mlff_error *
         b->data = NULL;
         return cl_fail(err, rc, "reading an index buffer");
     }
+    b->known = b->size;
     return MLFF_OK;
 }
 
@@ -30,24 +33,31 @@ static mlff_status grow_device(mlff_backend *be, cl_mem *mem, size_t *capacity, 
     if (*mem)
         clReleaseMemObject(*mem);
     cl_int rc;
-    *mem = clCreateBuffer(be->context, CL_MEM_READ_ONLY, cap * sizeof(int32_t), NULL, &rc);
+    *mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, cap * sizeof(int32_t), NULL, &rc);
     be->allocations++;
     *capacity = *mem ? cap : 0;
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "allocating segment buffers");
 }
 
-static mlff_status upload(void *backend, mlff_segments *g, mlff_error *err)
+/* g's device arrays for its sizes. */
+static mlff_status reserve_slot(mlff_backend *be, mlff_segments *g, mlff_error *err)
 {
-    mlff_backend *be = backend;
     cl_segment_buffers *d = g->device;
     if (!d && !(d = g->device = calloc(1, sizeof *d)))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
     const size_t n_keys = (size_t)g->n_keys, n = (size_t)g->n_entries;
     mlff_status st = grow_device(be, &d->offsets, &d->capacity_offsets, n_keys + 1, err);
-    if (st == MLFF_OK)
-        st = grow_device(be, &d->items, &d->capacity_items, n ? n : 1, err);
+    return st == MLFF_OK ? grow_device(be, &d->items, &d->capacity_items, n ? n : 1, err) : st;
+}
+
+static mlff_status upload(void *backend, mlff_segments *g, mlff_error *err)
+{
+    mlff_backend *be = backend;
+    mlff_status st = reserve_slot(be, g, err);
     if (st != MLFF_OK)
         return st;
+    const cl_segment_buffers *d = g->device;
+    const size_t n_keys = (size_t)g->n_keys, n = (size_t)g->n_entries;
     /* Not blocking: the host arrays stay untouched until the next call, which
      * comes after this one finished. */
     cl_int rc = clEnqueueWriteBuffer(be->queue, d->offsets, CL_FALSE, 0, (n_keys + 1) * sizeof(int32_t),
@@ -71,10 +81,119 @@ static void release(void *backend, mlff_segments *g)
     g->device = NULL;
 }
 
-void cl_segments_init(mlff_backend *be)
+static const char *const sort_names[MLFF_SORT_KERNELS] = {
+    "sort_keys", "sort_count", "sort_tile_sums", "sort_scan_tiles", "sort_scan", "sort_scatter", "sort_offsets"};
+
+static mlff_status build_sort(mlff_backend *be, mlff_error *err)
 {
-    be->segments.backend = be;
-    be->segments.read_shadow = read_shadow;
-    be->segments.upload = upload;
-    be->segments.release = release;
+    const char *source = mlff_shader_find(mlff_opencl_shaders, "segment_sort");
+    if (!source)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: segment_sort.cl is missing");
+    cl_sort_scratch *x = &be->sort;
+    mlff_status s = cl_build_program(be, source, &x->program, err);
+    for (int k = 0; k < MLFF_SORT_KERNELS && s == MLFF_OK; k++) {
+        cl_int rc;
+        x->kernels[k] = clCreateKernel(x->program, sort_names[k], &rc);
+        if (rc != CL_SUCCESS)
+            s = cl_fail(err, rc, "clCreateKernel (segment sort)");
+    }
+    cl_int rc = CL_SUCCESS;
+    const cl_int zero = 0;
+    if (s == MLFF_OK && !x->flag)
+        x->flag = clCreateBuffer(be->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof zero, (void *)&zero,
+                                 &rc);
+    return s == MLFF_OK && rc != CL_SUCCESS ? cl_fail(err, rc, "allocating the sort flag") : s;
+}
+
+static mlff_status sort_reserve(void *backend, mlff_segments *g, size_t n_entries, size_t n_counts, size_t n_tiles,
+                                mlff_error *err)
+{
+    mlff_backend *be = backend;
+    cl_sort_scratch *x = &be->sort;
+    mlff_status s = x->program ? MLFF_OK : build_sort(be, err);
+    for (int k = 0; k < 2 && s == MLFF_OK; k++) {
+        s = grow_device(be, &x->keys[k], &x->capacity[k], n_entries ? n_entries : 1, err);
+        if (s == MLFF_OK)
+            s = grow_device(be, &x->values[k], &x->capacity[2 + k], n_entries ? n_entries : 1, err);
+    }
+    if (s == MLFF_OK)
+        s = grow_device(be, &x->counts, &x->capacity[4], n_counts ? n_counts : 1, err);
+    if (s == MLFF_OK)
+        s = grow_device(be, &x->tiles, &x->capacity[5], n_tiles ? n_tiles : 1, err);
+    return s == MLFF_OK ? reserve_slot(be, g, err) : s;
+}
+
+static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_launch *l, mlff_error *err)
+{
+    mlff_backend *be = backend;
+    cl_sort_scratch *x = &be->sort;
+    const cl_segment_buffers *d = g->device;
+    cl_kernel k = x->kernels[l->kernel];
+    const cl_mem mems[] = {((const cl_buffer *)l->keys)->mem,
+                           ((const cl_buffer *)l->map)->mem,
+                           x->keys[l->from],
+                           x->values[l->from],
+                           x->keys[1 - l->from],
+                           l->to_items ? d->items : x->values[1 - l->from],
+                           x->counts,
+                           x->tiles,
+                           d->offsets,
+                           x->flag};
+    const cl_uint n_mems = sizeof mems / sizeof *mems;
+    cl_int rc = CL_SUCCESS;
+    for (cl_uint a = 0; a < n_mems && rc == CL_SUCCESS; a++)
+        rc = clSetKernelArg(k, a, sizeof mems[a], &mems[a]);
+    for (cl_uint a = 0; a < 6 && rc == CL_SUCCESS; a++)
+        rc = clSetKernelArg(k, n_mems + a, sizeof(cl_int), &l->args[a]);
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "clSetKernelArg (segment sort)");
+    const size_t local = MLFF_SORT_GROUP, global = ((size_t)l->items + local - 1) / local * local;
+    rc = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL,
+                                cl_profile_event(be, CL_ROW_DEVICE_SORTS));
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "running the segment sort");
+}
+
+mlff_status cl_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err)
+{
+    if (!be->segments.on_device || be->segments.sorts == sorts_before)
+        return MLFF_OK;
+    cl_int bad = 0;
+    cl_int rc = clEnqueueReadBuffer(be->queue, be->sort.flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "reading the sort flag");
+    if (bad == 0)
+        return MLFF_OK;
+    const cl_int zero = 0;
+    clEnqueueWriteBuffer(be->queue, be->sort.flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: entry %d of an index is out of range", bad - 1);
+}
+
+void cl_segments_free(mlff_backend *be)
+{
+    if (be->segments.release)
+        mlff_segments_free_all(&be->segments);
+    cl_sort_scratch *x = &be->sort;
+    for (int k = 0; k < MLFF_SORT_KERNELS; k++)
+        if (x->kernels[k])
+            clReleaseKernel(x->kernels[k]);
+    cl_mem mems[] = {x->keys[0], x->keys[1], x->values[0], x->values[1], x->counts, x->tiles, x->flag};
+    for (size_t k = 0; k < sizeof mems / sizeof *mems; k++)
+        if (mems[k])
+            clReleaseMemObject(mems[k]);
+    if (x->program)
+        clReleaseProgram(x->program);
+    memset(x, 0, sizeof *x);
+}
+
+mlff_status cl_segments_init(mlff_backend *be, mlff_error *err)
+{
+    mlff_segment_cache *c = &be->segments;
+    c->backend = be;
+    c->read_shadow = read_shadow;
+    c->upload = upload;
+    c->release = release;
+    c->sort_reserve = sort_reserve;
+    c->sort_launch = sort_launch;
+    c->on_device = mlff_segments_on_device(err);
+    return c->on_device < 0 ? err->status : MLFF_OK;
 }

@@ -9,8 +9,8 @@
 
 static void vk_close(mlff_backend *be);
 
-/* One set layout for every pipeline: VK_BINDINGS storage buffers, and the
- * push constants n_items and base. */
+/* One set layout for every pipeline: VK_BINDINGS storage buffers, and
+ * VK_PUSH_WORDS push constants (n_items, base, and a shader's own). */
 static mlff_status create_layouts(mlff_backend *be, mlff_error *err)
 {
     VkDescriptorSetLayoutBinding bindings[VK_BINDINGS];
@@ -25,7 +25,7 @@ static mlff_status create_layouts(mlff_backend *be, mlff_error *err)
     VkResult r = vkCreateDescriptorSetLayout(be->device, &set_info, NULL, &be->set_layout);
     if (r != VK_SUCCESS)
         return vk_fail(err, r, "vkCreateDescriptorSetLayout");
-    const VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, 2 * sizeof(uint32_t)};
+    const VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_WORDS * sizeof(uint32_t)};
     const VkPipelineLayoutCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
         .setLayoutCount = 1,
@@ -101,11 +101,15 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
     if (!be)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
     mlff_kernel_cache_init(&be->cache);
-    vk_segments_init(be);
+    mlff_status s = vk_segments_init(be, err);
+    if (s != MLFF_OK) {
+        free(be);
+        return s;
+    }
     be->pool = opts->pool;
     const char *replay = getenv("MLFF_VULKAN_REPLAY");
     be->replay = !(replay && !strcmp(replay, "off"));
-    mlff_status s = vk_open_device(be, opts, err);
+    s = vk_open_device(be, opts, err);
     if (s == MLFF_OK)
         s = vk_memory_init(be, err);
     if (s == MLFF_OK)
@@ -139,7 +143,7 @@ static void vk_close(mlff_backend *be)
     if (be->device) {
         vkDeviceWaitIdle(be->device);
         vk_pipeline_cache_save(be);
-        mlff_segments_free_all(&be->segments);
+        vk_segments_free(be);
         vk_recordings_free(be);
         vk_cells_free(be);
         vk_kernels_free(be);
@@ -239,11 +243,11 @@ static mlff_status vk_buffer_read(mlff_backend *be, const void *buffer, size_t o
     return vk_read(be, buffer, offset, dst, bytes, err);
 }
 
-/* An index that a pending dispatch writes must reach the host before a
- * later node sorts by it: run what is pending first. */
+/* Host sorts: an index that a pending dispatch writes must reach the host
+ * before a later node sorts by it, so what is pending runs first. */
 static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
-    if (!mlff_op_uses_segments(n->op))
+    if (be->segments.on_device || !mlff_op_uses_segments(n->op))
         return MLFF_OK;
     for (int j = 0; j < n->n_inputs; j++) {
         if (n->inputs[j].dtype != MLFF_DTYPE_I32)
@@ -258,7 +262,7 @@ static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_nod
 
 static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
-    const uint64_t errors_before = be->validation_errors;
+    const uint64_t errors_before = be->validation_errors, sorts_before = be->segments.sorts;
     mlff_status s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
     for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
         const mlff_exec_node *n = &nodes[k];
@@ -278,6 +282,8 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     if (s == MLFF_OK)
         s = vk_run(be, err);
     be->n_pending = 0; /* also after a failure, for the next call */
+    if (s == MLFF_OK)
+        s = vk_segments_check(be, sorts_before, err);
     return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;
 }
 
@@ -296,6 +302,7 @@ static void vk_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
     stats->cache_misses = be->cache.misses;
     stats->cache_rejects = be->cache.rejects;
     stats->device_allocations = be->allocations;
+    stats->segment_sorts = be->segments.sorts;
 }
 
 const mlff_backend_iface mlff_backend_vulkan = {

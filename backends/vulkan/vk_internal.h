@@ -26,6 +26,7 @@ enum {
 };
 
 #define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */
+#define VK_PUSH_WORDS 8 /* push constants of every pipeline (the layout's range) */
 #define VK_GEMM_TILE 16 /* TS in shaders/vulkan/linear.comp */
 /* shaders/vulkan/linear_subgroup.comp: a work group of VK_GROUP_1D lanes
  * keeps VK_SG_ROWS x (VK_SG_COLS * VK_GROUP_1D) outputs in registers. */
@@ -56,6 +57,14 @@ typedef struct vk_segment_buffers {
     size_t capacity_offsets, capacity_items; /* in entries */
 } vk_segment_buffers;
 
+/* The device segment sort: its pipelines, and scratch reused between sorts. */
+typedef struct vk_sort_scratch {
+    VkPipeline pipelines[MLFF_SORT_KERNELS];
+    vk_buffer keys[2], values[2], counts, tiles;
+    size_t capacity[6]; /* in entries: keys[0..1], values[0..1], counts, tiles */
+    vk_buffer flag;     /* host memory: the last entry with a key out of range, + 1; 0 if none */
+} vk_sort_scratch;
+
 /* A pipeline per distinct node signature. */
 typedef struct vk_kernel {
     mlff_node_sig sig;
@@ -68,7 +77,7 @@ typedef struct vk_kernel {
 typedef struct vk_dispatch {
     VkPipeline pipeline;
     VkBuffer bindings[VK_BINDINGS];
-    uint32_t push[2]; /* n_items, base */
+    uint32_t push[VK_PUSH_WORDS]; /* n_items, base, then what a shader's own Push block adds */
     uint32_t groups[3];
 } vk_dispatch;
 
@@ -123,6 +132,7 @@ struct mlff_backend {
     VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/vulkan/cell_lists.comp, built at first use */
 
     mlff_segment_cache segments;
+    vk_sort_scratch sort;
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     vk_recording recordings[VK_RECORDINGS];
     vk_dispatch *pending; /* the dispatches of the call being prepared */
@@ -164,7 +174,11 @@ mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *d
 mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err);
 
 /* vk_segments.c */
-void vk_segments_init(mlff_backend *be);
+mlff_status vk_segments_init(mlff_backend *be, mlff_error *err);
+/* After the run: an error if a device sort since the count sorts_before
+ * met a key out of range. */
+mlff_status vk_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err);
+void vk_segments_free(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);

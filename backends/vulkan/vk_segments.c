@@ -1,6 +1,9 @@
 /* The Vulkan side of the segments (backends/common/segments.h): host copies
- * of index buffers, and each sorted index in host-visible buffers, so that
- * an upload is a copy and a recording that binds them stays valid. */
+ * of index buffers; each sorted index in host-visible buffers when the host
+ * sorts (an upload is a copy, and a recording that binds them stays valid),
+ * in device buffers when the device sorts (shaders/vulkan/segment_sort.comp,
+ * one pipeline per kernel, built at the first sort; its dispatches join the
+ * node list's, so an unchanged call replays them with the rest). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -15,36 +18,50 @@ static mlff_status read_shadow(void *backend, mlff_index_shadow *h, mlff_error *
         free(h->data);
         h->data = NULL;
     }
+    h->known = h->data ? h->size : 0;
     return s;
 }
 
 /* A new buffer invalidates the recordings (they bind the old one). */
 static mlff_status grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, mlff_error *err)
 {
+    const vk_memory where = be->segments.on_device ? VK_MEMORY_DEVICE : VK_MEMORY_MAPPED;
     if (need <= *capacity && b->buffer)
         return MLFF_OK;
+    if (b->buffer && be->n_pending > 0) {
+        mlff_status s = vk_run(be, err); /* dispatches pending may bind the old buffer */
+        if (s != MLFF_OK)
+            return s;
+    }
     const size_t cap = mlff_grown_capacity(*capacity, need);
     vk_buffer_destroy(be, b);
     be->epoch++;
     *capacity = 0;
-    mlff_status s = vk_buffer_create(be, b, cap * sizeof(int32_t), VK_MEMORY_MAPPED, err);
+    mlff_status s = vk_buffer_create(be, b, cap * sizeof(int32_t), where, err);
     if (s == MLFF_OK)
         *capacity = cap;
     return s;
 }
 
-static mlff_status upload(void *backend, mlff_segments *g, mlff_error *err)
+/* g's device arrays for its sizes. */
+static mlff_status reserve_slot(mlff_backend *be, mlff_segments *g, mlff_error *err)
 {
-    mlff_backend *be = backend;
     vk_segment_buffers *d = g->device;
     if (!d && !(d = g->device = calloc(1, sizeof *d)))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
     const size_t n_keys = (size_t)g->n_keys, n = (size_t)g->n_entries;
     mlff_status s = grow(be, &d->offsets, &d->capacity_offsets, n_keys + 1, err);
-    if (s == MLFF_OK)
-        s = grow(be, &d->items, &d->capacity_items, n ? n : 1, err);
+    return s == MLFF_OK ? grow(be, &d->items, &d->capacity_items, n ? n : 1, err) : s;
+}
+
+static mlff_status upload(void *backend, mlff_segments *g, mlff_error *err)
+{
+    mlff_backend *be = backend;
+    mlff_status s = reserve_slot(be, g, err);
     if (s != MLFF_OK)
         return s;
+    const vk_segment_buffers *d = g->device;
+    const size_t n_keys = (size_t)g->n_keys, n = (size_t)g->n_entries;
     memcpy(d->offsets.mapped, g->offsets, (n_keys + 1) * sizeof(int32_t));
     memcpy(d->items.mapped, g->items, n * sizeof(int32_t));
     return MLFF_OK;
@@ -61,10 +78,103 @@ static void release(void *backend, mlff_segments *g)
     g->device = NULL;
 }
 
-void vk_segments_init(mlff_backend *be)
+static mlff_status build_sort(mlff_backend *be, mlff_error *err)
 {
-    be->segments.backend = be;
-    be->segments.read_shadow = read_shadow;
-    be->segments.upload = upload;
-    be->segments.release = release;
+    const char *body = mlff_shader_find(mlff_vulkan_shaders, "segment_sort");
+    if (!body)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: segment_sort.comp is missing");
+    mlff_status s = MLFF_OK;
+    for (int k = 0; k < MLFF_SORT_KERNELS && s == MLFF_OK; k++) {
+        mlff_text src = {0};
+        mlff_text_put(&src, "#version 450\n#define SORT_KERNEL %d\n%s", k, body);
+        s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
+                       : vk_pipeline_from_source(be, src.s, &be->sort.pipelines[k], err);
+        free(src.s);
+    }
+    vk_pipeline_cache_save(be);
+    if (s == MLFF_OK && !be->sort.flag.buffer && (s = vk_buffer_create(be, &be->sort.flag, sizeof(int32_t),
+                                                                         VK_MEMORY_HOST, err)) == MLFF_OK)
+        memset(be->sort.flag.mapped, 0, sizeof(int32_t));
+    return s;
+}
+
+static mlff_status sort_reserve(void *backend, mlff_segments *g, size_t n_entries, size_t n_counts, size_t n_tiles,
+                                mlff_error *err)
+{
+    mlff_backend *be = backend;
+    vk_sort_scratch *x = &be->sort;
+    mlff_status s = x->pipelines[0] ? MLFF_OK : build_sort(be, err);
+    for (int k = 0; k < 2 && s == MLFF_OK; k++) {
+        s = grow(be, &x->keys[k], &x->capacity[k], n_entries ? n_entries : 1, err);
+        if (s == MLFF_OK)
+            s = grow(be, &x->values[k], &x->capacity[2 + k], n_entries ? n_entries : 1, err);
+    }
+    if (s == MLFF_OK)
+        s = grow(be, &x->counts, &x->capacity[4], n_counts ? n_counts : 1, err);
+    if (s == MLFF_OK)
+        s = grow(be, &x->tiles, &x->capacity[5], n_tiles ? n_tiles : 1, err);
+    return s == MLFF_OK ? reserve_slot(be, g, err) : s;
+}
+
+static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_launch *l, mlff_error *err)
+{
+    mlff_backend *be = backend;
+    const vk_sort_scratch *x = &be->sort;
+    const vk_segment_buffers *d = g->device;
+    vk_dispatch dispatch;
+    memset(&dispatch, 0, sizeof dispatch); /* compared as bytes */
+    dispatch.pipeline = x->pipelines[l->kernel];
+    const VkBuffer bindings[] = {((const vk_buffer *)l->keys)->buffer,
+                                 ((const vk_buffer *)l->map)->buffer,
+                                 x->keys[l->from].buffer,
+                                 x->values[l->from].buffer,
+                                 x->keys[1 - l->from].buffer,
+                                 l->to_items ? d->items.buffer : x->values[1 - l->from].buffer,
+                                 x->counts.buffer,
+                                 x->tiles.buffer,
+                                 d->offsets.buffer,
+                                 x->flag.buffer};
+    _Static_assert(sizeof bindings / sizeof *bindings <= VK_BINDINGS, "the segment sort binds too many buffers");
+    memcpy(dispatch.bindings, bindings, sizeof bindings);
+    memcpy(&dispatch.push[2], l->args, sizeof l->args);
+    dispatch.groups[1] = dispatch.groups[2] = 1;
+    return vk_add_dispatch(be, &dispatch, l->items, MLFF_SORT_GROUP, err);
+}
+
+mlff_status vk_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err)
+{
+    if (!be->segments.on_device || be->segments.sorts == sorts_before)
+        return MLFF_OK;
+    int32_t *flag = be->sort.flag.mapped;
+    const int32_t bad = *flag;
+    if (bad == 0)
+        return MLFF_OK;
+    *flag = 0;
+    return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: entry %d of an index is out of range", bad - 1);
+}
+
+void vk_segments_free(mlff_backend *be)
+{
+    mlff_segments_free_all(&be->segments);
+    vk_sort_scratch *x = &be->sort;
+    for (int k = 0; k < MLFF_SORT_KERNELS; k++)
+        if (x->pipelines[k])
+            vkDestroyPipeline(be->device, x->pipelines[k], NULL);
+    vk_buffer *buffers[] = {&x->keys[0], &x->keys[1], &x->values[0], &x->values[1], &x->counts, &x->tiles, &x->flag};
+    for (size_t k = 0; k < sizeof buffers / sizeof *buffers; k++)
+        vk_buffer_destroy(be, buffers[k]);
+    memset(x, 0, sizeof *x);
+}
+
+mlff_status vk_segments_init(mlff_backend *be, mlff_error *err)
+{
+    mlff_segment_cache *c = &be->segments;
+    c->backend = be;
+    c->read_shadow = read_shadow;
+    c->upload = upload;
+    c->release = release;
+    c->sort_reserve = sort_reserve;
+    c->sort_launch = sort_launch;
+    c->on_device = mlff_segments_on_device(err);
+    return c->on_device < 0 ? err->status : MLFF_OK;
 }

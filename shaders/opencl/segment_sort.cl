@@ -1,0 +1,187 @@
+/*
+ * Segment sort on the device (backends/common/segments.c drives it): the
+ * entries of an index sorted stably by key, as the host's counting sort
+ * does, by a least-significant-digit radix sort of SORT_BITS bits per pass.
+ * Stable passes keep equal keys in entry order, so the CSR (offsets, items)
+ * is the host's exactly and a sum over a segment adds in the same order.
+ *
+ * Every kernel takes the same arguments; each pass reads (key_in, val_in)
+ * and writes (key_out, val_out), which the host swaps between passes.
+ * counts holds SORT_BINS counts per block of SORT_GROUP entries, digit-major,
+ * so that its exclusive prefix sum is where each block's entries of each
+ * digit go; tiles holds the sums of SCAN_TILE counts for that prefix sum.
+ */
+#define SORT_GROUP 256
+#define SORT_BITS 4
+#define SORT_BINS (1 << SORT_BITS)
+#define SCAN_TILE (4 * SORT_GROUP)
+
+#define SORT_ARGS                                                                                          \
+    global const int *keys, global const int *map, global const int *key_in, global const int *val_in,  \
+        global int *key_out, global int *val_out, global int *counts, global int *tiles, global int *offsets, \
+        global int *flag, const int n, const int n_keys, const int stride, const int map_stride,           \
+        const int map_entries, const int shift
+
+#define GROUP __attribute__((reqd_work_group_size(SORT_GROUP, 1, 1)))
+
+inline int digit_of(const int key, const int shift)
+{
+    return (key >> shift) & (SORT_BINS - 1);
+}
+
+/* Inclusive prefix sum of part[] over the group (every item calls it). */
+inline int group_scan(local int *part, const int t, const int value)
+{
+    part[t] = value;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int d = 1; d < SORT_GROUP; d <<= 1) {
+        const int add = t >= d ? part[t - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        part[t] += add;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int sum = part[t];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return sum;
+}
+
+/* Entry e's key (through the map where there is one) and e itself. A key
+ * out of range becomes n_keys: sorted last, in no segment, and reported
+ * (flag: the last such entry + 1). */
+kernel void sort_keys(SORT_ARGS)
+{
+    const int e = (int)get_global_id(0);
+    if (e >= n)
+        return;
+    long k = keys[(long)e * stride];
+    if (map_entries > 0) {
+        const long m = k * map_stride;
+        k = m >= 0 && m < map_entries ? map[m] : -1;
+    }
+    if (k < 0 || k >= n_keys) {
+        atomic_max(flag, e + 1);
+        k = n_keys;
+    }
+    key_out[e] = (int)k;
+    val_out[e] = e;
+}
+
+/* Per block: how many of its entries have each digit. */
+kernel GROUP void sort_count(SORT_ARGS)
+{
+    local int hist[SORT_BINS];
+    const int t = (int)get_local_id(0), block = (int)get_group_id(0), e = block * SORT_GROUP + t;
+    const int n_blocks = (n + SORT_GROUP - 1) / SORT_GROUP;
+    if (t < SORT_BINS)
+        hist[t] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (e < n)
+        atomic_inc(&hist[digit_of(key_in[e], shift)]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t < SORT_BINS)
+        counts[t * n_blocks + block] = hist[t];
+}
+
+/* The prefix sum of counts in three steps: the sum of each tile ... */
+kernel GROUP void sort_tile_sums(SORT_ARGS)
+{
+    local int part[SORT_GROUP];
+    const int t = (int)get_local_id(0), tile = (int)get_group_id(0);
+    const int total = SORT_BINS * ((n + SORT_GROUP - 1) / SORT_GROUP);
+    int sum = 0;
+    for (int i = tile * SCAN_TILE + t; i < min(total, (tile + 1) * SCAN_TILE); i += SORT_GROUP)
+        sum += counts[i];
+    sum = group_scan(part, t, sum);
+    if (t == SORT_GROUP - 1)
+        tiles[tile] = sum;
+}
+
+/* ... the tiles' exclusive prefix sum (one group) ... */
+kernel GROUP void sort_scan_tiles(SORT_ARGS)
+{
+    local int part[SORT_GROUP];
+    const int t = (int)get_local_id(0);
+    const int total = SORT_BINS * ((n + SORT_GROUP - 1) / SORT_GROUP);
+    const int n_tiles = (total + SCAN_TILE - 1) / SCAN_TILE;
+    int carry = 0;
+    for (int first = 0; first < n_tiles; first += SORT_GROUP) {
+        const int value = first + t < n_tiles ? tiles[first + t] : 0;
+        const int inclusive = group_scan(part, t, value);
+        if (first + t < n_tiles)
+            tiles[first + t] = carry + inclusive - value;
+        carry += part[SORT_GROUP - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* ... and each tile's counts replaced by their exclusive prefix sum. */
+kernel GROUP void sort_scan(SORT_ARGS)
+{
+    local int part[SORT_GROUP];
+    const int t = (int)get_local_id(0), tile = (int)get_group_id(0);
+    const int total = SORT_BINS * ((n + SORT_GROUP - 1) / SORT_GROUP);
+    const int first = tile * SCAN_TILE + t * (SCAN_TILE / SORT_GROUP);
+    int mine[SCAN_TILE / SORT_GROUP], sum = 0;
+    for (int i = 0; i < SCAN_TILE / SORT_GROUP; i++) {
+        mine[i] = first + i < total ? counts[first + i] : 0;
+        sum += mine[i];
+    }
+    int run = tiles[tile] + group_scan(part, t, sum) - sum;
+    for (int i = 0; i < SCAN_TILE / SORT_GROUP && first + i < total; i++) {
+        counts[first + i] = run;
+        run += mine[i];
+    }
+}
+
+/* Per block: its entries sorted by digit in local memory (SORT_BITS stable
+ * one-bit splits), then each written at its digit's place for this block
+ * plus its rank among the block's entries of that digit. */
+kernel GROUP void sort_scatter(SORT_ARGS)
+{
+    local int part[SORT_GROUP], local_key[SORT_GROUP], local_val[SORT_GROUP];
+    local int first_of[SORT_BINS];
+    const int t = (int)get_local_id(0), block = (int)get_group_id(0), e = block * SORT_GROUP + t;
+    const int n_blocks = (n + SORT_GROUP - 1) / SORT_GROUP;
+    /* Past the end (val -1): not written; the stable splits keep them
+     * behind the block's own entries, so they change no rank. */
+    int key = e < n ? key_in[e] : INT_MAX, val = e < n ? val_in[e] : -1;
+    for (int bit = 0; bit < SORT_BITS; bit++) {
+        const int one = (digit_of(key, shift) >> bit) & 1;
+        const int zeros_through = group_scan(part, t, 1 - one);
+        const int zeros = part[SORT_GROUP - 1];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const int to = one ? zeros + t - zeros_through : zeros_through - 1;
+        local_key[to] = key;
+        local_val[to] = val;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        key = local_key[t];
+        val = local_val[t];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const int d = digit_of(key, shift);
+    if (t == 0 || digit_of(local_key[t - 1], shift) != d)
+        first_of[d] = t;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (val >= 0) {
+        const int to = counts[d * n_blocks + block] + t - first_of[d];
+        key_out[to] = key;
+        val_out[to] = val;
+    }
+}
+
+/* offsets[k] for k in [0, n_keys]: where key k begins in the sorted keys. */
+kernel void sort_offsets(SORT_ARGS)
+{
+    const int k = (int)get_global_id(0);
+    if (k > n_keys)
+        return;
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (key_in[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    offsets[k] = lo;
+}

@@ -1,0 +1,163 @@
+/*
+ * Segment sort on the device: the kernels of shaders/opencl/segment_sort.cl
+ * (see there and backends/common/segments.c), one per SORT_KERNEL value
+ * (0 keys, 1 count, 2 tile sums, 3 scan tiles, 4 scan, 5 scatter, 6 offsets),
+ * which the host defines after "#version 450". The arguments are push
+ * constants after the usual n_items and base.
+ */
+#define SORT_GROUP 256
+#define SORT_BITS 4
+#define SORT_BINS (1 << SORT_BITS)
+#define SCAN_TILE (4 * SORT_GROUP)
+
+layout(local_size_x = SORT_GROUP) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer KeysB { int keys[]; };
+layout(std430, set = 0, binding = 1) readonly buffer MapB { int map[]; };
+layout(std430, set = 0, binding = 2) readonly buffer KeyInB { int key_in[]; };
+layout(std430, set = 0, binding = 3) readonly buffer ValInB { int val_in[]; };
+layout(std430, set = 0, binding = 4) buffer KeyOutB { int key_out[]; };
+layout(std430, set = 0, binding = 5) buffer ValOutB { int val_out[]; };
+layout(std430, set = 0, binding = 6) buffer CountsB { int counts[]; };
+layout(std430, set = 0, binding = 7) buffer TilesB { int tiles[]; };
+layout(std430, set = 0, binding = 8) buffer OffsetsB { int offsets[]; };
+layout(std430, set = 0, binding = 9) buffer FlagB { int flag[]; };
+
+layout(push_constant) uniform Push {
+    uint n_items;
+    uint base;
+    int n, n_keys, stride, map_stride, map_entries, shift;
+} pc;
+
+shared int part[SORT_GROUP];
+#if SORT_KERNEL == 5
+shared int local_key[SORT_GROUP], local_val[SORT_GROUP], first_of[SORT_BINS];
+#endif
+
+int digit_of(int key)
+{
+    return (key >> pc.shift) & (SORT_BINS - 1);
+}
+
+/* Inclusive prefix sum of part[] over the group (every item calls it). */
+int group_scan(int t, int value)
+{
+    part[t] = value;
+    barrier();
+    for (int d = 1; d < SORT_GROUP; d <<= 1) {
+        const int add = t >= d ? part[t - d] : 0;
+        barrier();
+        part[t] += add;
+        barrier();
+    }
+    const int sum = part[t];
+    barrier();
+    return sum;
+}
+
+void main()
+{
+    const int n_blocks = (pc.n + SORT_GROUP - 1) / SORT_GROUP, total = SORT_BINS * n_blocks;
+    const int t = int(gl_LocalInvocationID.x);
+    const int group = int(pc.base / SORT_GROUP + gl_WorkGroupID.x);
+    const int item = int(pc.base + gl_GlobalInvocationID.x);
+#if SORT_KERNEL == 0
+    /* keys */
+    if (item >= pc.n)
+        return;
+    int k = keys[uint(item) * uint(pc.stride)];
+    if (pc.map_entries > 0) {
+        const uint m = uint(k) * uint(pc.map_stride);
+        k = k >= 0 && m < uint(pc.map_entries) ? map[m] : -1;
+    }
+    if (k < 0 || k >= pc.n_keys) {
+        atomicMax(flag[0], item + 1);
+        k = pc.n_keys;
+    }
+    key_out[item] = k;
+    val_out[item] = item;
+#elif SORT_KERNEL == 1
+    /* count */
+    if (t < SORT_BINS)
+        part[t] = 0;
+    barrier();
+    const int e = group * SORT_GROUP + t;
+    if (e < pc.n)
+        atomicAdd(part[digit_of(key_in[e])], 1);
+    barrier();
+    if (t < SORT_BINS)
+        counts[t * n_blocks + group] = part[t];
+#elif SORT_KERNEL == 2
+    /* tile sums */
+    int sum = 0;
+    for (int i = group * SCAN_TILE + t; i < min(total, (group + 1) * SCAN_TILE); i += SORT_GROUP)
+        sum += counts[i];
+    sum = group_scan(t, sum);
+    if (t == SORT_GROUP - 1)
+        tiles[group] = sum;
+#elif SORT_KERNEL == 3
+    /* scan tiles (one group) */
+    const int n_tiles = (total + SCAN_TILE - 1) / SCAN_TILE;
+    int carry = 0;
+    for (int first = 0; first < n_tiles; first += SORT_GROUP) {
+        const int value = first + t < n_tiles ? tiles[first + t] : 0;
+        const int inclusive = group_scan(t, value);
+        if (first + t < n_tiles)
+            tiles[first + t] = carry + inclusive - value;
+        carry += part[SORT_GROUP - 1];
+        barrier();
+    }
+#elif SORT_KERNEL == 4
+    /* scan */
+    const int per = SCAN_TILE / SORT_GROUP, first = group * SCAN_TILE + t * per;
+    int mine[SCAN_TILE / SORT_GROUP], sum = 0;
+    for (int i = 0; i < per; i++) {
+        mine[i] = first + i < total ? counts[first + i] : 0;
+        sum += mine[i];
+    }
+    int run = tiles[group] + group_scan(t, sum) - sum;
+    for (int i = 0; i < per && first + i < total; i++) {
+        counts[first + i] = run;
+        run += mine[i];
+    }
+#elif SORT_KERNEL == 5
+    /* scatter */
+    const int e = group * SORT_GROUP + t;
+    int key = e < pc.n ? key_in[e] : 0x7fffffff, val = e < pc.n ? val_in[e] : -1;
+    for (int bit = 0; bit < SORT_BITS; bit++) {
+        const int one = (digit_of(key) >> bit) & 1;
+        const int zeros_through = group_scan(t, 1 - one);
+        const int zeros = part[SORT_GROUP - 1];
+        barrier();
+        const int to = one != 0 ? zeros + t - zeros_through : zeros_through - 1;
+        local_key[to] = key;
+        local_val[to] = val;
+        barrier();
+        key = local_key[t];
+        val = local_val[t];
+        barrier();
+    }
+    const int d = digit_of(key);
+    if (t == 0 || digit_of(local_key[t - 1]) != d)
+        first_of[d] = t;
+    barrier();
+    if (val >= 0) {
+        const int to = counts[d * n_blocks + group] + t - first_of[d];
+        key_out[to] = key;
+        val_out[to] = val;
+    }
+#elif SORT_KERNEL == 6
+    /* offsets */
+    if (item > pc.n_keys)
+        return;
+    int lo = 0, hi = pc.n;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (key_in[mid] < item)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    offsets[item] = lo;
+#endif
+}
