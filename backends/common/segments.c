@@ -163,7 +163,9 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
                          (long long)s->n_entries);
     const int64_t n = s->n_entries, blocks = (n + MLFF_SORT_GROUP - 1) / MLFF_SORT_GROUP;
     const int64_t counts = MLFF_SORT_BINS * blocks, tiles = (counts + MLFF_SCAN_TILE - 1) / MLFF_SCAN_TILE;
-    mlff_status st = c->sort_reserve(c->backend, g, (size_t)n, (size_t)counts, (size_t)tiles, err);
+    const size_t scratch[MLFF_SORT_SCRATCH] = {(size_t)n, (size_t)n, (size_t)n, (size_t)n, (size_t)counts,
+                                               (size_t)tiles};
+    mlff_status st = c->sort_reserve(c->backend, g, scratch, err);
     if (st != MLFF_OK)
         return st;
     /* Keys are in [0, n_keys] (n_keys: out of range, sorted last). */

@@ -59,11 +59,22 @@ typedef enum mlff_sort_kernel {
 #define MLFF_SORT_BINS (1 << MLFF_SORT_BITS)
 #define MLFF_SCAN_TILE (4 * MLFF_SORT_GROUP)
 
+/* The device sort's scratch buffers, reused between sorts: two pairs of
+ * keys and values (the passes read one pair and write the other), the
+ * digit counts per block and their tile sums. */
+typedef enum mlff_sort_scratch {
+    MLFF_SCRATCH_KEYS,       /* + pair (0 or 1) */
+    MLFF_SCRATCH_VALUES = 2, /* + pair */
+    MLFF_SCRATCH_COUNTS = 4,
+    MLFF_SCRATCH_TILES,
+    MLFF_SORT_SCRATCH
+} mlff_sort_scratch;
+
 /* One launch of a sort kernel over `items` work-items in groups of
- * MLFF_SORT_GROUP. It reads the backend's scratch pair `from` (keys and
- * values) and writes the other pair, or its values into the slot's items
- * when to_items. args: entries, keys, stride, map stride, map entries (0:
- * no map), shift. */
+ * MLFF_SORT_GROUP. It reads the scratch pair `from` (keys and values) and
+ * writes the other pair, or its values into the slot's items when
+ * to_items. args: entries, keys, stride, map stride, map entries (0: no
+ * map), shift. */
 typedef struct mlff_sort_launch {
     mlff_sort_kernel kernel;
     const mlff_index_shadow *keys, *map; /* map is keys when there is none */
@@ -81,11 +92,11 @@ typedef struct mlff_segment_cache {
     /* Copies g->offsets and g->items to the device (kept in g->device). */
     mlff_status (*upload)(void *backend, mlff_segments *g, mlff_error *err);
     void (*release)(void *backend, mlff_segments *g);
-    /* Sorting on the device (when on_device): the scratch (two pairs of
-     * n_entries keys and values, counts, tiles) and g's device arrays at
-     * least this large, then each launch in turn. */
+    /* Sorting on the device (when on_device): the scratch buffers of at
+     * least entries[k] int32 each and g's device arrays for its sizes, then
+     * each launch in turn. */
     int on_device;
-    mlff_status (*sort_reserve)(void *backend, mlff_segments *g, size_t n_entries, size_t n_counts, size_t n_tiles,
+    mlff_status (*sort_reserve)(void *backend, mlff_segments *g, const size_t entries[MLFF_SORT_SCRATCH],
                                 mlff_error *err);
     mlff_status (*sort_launch)(void *backend, mlff_segments *g, const mlff_sort_launch *l, mlff_error *err);
     uint64_t sorts; /* indices sorted: a backend checks its flag of bad keys only after device sorts */

@@ -34,8 +34,8 @@ typedef struct cl_segment_buffers {
 typedef struct cl_sort_scratch {
     cl_program program;
     cl_kernel kernels[MLFF_SORT_KERNELS];
-    cl_mem keys[2], values[2], counts, tiles;
-    size_t capacity[6]; /* in entries: keys[0..1], values[0..1], counts, tiles */
+    cl_mem scratch[MLFF_SORT_SCRATCH];
+    size_t capacity[MLFF_SORT_SCRATCH]; /* in entries */
     cl_mem flag;        /* the last entry with a key out of range, + 1; 0 if none */
 } cl_sort_scratch;
 

@@ -90,10 +90,11 @@ static mlff_status build_sort(mlff_backend *be, mlff_error *err)
     if (!source)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: segment_sort.cl is missing");
     cl_sort_scratch *x = &be->sort;
-    mlff_status s = cl_build_program(be, source, &x->program, err);
+    mlff_status s = x->program ? MLFF_OK : cl_build_program(be, source, &x->program, err);
     for (int k = 0; k < MLFF_SORT_KERNELS && s == MLFF_OK; k++) {
-        cl_int rc;
-        x->kernels[k] = clCreateKernel(x->program, sort_names[k], &rc);
+        cl_int rc = CL_SUCCESS;
+        if (!x->kernels[k])
+            x->kernels[k] = clCreateKernel(x->program, sort_names[k], &rc);
         if (rc != CL_SUCCESS)
             s = cl_fail(err, rc, "clCreateKernel (segment sort)");
     }
@@ -105,21 +106,14 @@ static mlff_status build_sort(mlff_backend *be, mlff_error *err)
     return s == MLFF_OK && rc != CL_SUCCESS ? cl_fail(err, rc, "allocating the sort flag") : s;
 }
 
-static mlff_status sort_reserve(void *backend, mlff_segments *g, size_t n_entries, size_t n_counts, size_t n_tiles,
+static mlff_status sort_reserve(void *backend, mlff_segments *g, const size_t entries[MLFF_SORT_SCRATCH],
                                 mlff_error *err)
 {
     mlff_backend *be = backend;
     cl_sort_scratch *x = &be->sort;
-    mlff_status s = x->program ? MLFF_OK : build_sort(be, err);
-    for (int k = 0; k < 2 && s == MLFF_OK; k++) {
-        s = grow_device(be, &x->keys[k], &x->capacity[k], n_entries ? n_entries : 1, err);
-        if (s == MLFF_OK)
-            s = grow_device(be, &x->values[k], &x->capacity[2 + k], n_entries ? n_entries : 1, err);
-    }
-    if (s == MLFF_OK)
-        s = grow_device(be, &x->counts, &x->capacity[4], n_counts ? n_counts : 1, err);
-    if (s == MLFF_OK)
-        s = grow_device(be, &x->tiles, &x->capacity[5], n_tiles ? n_tiles : 1, err);
+    mlff_status s = x->flag ? MLFF_OK : build_sort(be, err); /* the flag comes last */
+    for (int k = 0; k < MLFF_SORT_SCRATCH && s == MLFF_OK; k++)
+        s = grow_device(be, &x->scratch[k], &x->capacity[k], entries[k] ? entries[k] : 1, err);
     return s == MLFF_OK ? reserve_slot(be, g, err) : s;
 }
 
@@ -131,19 +125,19 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
     cl_kernel k = x->kernels[l->kernel];
     const cl_mem mems[] = {((const cl_buffer *)l->keys)->mem,
                            ((const cl_buffer *)l->map)->mem,
-                           x->keys[l->from],
-                           x->values[l->from],
-                           x->keys[1 - l->from],
-                           l->to_items ? d->items : x->values[1 - l->from],
-                           x->counts,
-                           x->tiles,
+                           x->scratch[MLFF_SCRATCH_KEYS + l->from],
+                           x->scratch[MLFF_SCRATCH_VALUES + l->from],
+                           x->scratch[MLFF_SCRATCH_KEYS + 1 - l->from],
+                           l->to_items ? d->items : x->scratch[MLFF_SCRATCH_VALUES + 1 - l->from],
+                           x->scratch[MLFF_SCRATCH_COUNTS],
+                           x->scratch[MLFF_SCRATCH_TILES],
                            d->offsets,
                            x->flag};
     const cl_uint n_mems = sizeof mems / sizeof *mems;
     cl_int rc = CL_SUCCESS;
     for (cl_uint a = 0; a < n_mems && rc == CL_SUCCESS; a++)
         rc = clSetKernelArg(k, a, sizeof mems[a], &mems[a]);
-    for (cl_uint a = 0; a < 6 && rc == CL_SUCCESS; a++)
+    for (cl_uint a = 0; a < sizeof l->args / sizeof *l->args && rc == CL_SUCCESS; a++)
         rc = clSetKernelArg(k, n_mems + a, sizeof(cl_int), &l->args[a]);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (segment sort)");
@@ -176,10 +170,11 @@ void cl_segments_free(mlff_backend *be)
     for (int k = 0; k < MLFF_SORT_KERNELS; k++)
         if (x->kernels[k])
             clReleaseKernel(x->kernels[k]);
-    cl_mem mems[] = {x->keys[0], x->keys[1], x->values[0], x->values[1], x->counts, x->tiles, x->flag};
-    for (size_t k = 0; k < sizeof mems / sizeof *mems; k++)
-        if (mems[k])
-            clReleaseMemObject(mems[k]);
+    for (int k = 0; k < MLFF_SORT_SCRATCH; k++)
+        if (x->scratch[k])
+            clReleaseMemObject(x->scratch[k]);
+    if (x->flag)
+        clReleaseMemObject(x->flag);
     if (x->program)
         clReleaseProgram(x->program);
     memset(x, 0, sizeof *x);

@@ -60,8 +60,8 @@ typedef struct vk_segment_buffers {
 /* The device segment sort: its pipelines, and scratch reused between sorts. */
 typedef struct vk_sort_scratch {
     VkPipeline pipelines[MLFF_SORT_KERNELS];
-    vk_buffer keys[2], values[2], counts, tiles;
-    size_t capacity[6]; /* in entries: keys[0..1], values[0..1], counts, tiles */
+    vk_buffer scratch[MLFF_SORT_SCRATCH];
+    size_t capacity[MLFF_SORT_SCRATCH]; /* in entries */
     vk_buffer flag;     /* host memory: the last entry with a key out of range, + 1; 0 if none */
 } vk_sort_scratch;
 

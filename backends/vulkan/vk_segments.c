@@ -85,6 +85,8 @@ static mlff_status build_sort(mlff_backend *be, mlff_error *err)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: segment_sort.comp is missing");
     mlff_status s = MLFF_OK;
     for (int k = 0; k < MLFF_SORT_KERNELS && s == MLFF_OK; k++) {
+        if (be->sort.pipelines[k])
+            continue;
         mlff_text src = {0};
         mlff_text_put(&src, "#version 450\n#define SORT_KERNEL %d\n%s", k, body);
         s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
@@ -98,21 +100,14 @@ static mlff_status build_sort(mlff_backend *be, mlff_error *err)
     return s;
 }
 
-static mlff_status sort_reserve(void *backend, mlff_segments *g, size_t n_entries, size_t n_counts, size_t n_tiles,
+static mlff_status sort_reserve(void *backend, mlff_segments *g, const size_t entries[MLFF_SORT_SCRATCH],
                                 mlff_error *err)
 {
     mlff_backend *be = backend;
     vk_sort_scratch *x = &be->sort;
-    mlff_status s = x->pipelines[0] ? MLFF_OK : build_sort(be, err);
-    for (int k = 0; k < 2 && s == MLFF_OK; k++) {
-        s = grow(be, &x->keys[k], &x->capacity[k], n_entries ? n_entries : 1, err);
-        if (s == MLFF_OK)
-            s = grow(be, &x->values[k], &x->capacity[2 + k], n_entries ? n_entries : 1, err);
-    }
-    if (s == MLFF_OK)
-        s = grow(be, &x->counts, &x->capacity[4], n_counts ? n_counts : 1, err);
-    if (s == MLFF_OK)
-        s = grow(be, &x->tiles, &x->capacity[5], n_tiles ? n_tiles : 1, err);
+    mlff_status s = x->flag.buffer ? MLFF_OK : build_sort(be, err); /* the flag comes last */
+    for (int k = 0; k < MLFF_SORT_SCRATCH && s == MLFF_OK; k++)
+        s = grow(be, &x->scratch[k], &x->capacity[k], entries[k] ? entries[k] : 1, err);
     return s == MLFF_OK ? reserve_slot(be, g, err) : s;
 }
 
@@ -126,12 +121,12 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
     dispatch.pipeline = x->pipelines[l->kernel];
     const VkBuffer bindings[] = {((const vk_buffer *)l->keys)->buffer,
                                  ((const vk_buffer *)l->map)->buffer,
-                                 x->keys[l->from].buffer,
-                                 x->values[l->from].buffer,
-                                 x->keys[1 - l->from].buffer,
-                                 l->to_items ? d->items.buffer : x->values[1 - l->from].buffer,
-                                 x->counts.buffer,
-                                 x->tiles.buffer,
+                                 x->scratch[MLFF_SCRATCH_KEYS + l->from].buffer,
+                                 x->scratch[MLFF_SCRATCH_VALUES + l->from].buffer,
+                                 x->scratch[MLFF_SCRATCH_KEYS + 1 - l->from].buffer,
+                                 l->to_items ? d->items.buffer : x->scratch[MLFF_SCRATCH_VALUES + 1 - l->from].buffer,
+                                 x->scratch[MLFF_SCRATCH_COUNTS].buffer,
+                                 x->scratch[MLFF_SCRATCH_TILES].buffer,
                                  d->offsets.buffer,
                                  x->flag.buffer};
     _Static_assert(sizeof bindings / sizeof *bindings <= VK_BINDINGS, "the segment sort binds too many buffers");
@@ -160,9 +155,9 @@ void vk_segments_free(mlff_backend *be)
     for (int k = 0; k < MLFF_SORT_KERNELS; k++)
         if (x->pipelines[k])
             vkDestroyPipeline(be->device, x->pipelines[k], NULL);
-    vk_buffer *buffers[] = {&x->keys[0], &x->keys[1], &x->values[0], &x->values[1], &x->counts, &x->tiles, &x->flag};
-    for (size_t k = 0; k < sizeof buffers / sizeof *buffers; k++)
-        vk_buffer_destroy(be, buffers[k]);
+    for (int k = 0; k < MLFF_SORT_SCRATCH; k++)
+        vk_buffer_destroy(be, &x->scratch[k]);
+    vk_buffer_destroy(be, &x->flag);
     memset(x, 0, sizeof *x);
 }
 
