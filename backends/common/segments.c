@@ -81,15 +81,17 @@ void mlff_index_shadow_invalidate(mlff_index_shadow *b)
     }
 }
 
-int mlff_segments_on_device(mlff_error *err)
+mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,
+                               mlff_error *err)
 {
+    memset(c, 0, sizeof *c);
     const char *env = getenv("MLFF_SEGMENT_SORT");
-    if (!env || !*env || strcmp(env, "device") == 0)
-        return 1;
-    if (strcmp(env, "host") == 0)
-        return 0;
-    mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_SEGMENT_SORT=%s: expected host or device", env);
-    return -1;
+    if (env && *env && strcmp(env, "device") != 0 && strcmp(env, "host") != 0)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_SEGMENT_SORT=%s: expected host or device", env);
+    c->backend = backend;
+    c->ops = ops;
+    c->on_device = !env || !*env || strcmp(env, "device") == 0;
+    return MLFF_OK;
 }
 
 size_t mlff_grown_capacity(size_t capacity, size_t need)
@@ -165,7 +167,7 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
     const int64_t counts = MLFF_SORT_BINS * blocks, tiles = (counts + MLFF_SCAN_TILE - 1) / MLFF_SCAN_TILE;
     const size_t scratch[MLFF_SORT_SCRATCH] = {(size_t)n, (size_t)n, (size_t)n, (size_t)n, (size_t)counts,
                                                (size_t)tiles};
-    mlff_status st = c->sort_reserve(c->backend, g, scratch, err);
+    mlff_status st = c->ops->sort_reserve(c->backend, g, scratch, err);
     if (st != MLFF_OK)
         return st;
     /* Keys are in [0, n_keys] (n_keys: out of range, sorted last). */
@@ -191,7 +193,7 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
         l.kernel = MLFF_SORT_KEYS; /* into pair 0 */
         l.from = 1;
         l.items = n;
-        st = c->sort_launch(c->backend, g, &l, err);
+        st = c->ops->sort_launch(c->backend, g, &l, err);
     }
     for (int pass = 0; n > 0 && pass < passes && st == MLFF_OK; pass++) {
         l.from = pass % 2;
@@ -200,7 +202,7 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
         for (size_t k = 0; k < sizeof per_pass / sizeof *per_pass && st == MLFF_OK; k++) {
             l.kernel = per_pass[k].kernel;
             l.items = per_pass[k].items;
-            st = c->sort_launch(c->backend, g, &l, err);
+            st = c->ops->sort_launch(c->backend, g, &l, err);
         }
     }
     if (st != MLFF_OK)
@@ -209,7 +211,7 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
     l.from = n > 0 ? passes % 2 : 0;
     l.to_items = 0;
     l.items = s->n_keys + 1;
-    return c->sort_launch(c->backend, g, &l, err);
+    return c->ops->sort_launch(c->backend, g, &l, err);
 }
 
 static mlff_status ensure_shadow(mlff_segment_cache *c, const mlff_index_shadow *b, mlff_error *err)
@@ -218,7 +220,7 @@ static mlff_status ensure_shadow(mlff_segment_cache *c, const mlff_index_shadow 
         ((mlff_index_shadow *)b)->keep = 1; /* for the next write to compare with */
         return MLFF_OK;
     }
-    return b->data ? MLFF_OK : c->read_shadow(c->backend, (mlff_index_shadow *)b, err);
+    return b->data ? MLFF_OK : c->ops->read_shadow(c->backend, (mlff_index_shadow *)b, err);
 }
 
 /* The slot that holds s sorted, or NULL. */
@@ -259,7 +261,7 @@ static mlff_segments *claim_slot(mlff_segment_cache *c, const segment_spec *s)
 /* After a host sort, the device copy; then the slot becomes valid for s. */
 static mlff_status publish(mlff_segment_cache *c, mlff_segments *slot, const segment_spec *s, mlff_error *err)
 {
-    mlff_status st = c->on_device ? MLFF_OK : c->upload(c->backend, slot, err);
+    mlff_status st = c->on_device ? MLFF_OK : c->ops->upload(c->backend, slot, err);
     if (st != MLFF_OK)
         return st;
     slot->keys = s->keys;
@@ -383,9 +385,11 @@ void mlff_segments_forget(mlff_segment_cache *c, const mlff_index_shadow *b)
 
 void mlff_segments_free_all(mlff_segment_cache *c)
 {
+    if (!c->ops)
+        return;
     for (int k = 0; k < MLFF_SEGMENT_SLOTS; k++) {
         mlff_segments *g = &c->slots[k];
-        c->release(c->backend, g);
+        c->ops->release(c->backend, g);
         free(g->offsets);
         free(g->items);
         free(g->mapped);

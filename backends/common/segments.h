@@ -83,28 +83,33 @@ typedef struct mlff_sort_launch {
     int64_t items;
 } mlff_sort_launch;
 
-typedef struct mlff_segment_cache {
-    mlff_segments slots[MLFF_SEGMENT_SLOTS];
-    uint64_t clock;
-    void *backend;
+/* What a GPU backend does for the cache. */
+typedef struct mlff_segment_ops {
     /* Fills b->data from the device (an index the device wrote). */
     mlff_status (*read_shadow)(void *backend, mlff_index_shadow *b, mlff_error *err);
     /* Copies g->offsets and g->items to the device (kept in g->device). */
     mlff_status (*upload)(void *backend, mlff_segments *g, mlff_error *err);
     void (*release)(void *backend, mlff_segments *g);
-    /* Sorting on the device (when on_device): the scratch buffers of at
-     * least entries[k] int32 each and g's device arrays for its sizes, then
-     * each launch in turn. */
-    int on_device;
+    /* Sorting on the device: the scratch buffers of at least entries[k]
+     * int32 each and g's device arrays for its sizes, then each launch in turn. */
     mlff_status (*sort_reserve)(void *backend, mlff_segments *g, const size_t entries[MLFF_SORT_SCRATCH],
                                 mlff_error *err);
     mlff_status (*sort_launch)(void *backend, mlff_segments *g, const mlff_sort_launch *l, mlff_error *err);
+} mlff_segment_ops;
+
+typedef struct mlff_segment_cache {
+    mlff_segments slots[MLFF_SEGMENT_SLOTS];
+    uint64_t clock;
+    void *backend;
+    const mlff_segment_ops *ops; /* NULL until initialised */
+    int on_device;  /* MLFF_SEGMENT_SORT: device (the default) or host */
     uint64_t sorts; /* indices sorted: a backend checks its flag of bad keys only after device sorts */
 } mlff_segment_cache;
 
-/* MLFF_SEGMENT_SORT: 1 to sort on the device (the default), 0 on the host;
- * -1 and an error for anything else. */
-int mlff_segments_on_device(mlff_error *err);
+/* An empty cache for backend; an error for an MLFF_SEGMENT_SORT other
+ * than host or device. */
+mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,
+                               mlff_error *err);
 
 /* The segments node n sums by, sorted if needed; *out is NULL for an op
  * without segments. */
@@ -120,6 +125,7 @@ mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *n
 /* A buffer freed (and maybe another allocated at its address) must not
  * match a stale slot. */
 void mlff_segments_forget(mlff_segment_cache *c, const mlff_index_shadow *b);
+/* Releases every slot (nothing before mlff_segments_init). */
 void mlff_segments_free_all(mlff_segment_cache *c);
 
 /* What a buffer's new contents do to its host copy: equal contents change

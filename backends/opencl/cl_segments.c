@@ -164,8 +164,7 @@ mlff_status cl_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_erro
 
 void cl_segments_free(mlff_backend *be)
 {
-    if (be->segments.release)
-        mlff_segments_free_all(&be->segments);
+    mlff_segments_free_all(&be->segments);
     cl_sort_scratch *x = &be->sort;
     for (int k = 0; k < MLFF_SORT_KERNELS; k++)
         if (x->kernels[k])
@@ -182,13 +181,6 @@ void cl_segments_free(mlff_backend *be)
 
 mlff_status cl_segments_init(mlff_backend *be, mlff_error *err)
 {
-    mlff_segment_cache *c = &be->segments;
-    c->backend = be;
-    c->read_shadow = read_shadow;
-    c->upload = upload;
-    c->release = release;
-    c->sort_reserve = sort_reserve;
-    c->sort_launch = sort_launch;
-    c->on_device = mlff_segments_on_device(err);
-    return c->on_device < 0 ? err->status : MLFF_OK;
+    static const mlff_segment_ops ops = {read_shadow, upload, release, sort_reserve, sort_launch};
+    return mlff_segments_init(&be->segments, be, &ops, err);
 }

@@ -163,13 +163,6 @@ void vk_segments_free(mlff_backend *be)
 
 mlff_status vk_segments_init(mlff_backend *be, mlff_error *err)
 {
-    mlff_segment_cache *c = &be->segments;
-    c->backend = be;
-    c->read_shadow = read_shadow;
-    c->upload = upload;
-    c->release = release;
-    c->sort_reserve = sort_reserve;
-    c->sort_launch = sort_launch;
-    c->on_device = mlff_segments_on_device(err);
-    return c->on_device < 0 ? err->status : MLFF_OK;
+    static const mlff_segment_ops ops = {read_shadow, upload, release, sort_reserve, sort_launch};
+    return mlff_segments_init(&be->segments, be, &ops, err);
 }
