@@ -103,7 +103,7 @@ static mlff_status check_atoms(const mlff_batch *b, const int32_t *system, const
 }
 
 /*
- * Pair lists and triples are filled in blocks of entries on the context's
+ * Pair lists and triple starts are filled in blocks of entries on the context's
  * threads: each block counts what it keeps, a prefix sum gives every block
  * its place, then each writes there. The result is the serial one.
  */
@@ -112,9 +112,9 @@ static mlff_status check_atoms(const mlff_batch *b, const int32_t *system, const
 typedef struct fill_job {
     const mlff_atom_view *v;
     double cutoff;
-    const int32_t *pairs;  /* triples: the pair list */
+    const int32_t *pairs;  /* triple starts: the pair list */
     int64_t n_pairs;
-    int32_t *out;          /* pairs or triples, [.][2] */
+    int32_t *out;          /* pairs [.][2], or each pair's first triple */
     double *images;        /* pairs: [.][3] (may be NULL) */
     int64_t *counts;       /* per block: entries kept, then the first index */
 } fill_job;
@@ -233,7 +233,8 @@ static void count_triples(const void *task, void *extra, int64_t b0, int64_t b1)
     }
 }
 
-static void write_triples(const void *task, void *extra, int64_t b0, int64_t b1)
+/* Each pair's first triple: pair a of a center makes one with each later pair of that center. */
+static void write_triple_starts(const void *task, void *extra, int64_t b0, int64_t b1)
 {
     (void)extra;
     const fill_job *j = task;
@@ -241,20 +242,25 @@ static void write_triples(const void *task, void *extra, int64_t b0, int64_t b1)
         int64_t k = j->counts[b];
         for (int64_t start = center_begin(j, b), stop = center_begin(j, b + 1), end; start < stop; start = end) {
             end = center_end(j, start, stop);
-            for (int64_t a = start; a < end; a++)
-                for (int64_t c = a + 1; c < end; c++) {
-                    j->out[2 * k] = (int32_t)a;
-                    j->out[2 * k + 1] = (int32_t)c;
-                    k++;
-                }
+            for (int64_t a = start; a < end; a++) {
+                j->out[a] = (int32_t)k;
+                k += end - a - 1;
+            }
         }
     }
 }
 
-/* Angular triples: for each center, every unordered pair of its pairs. */
-static mlff_status build_triples(const mlff_graph *g, int t, mlff_batch_work *w, mlff_error *err)
+/* Where each pair's angular triples start (the device builds the triples,
+ * op pair_triples); their count becomes the triples' size symbol. */
+static mlff_status build_triple_starts(const mlff_graph *g, int t, mlff_batch_work *w, mlff_error *err)
 {
     const int list = g->tensors[t].role_link;
+    int triples_symbol = -1;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].op == MLFF_OP_PAIR_TRIPLES && g->nodes[k].inputs[1] == t)
+            triples_symbol = g->tensors[g->nodes[k].output].rows_symbol;
+    if (triples_symbol < 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "triple starts without their pair_triples");
     int64_t n_blocks;
     fill_job j = {.pairs = w->inputs[list].data, .n_pairs = w->symbols[g->tensors[list].rows_symbol]};
     if (!(j.counts = reserve_blocks(w, j.n_pairs, &n_blocks, err)))
@@ -264,11 +270,11 @@ static mlff_status build_triples(const mlff_graph *g, int t, mlff_batch_work *w,
     if (n_triples > INT32_MAX)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many angular triples (%lld)",
                          (long long)n_triples);
-    if (!(j.out = reserve(w, t, (size_t)n_triples * 2 * sizeof(int32_t), err)))
+    if (!(j.out = reserve(w, t, (size_t)j.n_pairs * sizeof(int32_t), err)))
         return err->status;
-    mlff_thread_pool_for(w->pool, n_blocks, 2, write_triples, &j, NULL);
+    mlff_thread_pool_for(w->pool, n_blocks, 2, write_triple_starts, &j, NULL);
     w->input_dtypes[t] = MLFF_DTYPE_I32;
-    w->symbols[g->tensors[t].rows_symbol] = n_triples;
+    w->symbols[triples_symbol] = n_triples;
     return MLFF_OK;
 }
 
@@ -405,7 +411,7 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
     mlff_status s = t_species >= 0 ? fill_atoms(t_species, w->species, v, w, err)
                                    : mlff_fail(err, MLFF_ERROR_INTERNAL, "graph lacks the species input");
     const int32_t *species = s == MLFF_OK ? w->inputs[t_species].data : NULL;
-    /* Pair lists (and their images) before the triples built on them. */
+    /* Pair lists (and their images) before the triple starts built on them. */
     for (int pass = 0; pass < 2; pass++)
         for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
             const mlff_graph_tensor *gt = &g->tensors[t];
@@ -421,8 +427,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
                 s = fill_cells(b, t, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
                 s = build_element_atoms(g, t, species, v, w, err);
-            else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLES)
-                s = build_triples(g, t, w, err);
+            else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLE_STARTS)
+                s = build_triple_starts(g, t, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS)
                 s = fill_positions(b, t, v, w, err);
         }

@@ -107,11 +107,14 @@ static symbol_cost *symbol_costs(const mlff_graph *g, const mlff_plan *plan)
         } else if (gt->role == MLFF_INPUT_PAIRS) {
             c->kind = SYMBOL_PAIRS;
             c->cutoff = gt->cutoff;
-        } else if (gt->role == MLFF_INPUT_TRIPLES) {
-            c->kind = SYMBOL_TRIPLES;
-            c->cutoff = g->tensors[gt->role_link].cutoff;
         }
     }
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].op == MLFF_OP_PAIR_TRIPLES) {
+            symbol_cost *c = &costs[g->tensors[g->nodes[k].output].rows_symbol];
+            c->kind = SYMBOL_TRIPLES;
+            c->cutoff = g->tensors[g->nodes[k].inputs[0]].cutoff;
+        }
     for (int s = 0; s < g->n_symbols; s++)
         mlff_plan_row_bytes(plan, s, &costs[s].total, &costs[s].widest);
     return costs;

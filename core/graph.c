@@ -183,19 +183,22 @@ int mlff_graph_pair_shifts(mlff_graph *g, int pairs)
     return mlff_op_pair_shifts(g, images, mlff_graph_input_cells(g), pairs, mlff_graph_input_system(g));
 }
 
-int mlff_graph_input_triples(mlff_graph *g, int pairs)
+int mlff_graph_triples(mlff_graph *g, int pairs)
 {
     if (g->error.status != MLFF_OK)
         return -1;
     if (!is_input(g, pairs, MLFF_INPUT_PAIRS))
         return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "triples need a pair list input");
-    int t = find_input(g, MLFF_INPUT_TRIPLES, pairs);
-    if (t >= 0)
-        return t;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].op == MLFF_OP_PAIR_TRIPLES && g->nodes[k].inputs[0] == pairs)
+            return g->nodes[k].output;
     char name[32];
     snprintf(name, sizeof name, "triples(%g)", g->tensors[pairs].cutoff);
-    int sym = mlff_graph_new_symbol(g, name);
-    return sym < 0 ? -1 : new_input(g, MLFF_INPUT_TRIPLES, MLFF_DTYPE_I32, sym, 2, pairs, 0.0);
+    const int sym = mlff_graph_new_symbol(g, name);
+    const int starts = sym < 0 ? -1
+                               : new_input(g, MLFF_INPUT_TRIPLE_STARTS, MLFF_DTYPE_I32,
+                                           g->tensors[pairs].rows_symbol, 1, pairs, 0.0);
+    return starts < 0 ? -1 : mlff_op_pair_triples(g, pairs, starts, sym, 0);
 }
 
 int mlff_graph_input_element_atoms(mlff_graph *g, int element)

@@ -36,8 +36,8 @@ typedef enum mlff_input_role {
                                    * of one system with |r_ij| <= cutoff, sorted by i then j */
     MLFF_INPUT_PAIR_IMAGES = 4,   /* [pairs, 3] REAL: integer image offsets n of each pair; the
                                    * pair vector is r_j - r_i + n . cell (see pair_shifts) */
-    MLFF_INPUT_TRIPLES = 5,       /* [triples, 2] I32: indices (a, b), a < b, of two pairs of
-                                   * one PAIRS list that share their center atom */
+    MLFF_INPUT_TRIPLE_STARTS = 5, /* [pairs, 1] I32: where each pair of one PAIRS list starts
+                                   * its angular triples (the `first` of pair_triples) */
     MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of the owned atoms of one element */
     MLFF_INPUT_CELLS = 7,         /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
     MLFF_INPUT_OWNED = 8          /* [atoms, 1] F64: 1 for owned atoms, 0 for ghosts */
@@ -122,7 +122,8 @@ int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
 int mlff_graph_input_cells(mlff_graph *g);
 /* The shifts n . cell of a pair list: pair_shifts of its images and the cells. */
 int mlff_graph_pair_shifts(mlff_graph *g, int pairs);
-int mlff_graph_input_triples(mlff_graph *g, int pairs);
+/* The angular triples of a pair list: pair_triples of its TRIPLE_STARTS. */
+int mlff_graph_triples(mlff_graph *g, int pairs);
 int mlff_graph_input_element_atoms(mlff_graph *g, int element);
 
 /* A constant tensor; data (rows x cols of host_dtype) is copied. dtype is how

@@ -68,3 +68,16 @@ OP_VJP(mlff_vjp_ani_angular)
     grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &n.attrs, op_tensor(g, gy)->dtype,
                             n.inputs[0], 3);
 }
+
+int mlff_op_pair_triples(mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows)
+{
+    int in[2] = {pairs, first};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    const mlff_graph_tensor *p = op_tensor(g, pairs), *f = op_tensor(g, first);
+    int ok = p->dtype == MLFF_DTYPE_I32 && p->cols == 2 && f->dtype == MLFF_DTYPE_I32 && f->cols == 1 &&
+             mlff_graph_same_rows(g, pairs, first);
+    if (!op_require(g, ok, MLFF_OP_PAIR_TRIPLES, "needs an I32 pair list and an I32 column beside it"))
+        return -1;
+    return mlff_graph_add_node(g, MLFF_OP_PAIR_TRIPLES, in, 2, NULL, MLFF_DTYPE_I32, rows_symbol, rows, 2);
+}

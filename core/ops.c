@@ -33,6 +33,7 @@ static const mlff_op_info op_table[MLFF_OP_COUNT] = {
     [MLFF_OP_ANI_RADIAL_VJP] = {"ani_radial_vjp", 5, NULL},
     [MLFF_OP_ANI_ANGULAR] = {"ani_angular", 6, mlff_vjp_ani_angular},
     [MLFF_OP_ANI_ANGULAR_VJP] = {"ani_angular_vjp", 7, NULL},
+    [MLFF_OP_PAIR_TRIPLES] = {"pair_triples", 2, NULL},
 };
 
 const mlff_op_info *mlff_op_get(mlff_op op)

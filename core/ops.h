@@ -97,7 +97,13 @@
     X(ANI_ANGULAR, "ani_angular")                                                                 \
     /* backward. inputs (g [A, ...], vec, pairs, triples, species, shift_theta, shift_r),         \
      * attrs as the forward op; out [P, 3], the gradient with respect to vec. */                  \
-    X(ANI_ANGULAR_VJP, "ani_angular_vjp")
+    X(ANI_ANGULAR_VJP, "ani_angular_vjp")                                                         \
+    /* Angular triples of a pair list whose pairs of one center are consecutive. inputs          \
+     * (pairs [P, 2], first [P, 1] I32); out [T, 2] I32 (T from the output shape): for pair a     \
+     * and every later pair c of the same center, out[first[a] + c - a - 1] = (a, c). With        \
+     * first[] the running count, that is every unordered pair of a center's pairs, centers in   \
+     * order. On a GPU it replaces the upload of T rows by one of P. Integer: no VJP. */           \
+    X(PAIR_TRIPLES, "pair_triples")
 
 typedef enum mlff_op {
 #define MLFF_OP_ENUM(e, name) MLFF_OP_##e,
@@ -154,5 +160,6 @@ int mlff_op_ani_radial(struct mlff_graph *g, int vec, int pairs, int species, in
 int mlff_op_ani_angular(struct mlff_graph *g, int vec, int pairs, int triples, int species,
                         int shift_theta, int shift_r, double zeta, double eta, double rc,
                         int64_t n_species);
+int mlff_op_pair_triples(struct mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows);
 
 #endif

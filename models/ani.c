@@ -235,7 +235,7 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_
     int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
     int shift_theta = column_param(g, &src, "aev.angular.shift_theta");
     int shift_a = column_param(g, &src, "aev.angular.shift_r");
-    int angular = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_input_triples(g, pairs_a),
+    int angular = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_triples(g, pairs_a),
                                       species, shift_theta, shift_a, zeta, eta_a, rca, n_el);
     if (err->status != MLFF_OK)
         return err->status;

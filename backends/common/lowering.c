@@ -42,6 +42,8 @@ int64_t mlff_node_work_items(const mlff_exec_node *n)
         return n->output.rows * n->inputs[3].rows;
     case MLFF_OP_ANI_ANGULAR:
         return n->output.rows * n->inputs[4].rows * n->inputs[5].rows;
+    case MLFF_OP_PAIR_TRIPLES:
+        return n->inputs[0].rows;
     default:
         return n->output.rows * n->output.cols;
     }

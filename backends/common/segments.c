@@ -73,12 +73,27 @@ int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src
 
 void mlff_index_shadow_invalidate(mlff_index_shadow *b)
 {
-    if (b->data) {
-        free(b->data);
-        b->data = NULL;
-        b->known = 0;
-        b->version++;
+    free(b->data);
+    b->data = NULL;
+    b->known = 0;
+    b->version++;
+}
+
+void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
+{
+    if (n->op == MLFF_OP_PAIR_TRIPLES) {
+        int same = 1;
+        for (int k = 0; k < 2; k++) {
+            mlff_index_shadow *in = n->inputs[k].buffer;
+            in->keep = 1; /* to see that a rewrite changed nothing */
+            same &= b->sources[k] == in && b->source_versions[k] == in->version;
+            b->sources[k] = in;
+            b->source_versions[k] = in->version;
+        }
+        if (same)
+            return;
     }
+    mlff_index_shadow_invalidate(b);
 }
 
 mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,

@@ -27,6 +27,9 @@ typedef struct mlff_index_shadow {
     size_t known;     /* bytes from the start that data mirrors */
     int keep;         /* sorted by on the device: keep a copy from the next write on */
     uint64_t version; /* bumped on every write */
+    /* Written by a pair_triples node: its inputs and their versions then. */
+    const struct mlff_index_shadow *sources[2];
+    uint64_t source_versions[2];
 } mlff_index_shadow;
 
 /* One sorted index (a slot of the cache below). */
@@ -133,6 +136,11 @@ void mlff_segments_free_all(mlff_segment_cache *c);
 int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src, size_t bytes);
 /* The device wrote the buffer: the host copy is stale. */
 void mlff_index_shadow_invalidate(mlff_index_shadow *b);
+/* Node n is about to write buffer b (b is the shadow at its start): as
+ * invalidate, unless n builds an index from indices alone (pair_triples)
+ * that are what they were when it last wrote b: then it writes what b
+ * holds already, and what was sorted by b stays valid. */
+void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n);
 
 /* Capacity for need entries: 1.5x on growth, and 25% headroom from the
  * start, because pair and triple counts drift a little every MD step. */

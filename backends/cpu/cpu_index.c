@@ -55,3 +55,25 @@ mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *n, mlff
         cpu_pool_for(be->pool, n->output.rows, 256, scatter_targets, n, &by_target);
     return s;
 }
+
+/* Pair a's triples: (a, c) for each later pair c of its center (core/ops.h). */
+static void triples_of_pairs(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+{
+    (void)extra;
+    const int32_t *pairs = n->inputs[0].buffer, *first = n->inputs[1].buffer;
+    int32_t *out = n->output.buffer;
+    const int64_t n_pairs = n->inputs[0].rows, n_triples = n->output.rows;
+    for (int64_t a = begin; a < end; a++)
+        for (int64_t c = a + 1, t = first[a]; c < n_pairs && pairs[2 * c] == pairs[2 * a] && t < n_triples;
+             c++, t++) {
+            out[2 * t] = (int32_t)a;
+            out[2 * t + 1] = (int32_t)c;
+        }
+}
+
+mlff_status cpu_pair_triples(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->inputs[0].rows, 4096, triples_of_pairs, n, NULL);
+    return MLFF_OK;
+}

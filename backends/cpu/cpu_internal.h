@@ -94,6 +94,7 @@ mlff_status cpu_ani_angular_vjp_f32(mlff_backend *be, const mlff_exec_node *node
 /* Kernels that mix types (gather, scatter): one each. */
 mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_pair_triples(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 
 /* Reads element k of a tensor of any real dtype as double. */
 static inline double cpu_load(const mlff_exec_tensor *t, int64_t k)

@@ -48,6 +48,7 @@
         [MLFF_OP_ANI_RADIAL_VJP] = ani_radial_vjp_##sfx,               \
         [MLFF_OP_ANI_ANGULAR] = ani_angular_##sfx,                     \
         [MLFF_OP_ANI_ANGULAR_VJP] = ani_angular_vjp_##sfx,             \
+        [MLFF_OP_PAIR_TRIPLES] = cpu_pair_triples,                     \
     }
 
 const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT] = {KERNEL_TABLE(f32), KERNEL_TABLE(f64)};

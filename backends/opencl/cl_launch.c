@@ -49,8 +49,7 @@ static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, size_t 
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
                             mlff_error *err)
 {
-    /* A host copy stays valid only while the host alone writes the buffer. */
-    mlff_index_shadow_invalidate(&((cl_buffer *)n->output.buffer)->host);
+    mlff_index_shadow_written_by(&((cl_buffer *)n->output.buffer)->host, n);
     if (cl_node_uses_clblast(be, n))
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     cl_kernel kernel = prep->kernels[k];

@@ -274,7 +274,7 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
         if (s == MLFF_OK)
             s = mlff_segments_for(&be->segments, n, &seg, err);
         if (s == MLFF_OK) {
-            mlff_index_shadow_invalidate(&((vk_buffer *)n->output.buffer)->host);
+            mlff_index_shadow_written_by(&((vk_buffer *)n->output.buffer)->host, n);
             s = vk_add_node(be, n, pipeline, seg, err);
         }
     }

@@ -292,6 +292,21 @@ CASE(case_ani_angular)
                                column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
 }
 
+/* The same, its triples built by pair_triples from where each pair's triples start. */
+CASE(case_ani_angular_pair_triples)
+{
+    static const double shift_theta[4] = {0.39, 1.18, 1.96, 2.75}, shift_r[2] = {1.0, 2.0};
+    static const int32_t start_in_center[4] = {0, 3, 5, 6}; /* pair a of 4 makes 3 - a */
+    int32_t first[20];
+    for (int p = 0; p < 20; p++)
+        first[p] = 6 * (p / 4) + start_in_center[p % 4];
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2), pairs = all_pairs(g);
+    int triples = mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30);
+    WRT1(vec);
+    return mlff_op_ani_angular(g, vec, pairs, triples, index_param(g, 5, 1, atom_species),
+                               column(g, 4, shift_theta), column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+}
+
 const op_case op_cases[] = {
     {"add", MLFF_OP_ADD, case_add},
     {"scale", MLFF_OP_SCALE, case_scale},
@@ -314,5 +329,6 @@ const op_case op_cases[] = {
     {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff},
     {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial},
     {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular},
+    {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;
