@@ -115,7 +115,8 @@ typedef struct fill_job {
     const int32_t *pairs;  /* triple starts: the pair list */
     int64_t n_pairs;
     int32_t *out;          /* pairs [.][2], or each pair's first triple */
-    double *images;        /* pairs: [.][3] (may be NULL) */
+    int32_t *images;       /* pairs: packed image offsets (may be NULL) */
+    int64_t *far;          /* pairs, per block: a pair whose images do not pack, or -1 */
     int64_t *counts;       /* per block: entries kept, then the first index */
 } fill_job;
 
@@ -150,8 +151,13 @@ static void write_pairs(const void *task, void *extra, int64_t b0, int64_t b1)
                 continue;
             j->out[2 * k] = v->pairs[2 * p];
             j->out[2 * k + 1] = v->pairs[2 * p + 1];
-            for (int d = 0; j->images && d < 3; d++)
-                j->images[3 * k + d] = v->images[3 * p + d];
+            if (j->images) {
+                const int32_t *n = v->images + 3 * p;
+                for (int d = 0; d < 3; d++)
+                    if ((n[d] < -MLFF_IMAGE_MOST || n[d] > MLFF_IMAGE_MOST) && j->far[b] < 0)
+                        j->far[b] = p;
+                j->images[k] = mlff_image_pack(n);
+            }
             k++;
         }
     }
@@ -169,16 +175,17 @@ static int64_t prefix_sum(int64_t *counts, int64_t n_blocks)
     return total;
 }
 
+/* Two int64 per block (and one more): the counts, then the pairs' far[]. */
 static int64_t *reserve_blocks(mlff_batch_work *w, int64_t n_entries, int64_t *n_blocks, mlff_error *err)
 {
     *n_blocks = (n_entries + FILL_BLOCK - 1) / FILL_BLOCK;
-    return mlff_host_array_reserve(&w->block_counts, (size_t)(*n_blocks + 1) * sizeof(int64_t), err);
+    return mlff_host_array_reserve(&w->block_counts, 2 * (size_t)(*n_blocks + 1) * sizeof(int64_t), err);
 }
 
 /* The pairs of one cutoff and their image offsets: the view's pairs
  * filtered by distance (they stay sorted). */
-static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const mlff_atom_view *v,
-                              mlff_batch_work *w, mlff_error *err)
+static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const mlff_batch *batch,
+                              const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
 {
     int64_t n_blocks;
     fill_job j = {.v = v, .cutoff = g->tensors[t].cutoff, .counts = reserve_blocks(w, v->n_pairs, &n_blocks, err)};
@@ -187,13 +194,27 @@ static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const ml
     mlff_thread_pool_for(w->pool, n_blocks, 2, count_pairs, &j, NULL);
     const int64_t n = prefix_sum(j.counts, n_blocks);
     j.out = reserve(w, t, (size_t)n * 2 * sizeof(int32_t), err);
-    j.images = j.out && t_images >= 0 ? reserve(w, t_images, (size_t)n * 3 * sizeof(double), err) : NULL;
+    j.images = j.out && t_images >= 0 ? reserve(w, t_images, (size_t)n * sizeof(int32_t), err) : NULL;
     if (!j.out || (t_images >= 0 && !j.images))
         return err->status;
+    j.far = j.counts + n_blocks + 1;
+    for (int64_t b = 0; b < n_blocks; b++)
+        j.far[b] = -1;
     mlff_thread_pool_for(w->pool, n_blocks, 2, write_pairs, &j, NULL);
+    for (int64_t b = 0; b < n_blocks; b++)
+        if (j.far[b] >= 0) {
+            const int32_t *pair = v->pairs + 2 * j.far[b], *n = v->images + 3 * j.far[b];
+            const int64_t i = v->batch_atom ? v->batch_atom[pair[0]] : pair[0];
+            const int64_t k = v->batch_atom ? v->batch_atom[pair[1]] : pair[1], s = w->system[i];
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, i - batch->system_offsets[s],
+                                  "atom %lld sees atom %lld through periodic image %d %d %d, more than %d cells "
+                                  "away: wrap the positions into the cell",
+                                  (long long)(i - batch->system_offsets[s]), (long long)(k - batch->system_offsets[s]),
+                                  n[0], n[1], n[2], MLFF_IMAGE_MOST);
+        }
     w->input_dtypes[t] = MLFF_DTYPE_I32;
     if (t_images >= 0)
-        w->input_dtypes[t_images] = MLFF_DTYPE_F64;
+        w->input_dtypes[t_images] = MLFF_DTYPE_I32;
     w->symbols[g->tensors[t].rows_symbol] = n;
     return MLFF_OK;
 }
@@ -418,7 +439,7 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
             if (gt->kind != MLFF_TENSOR_INPUT)
                 continue;
             if (pass == 0 && gt->role == MLFF_INPUT_PAIRS)
-                s = fill_pairs(g, t, input_of(g, MLFF_INPUT_PAIR_IMAGES, t), v, w, err);
+                s = fill_pairs(g, t, input_of(g, MLFF_INPUT_PAIR_IMAGES, t), b, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_SYSTEM)
                 s = fill_atoms(t, w->system, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_OWNED)

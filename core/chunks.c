@@ -135,23 +135,56 @@ static int rows_fit(const symbol_cost *costs, int n_symbols, const int64_t *sum,
     return bytes <= budget;
 }
 
+/* The whole batch's rows are summed in blocks of atoms on the context's threads. */
+#define SUM_BLOCK 2048
+
+typedef struct rows_job {
+    const mlff_chunks *c;
+    const mlff_batch_work *w;
+    int n_symbols;
+    int64_t *block_rows; /* per block: an atom's rows, then the block's sums */
+} rows_job;
+
+static void sum_block_rows(const void *task, void *extra, int64_t b0, int64_t b1)
+{
+    (void)extra;
+    const rows_job *j = task;
+    const int n = j->n_symbols;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t *rows = j->block_rows + 2 * n * b, *sum = rows + n;
+        memset(sum, 0, (size_t)n * sizeof *sum);
+        const int64_t end = (b + 1) * SUM_BLOCK < j->w->n_atoms ? (b + 1) * SUM_BLOCK : j->w->n_atoms;
+        for (int64_t a = b * SUM_BLOCK; a < end; a++) {
+            const int64_t p0 = j->c->first_pair[a];
+            atom_rows(j->c->costs, n, j->w->species[a], j->w->pairs.distances + p0, j->c->first_pair[a + 1] - p0,
+                      rows);
+            for (int y = 0; y < n; y++)
+                sum[y] += rows[y];
+        }
+    }
+}
+
 /* The whole batch as one chunk (no ghosts): the common case, checked
  * without the cut's bookkeeping. */
-static int whole_batch_fits(mlff_chunks *c, const symbol_cost *costs, int n_symbols, const mlff_chunk_limits *limits,
-                            double budget, const mlff_batch_work *w)
+static mlff_status whole_batch_fits(mlff_chunks *c, int n_symbols, const mlff_chunk_limits *limits, double budget,
+                                    const mlff_batch_work *w, int *fits, mlff_error *err)
 {
+    *fits = 0;
     if (limits->max_atoms > 0 && w->n_atoms > limits->max_atoms)
-        return 0;
-    int64_t *rows = c->rows, *sum = rows + n_symbols;
+        return MLFF_OK;
+    const int64_t n_blocks = (w->n_atoms + SUM_BLOCK - 1) / SUM_BLOCK;
+    if (!mlff_grow((void **)&c->block_rows, &c->block_rows_capacity, 2 * n_symbols * n_blocks, sizeof *c->block_rows))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    rows_job j = {c, w, n_symbols, c->block_rows};
+    mlff_thread_pool_for(w->pool, n_blocks, 2, sum_block_rows, &j, NULL);
+    int64_t *sum = c->rows + n_symbols;
     memset(sum, 0, (size_t)n_symbols * sizeof *sum);
-    for (int64_t a = 0; a < w->n_atoms; a++) {
-        const int64_t p0 = c->first_pair[a];
-        atom_rows(costs, n_symbols, w->species[a], w->pairs.distances + p0, c->first_pair[a + 1] - p0, rows);
+    for (int64_t b = 0; b < n_blocks; b++)
         for (int y = 0; y < n_symbols; y++)
-            sum[y] += rows[y];
-    }
+            sum[y] += c->block_rows[(2 * b + 1) * n_symbols + y];
     sum[MLFF_SYMBOL_ATOMS] = w->n_atoms;
-    return rows_fit(costs, n_symbols, sum, NULL, limits, budget);
+    *fits = rows_fit(c->costs, n_symbols, sum, NULL, limits, budget);
+    return MLFF_OK;
 }
 
 /* Greedy cut along c->order: a chunk grows while its tensors fit. The
@@ -234,6 +267,24 @@ static mlff_status reserve_atoms(mlff_chunks *c, int64_t n, mlff_error *err)
     return MLFF_OK;
 }
 
+/* first[a]: the first pair of the master list (sorted by center) whose center is a or later. */
+static void find_first_pairs(const void *task, void *extra, int64_t a0, int64_t a1)
+{
+    const mlff_neighbor_list *master = task;
+    int64_t *first = extra;
+    for (int64_t a = a0; a < a1; a++) {
+        int64_t lo = 0, hi = master->n_pairs;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (master->pairs[2 * mid] < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        first[a] = lo;
+    }
+}
+
 mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
                              const mlff_chunk_limits *limits, const mlff_batch *b,
                              const mlff_batch_work *w, mlff_error *err)
@@ -245,11 +296,7 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
     mlff_status s = reserve_atoms(c, n_atoms, err);
     if (s != MLFF_OK)
         return s;
-    for (int64_t a = 0, p = 0; a <= n_atoms; a++) {
-        while (p < master->n_pairs && master->pairs[2 * p] < a)
-            p++;
-        c->first_pair[a] = p;
-    }
+    mlff_thread_pool_for(w->pool, n_atoms + 1, 4096, find_first_pairs, master, c->first_pair);
     if (!c->costs && (!(c->costs = symbol_costs(g, plan)) ||
                       !(c->rows = malloc((size_t)g->n_symbols * 2 * sizeof *c->rows))))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
@@ -257,7 +304,10 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
     const double budget = ((double)limits->budget - (double)mlff_plan_param_bytes(plan)) / MLFF_PLAN_HEADROOM -
                           (double)costs[MLFF_SYMBOL_SYSTEMS].total * (double)b->n_systems;
     /* The whole batch in one pass where it fits; else chunks in spatial order. */
-    if (whole_batch_fits(c, costs, g->n_symbols, limits, budget, w)) {
+    int fits;
+    if ((s = whole_batch_fits(c, g->n_symbols, limits, budget, w, &fits, err)) != MLFF_OK)
+        return s;
+    if (fits) {
         for (int64_t a = 0; a < n_atoms; a++)
             c->order[a] = (int32_t)a;
         c->start[0] = 0;
@@ -358,6 +408,7 @@ void mlff_chunks_free(mlff_chunks *c)
 {
     free(c->costs);
     free(c->rows);
+    free(c->block_rows);
     free(c->order);
     free(c->start);
     free(c->first_pair);

@@ -24,6 +24,7 @@
 typedef struct mlff_chunks {
     struct mlff_symbol_cost *costs; /* per size symbol of the model's plan, found once */
     int64_t *rows;           /* scratch: rows per symbol of an atom, and of a chunk */
+    int64_t *block_rows, block_rows_capacity; /* scratch of the whole batch's sum, per block of atoms */
     int64_t n_chunks;
     int32_t *order;          /* atoms in chunk order: chunk c owns order[start[c] .. start[c + 1]) */
     int64_t *start;

@@ -178,7 +178,7 @@ int mlff_graph_pair_shifts(mlff_graph *g, int pairs)
         return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "pair shifts need a pair list input");
     int images = find_input(g, MLFF_INPUT_PAIR_IMAGES, pairs);
     if (images < 0)
-        images = new_input(g, MLFF_INPUT_PAIR_IMAGES, MLFF_DTYPE_REAL, g->tensors[pairs].rows_symbol, 3,
+        images = new_input(g, MLFF_INPUT_PAIR_IMAGES, MLFF_DTYPE_I32, g->tensors[pairs].rows_symbol, 1,
                            pairs, 0.0);
     return mlff_op_pair_shifts(g, images, mlff_graph_input_cells(g), pairs, mlff_graph_input_system(g));
 }

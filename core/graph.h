@@ -34,8 +34,8 @@ typedef enum mlff_input_role {
     MLFF_INPUT_SYSTEM = 2,        /* [atoms, 1] I32, system of each atom */
     MLFF_INPUT_PAIRS = 3,         /* [pairs, 2] I32 (center i, neighbour j), every ordered pair
                                    * of one system with |r_ij| <= cutoff, sorted by i then j */
-    MLFF_INPUT_PAIR_IMAGES = 4,   /* [pairs, 3] REAL: integer image offsets n of each pair; the
-                                   * pair vector is r_j - r_i + n . cell (see pair_shifts) */
+    MLFF_INPUT_PAIR_IMAGES = 4,   /* [pairs, 1] I32: image offsets n of each pair, packed
+                                   * (mlff_image_pack); the pair vector is r_j - r_i + n . cell */
     MLFF_INPUT_TRIPLE_STARTS = 5, /* [pairs, 1] I32: where each pair of one PAIRS list starts
                                    * its angular triples (the `first` of pair_triples) */
     MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of the owned atoms of one element */

@@ -28,9 +28,9 @@ int mlff_op_pair_shifts(mlff_graph *g, int images, int cells, int pairs, int sys
     if (!op_inputs_valid(g, in, 4))
         return -1;
     const mlff_graph_tensor *im = op_tensor(g, images), *c = op_tensor(g, cells);
-    int ok = im->cols == 3 && c->cols == 9 && im->dtype == c->dtype && mlff_graph_same_rows(g, images, pairs) &&
+    int ok = im->cols == 1 && im->dtype == MLFF_DTYPE_I32 && c->cols == 9 && mlff_graph_same_rows(g, images, pairs) &&
              op_tensor(g, pairs)->cols == 2 && op_tensor(g, system)->dtype == MLFF_DTYPE_I32;
-    if (!op_require(g, ok, MLFF_OP_PAIR_SHIFTS, "needs images [P,3], cells [S,9], pairs [P,2], system [A,1]"))
+    if (!op_require(g, ok, MLFF_OP_PAIR_SHIFTS, "needs packed images [P,1], cells [S,9], pairs [P,2], system [A,1]"))
         return -1;
     return op_node_like(g, MLFF_OP_PAIR_SHIFTS, in, 4, NULL, c->dtype, images, 3);
 }

@@ -65,12 +65,13 @@
     X(PAIR_VECTORS, "pair_vectors")                                                               \
     /* backward. inputs (g [P, 3], pairs [P, 2]); out [A, 3] rows: + g at j, - g at i. */        \
     X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
-    /* Periodic image shifts. inputs (images [P, 3], cells [S, 9], pairs [P, 2], system [A, 1]);  \
-     * out [P, 3] = images[p] . cell of the system of pair p's first atom, i.e.                  \
-     * out[p, b] = sum_a images[p, a] * cells[s, 3a + b] (cell rows are lattice vectors). */     \
+    /* Periodic image shifts. inputs (images [P, 1] I32, cells [S, 9], pairs [P, 2],              \
+     * system [A, 1]); images[p] packs the pair's integer image offsets n (mlff_image_pack);       \
+     * out [P, 3] = n . cell of the system of pair p's first atom, i.e.                           \
+     * out[p, b] = sum_a n_a * cells[s, 3a + b] (cell rows are lattice vectors). */               \
     X(PAIR_SHIFTS, "pair_shifts")                                                                 \
     /* backward. inputs (g [P, 3], images, pairs, system); out [S, 9], the gradient with          \
-     * respect to the cells: sum over the system's pairs of images[p, a] * g[p, b]. */          \
+     * respect to the cells: sum over the system's pairs of n_a * g[p, b]. */                    \
     X(PAIR_SHIFTS_VJP, "pair_shifts_vjp")                                                         \
     /* out [P, 1] = |v| for v [P, 3]. */                                                          \
     X(NORM3, "norm3")                                                                             \
@@ -104,6 +105,20 @@
      * first[] the running count, that is every unordered pair of a center's pairs, centers in   \
      * order. On a GPU it replaces the upload of T rows by one of P. Integer: no VJP. */           \
     X(PAIR_TRIPLES, "pair_triples")
+
+/* A pair's image offsets n, three integers in [-MLFF_IMAGE_MOST, MLFF_IMAGE_MOST],
+ * packed 10 bits each into one int32: a third of the bytes of three reals,
+ * and no conversion on the way to a device. Kernels unpack with the same
+ * formula (IMAGE_OFFSET in shaders/). */
+#define MLFF_IMAGE_MOST 511
+static inline int32_t mlff_image_pack(const int32_t n[3])
+{
+    return (n[0] + 512) | (n[1] + 512) << 10 | (n[2] + 512) << 20;
+}
+static inline int32_t mlff_image_offset(int32_t packed, int axis)
+{
+    return (packed >> (10 * axis) & 1023) - 512;
+}
 
 typedef enum mlff_op {
 #define MLFF_OP_ENUM(e, name) MLFF_OP_##e,

@@ -259,14 +259,15 @@ KERNEL(pair_vectors_vjp)
 KERNEL(pair_shifts)
 {
     UNUSED_ARGS;
-    const real *images = IN(0), *cells = IN(1);
-    const int32_t *ij = IDX(2), *system = IDX(3);
+    const real *cells = IN(1);
+    const int32_t *images = IDX(0), *ij = IDX(2), *system = IDX(3);
     real *shift = OUT;
     for (int64_t p = 0; p < n->output.rows; p++) {
         const real *cell = cells + 9 * (int64_t)system[ij[2 * p]];
+        const real n0 = (real)mlff_image_offset(images[p], 0), n1 = (real)mlff_image_offset(images[p], 1),
+                   n2 = (real)mlff_image_offset(images[p], 2);
         for (int b = 0; b < 3; b++)
-            shift[3 * p + b] = images[3 * p] * cell[b] + images[3 * p + 1] * cell[3 + b] +
-                               images[3 * p + 2] * cell[6 + b];
+            shift[3 * p + b] = n0 * cell[b] + n1 * cell[3 + b] + n2 * cell[6 + b];
     }
     return MLFF_OK;
 }
@@ -275,7 +276,8 @@ KERNEL(pair_shifts)
 RANGE(pair_shifts_vjp_systems)
 {
     const cpu_csr by_system = *(const cpu_csr *)extra;
-    const real *g = IN(0), *images = IN(1);
+    const real *g = IN(0);
+    const int32_t *images = IDX(1);
     real *gcell = OUT;
     for (int64_t s = begin; s < end; s++) {
         double sum[9] = {0};
@@ -283,7 +285,7 @@ RANGE(pair_shifts_vjp_systems)
             const int64_t p = by_system.items[q];
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++)
-                    sum[3 * a + b] += (double)images[3 * p + a] * g[3 * p + b];
+                    sum[3 * a + b] += (double)mlff_image_offset(images[p], a) * g[3 * p + b];
         }
         for (int k = 0; k < 9; k++)
             gcell[9 * s + k] = (real)sum[k];

@@ -144,6 +144,20 @@ size_t cl_group_size(const mlff_backend *be, cl_kernel kernel)
     return most >= 64 ? 64 : most > 0 ? most : 1;
 }
 
+/* A kernel that reduces in work-groups (lowering.h) needs groups of MLFF_REDUCE_LANES. */
+static mlff_status reduction_group(const mlff_backend *be, cl_kernel kernel, size_t *group, mlff_error *err)
+{
+    size_t most = 0;
+    if (kernel)
+        clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+    if (most < MLFF_REDUCE_LANES)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "opencl: the device runs at most %zu work-items in a group; the cell gradient needs %d",
+                         most, MLFF_REDUCE_LANES);
+    *group = MLFF_REDUCE_LANES;
+    return MLFF_OK;
+}
+
 static void prepared_free(cl_prepared *p)
 {
     if (!p)
@@ -235,6 +249,8 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
+        if (mlff_op_reduces_in_groups((mlff_op)sigs[k].op))
+            s = reduction_group(be, p->kernels[k], &p->group[k], err);
     }
     free(src.s);
     free(unique_of);

@@ -229,6 +229,10 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
     vkGetPhysicalDeviceProperties2(be->physical, &props2);
     be->max_allocation = m3.maxMemoryAllocationSize;
+    const VkPhysicalDeviceLimits *limits = &be->props.limits;
+    if (limits->maxComputeWorkGroupSize[0] < MLFF_REDUCE_LANES || limits->maxComputeWorkGroupInvocations < MLFF_REDUCE_LANES)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: %s runs at most %u invocations in a work group; mlff needs %d",
+                         be->props.deviceName, limits->maxComputeWorkGroupInvocations, MLFF_REDUCE_LANES);
     const VkSubgroupFeatureFlags shuffle = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
     be->subgroup_size = subgroups.subgroupSize;
     be->has_shuffle = (subgroups.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&

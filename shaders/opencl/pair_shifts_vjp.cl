@@ -13,7 +13,7 @@ kernel __attribute__((reqd_work_group_size(REDUCE_LANES, 1, 1))) void KNAME(KARG
     acc_t sum = 0;
     for (int q = seg_off[s] + lane; q < seg_off[s + 1]; q += REDUCE_LANES) {
         const long p = seg_items[q];
-        sum += (acc_t)in1[3 * p + a] * in0[3 * p + b];
+        sum += (acc_t)IMAGE_OFFSET(in1[p], a) * in0[3 * p + b];
     }
     part[lane] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -22,6 +22,9 @@ typedef float acc_t;
 #define CUTOFF_FN(T, d, rc) ((d) < (rc) ? (T)0.5 * cos((T)M_PI * (d) / (rc)) + (T)0.5 : (T)0)
 #define CUTOFF_GRAD(T, d, rc) ((d) < (rc) ? (T)-0.5 * (T)M_PI / (rc) * sin((T)M_PI * (d) / (rc)) : (T)0)
 
+/* Axis 0, 1 or 2 of a pair's packed image offsets (mlff_image_pack in core/ops.h). */
+#define IMAGE_OFFSET(packed, axis) ((((packed) >> (10 * (axis))) & 1023) - 512)
+
 /* |v| of three consecutive entries, in acc_t. */
 #define LENGTH3(v) sqrt((acc_t)(v)[0] * (v)[0] + (acc_t)(v)[1] * (v)[1] + (acc_t)(v)[2] * (v)[2])
 

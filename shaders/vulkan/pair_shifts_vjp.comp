@@ -1,6 +1,6 @@
 /* inputs (g [P, 3], images, pairs, system); the segments are the pairs of
- * each system, in order. One work-group of REDUCE_LANES items (the 1-D group
- * size) per system and cell entry (a system may have millions of pairs):
+ * each system, in order. One work-group of REDUCE_LANES items per system and
+ * cell entry (a system may have millions of pairs):
  * each item sums every REDUCE_LANES-th pair, then the group adds the partial
  * sums in a fixed tree, so the result is the same on every run. */
 shared acc_t part[REDUCE_LANES];
@@ -13,7 +13,7 @@ void main()
     acc_t sum = acc_t(0);
     for (int q = seg_off[s] + int(lane); q < seg_off[s + 1]; q += REDUCE_LANES) {
         const uint p = uint(seg_items[q]);
-        sum += acc_t(in1[3 * p + a]) * acc_t(in0[3 * p + b]);
+        sum += acc_t(IMAGE_OFFSET(in1[p], a)) * acc_t(in0[3 * p + b]);
     }
     part[lane] = sum;
     barrier();

@@ -76,7 +76,11 @@ layout(push_constant) uniform Push {
 } pc;
 
 #ifndef GEMM_N
+#ifdef REDUCE_LANES
+layout(local_size_x = REDUCE_LANES) in; /* a work-group per output entry (lowering.h) */
+#else
 layout(local_size_x = 64) in;
+#endif
 #define ITEM()                                              \
     const uint item = pc.base + gl_GlobalInvocationID.x;    \
     if (item >= pc.n_items)                                 \
@@ -86,6 +90,9 @@ layout(local_size_x = 64) in;
 /* The cosine cutoff and its derivative, in type T. */
 #define CUTOFF_FN(T, d, rc) ((d) < (rc) ? T(0.5) * cos_(T(MLFF_PI) * (d) / (rc)) + T(0.5) : T(0))
 #define CUTOFF_GRAD(T, d, rc) ((d) < (rc) ? T(-0.5) * T(MLFF_PI) / (rc) * sin_(T(MLFF_PI) * (d) / (rc)) : T(0))
+
+/* Axis 0, 1 or 2 of a pair's packed image offsets (mlff_image_pack in core/ops.h). */
+#define IMAGE_OFFSET(packed, axis) ((((packed) >> (10 * (axis))) & 1023) - 512)
 
 /* |v| of the three entries buf[at], buf[at + 1], buf[at + 2], in acc_t
  * (buffers cannot be passed to functions, so this takes the buffer's name). */

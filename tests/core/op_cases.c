@@ -187,36 +187,40 @@ CASE(case_pair_vectors)
 
 CASE(case_pair_shifts)
 {
-    /* Six pairs over five atoms in two systems; images small integers. */
+    /* Six pairs over five atoms in two systems; images small integers and the packing's extremes. */
     static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 0, 2, 3, 3, 4, 4, 2};
     static const int32_t system[5] = {0, 0, 1, 1, 1};
-    static const double images[6 * 3] = {0, 0, 0, 1, 0, -1, 0, 2, 1, -1, 1, 0, 0, 0, 1, 1, 1, 1};
+    static const int32_t images[6][3] = {{0, 0, 0}, {1, 0, -1}, {0, 2, 1}, {-1, 1, 0}, {0, 0, 1}, {511, -511, 1}};
+    int32_t packed[6];
+    for (int p = 0; p < 6; p++)
+        packed[p] = mlff_image_pack(images[p]);
     int cells = random_param(g, rng, 2, 9, -3, 3);
     WRT1(cells);
-    return mlff_op_pair_shifts(g, mlff_graph_param(g, "images", MLFF_DTYPE_REAL, 6, 3, MLFF_DTYPE_F64, images),
-                               cells, index_param(g, 6, 2, pairs), index_param(g, 5, 1, system));
+    return mlff_op_pair_shifts(g, index_param(g, 6, 1, packed), cells, index_param(g, 6, 2, pairs),
+                               index_param(g, 5, 1, system));
 }
 
 /* A system's cell gradient sums all its pairs (millions in a large box; GPU
- * kernels split that over a work-group): 203 pairs in one system and 77 in
+ * kernels split that over a work-group): 611 pairs in one system and 289 in
  * the other, more than a group has items and not a multiple of it. */
 CASE(case_pair_shifts_long)
 {
-    enum { N_PAIRS = 280, IN_FIRST = 203 };
+    enum { N_PAIRS = 900, IN_FIRST = 611 };
     static const int32_t system[5] = {0, 0, 1, 1, 1};
-    int32_t pairs[N_PAIRS * 2];
-    double images[N_PAIRS * 3];
+    int32_t pairs[N_PAIRS * 2], images[N_PAIRS];
     for (int p = 0; p < N_PAIRS; p++) {
         const int first = p < IN_FIRST ? 0 : 2, atoms = p < IN_FIRST ? 2 : 3;
         pairs[2 * p] = first + p % atoms;
         pairs[2 * p + 1] = first + (p / atoms) % atoms;
+        int32_t n[3];
         for (int d = 0; d < 3; d++)
-            images[3 * p + d] = round(test_uniform(rng, -2.5, 2.5));
+            n[d] = (int32_t)round(test_uniform(rng, -2.5, 2.5));
+        images[p] = mlff_image_pack(n);
     }
     int cells = random_param(g, rng, 2, 9, -3, 3);
     WRT1(cells);
-    return mlff_op_pair_shifts(g, mlff_graph_param(g, "images", MLFF_DTYPE_REAL, N_PAIRS, 3, MLFF_DTYPE_F64, images),
-                               cells, index_param(g, N_PAIRS, 2, pairs), index_param(g, 5, 1, system));
+    return mlff_op_pair_shifts(g, index_param(g, N_PAIRS, 1, images), cells, index_param(g, N_PAIRS, 2, pairs),
+                               index_param(g, 5, 1, system));
 }
 
 CASE(case_pair_vectors_shifts)

@@ -100,6 +100,16 @@ int main(int argc, char **argv)
     expect(ctx, mlff_evaluate(model, &thin, e, NULL), MLFF_ERROR_BAD_INPUT, "own periodic image", 1, 0,
            "period shorter than 0.1 Angstrom");
 
+    /* A hydrogen of methane 600 cells from the others: it sees them through images too far to carry. */
+    for (int k = 0; k < 3; k++)
+        cells[9 + 4 * k] = 10.0;
+    uint8_t cubic[6] = {0, 0, 0, 1, 1, 1};
+    mlff_batch far = {2, offsets, z, pos, cells, cubic};
+    pos[3 * 4] += 6000.0;
+    expect(ctx, mlff_evaluate(model, &far, e, NULL), MLFF_ERROR_BAD_INPUT, "wrap the positions", 1, 0,
+           "an atom 600 cells outside its cell");
+    pos[3 * 4] -= 6000.0;
+
     int64_t bad_offsets[3] = {0, 5, 3};
     mlff_batch decreasing = {2, bad_offsets, z, pos, NULL, NULL};
     expect(ctx, mlff_evaluate(model, &decreasing, e, NULL), MLFF_ERROR_INVALID_ARGUMENT, "decrease", -1, -1,
