@@ -75,7 +75,7 @@ typedef struct mlff_graph_tensor {
     int64_t cols;
     /* inputs */
     mlff_input_role role;
-    int role_link;        /* PAIR_IMAGES/TRIPLES: the PAIRS tensor; ELEMENT_ATOMS: element */
+    int role_link;        /* PAIR_IMAGES/TRIPLE_STARTS: the PAIRS tensor; ELEMENT_ATOMS: element */
     double cutoff;        /* PAIRS */
     /* params: host copy in host_dtype (F32, F64 or I32), rows x cols */
     mlff_dtype host_dtype;

@@ -277,9 +277,16 @@ CASE(case_ani_radial)
                               column(g, 4, shifts), 4.0, 3.0, 3);
 }
 
-CASE(case_ani_angular)
+/* ANI angular features of the five atoms' 20 pairs (some beyond the 3.0 cutoff). */
+static int angular_features(mlff_graph *g, int vec, int pairs, int triples)
 {
     static const double shift_theta[4] = {0.39, 1.18, 1.96, 2.75}, shift_r[2] = {1.0, 2.0};
+    return mlff_op_ani_angular(g, vec, pairs, triples, index_param(g, 5, 1, atom_species), column(g, 4, shift_theta),
+                               column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+}
+
+CASE(case_ani_angular)
+{
     int32_t triples[5 * 6 * 2];
     int t = 0;
     for (int center = 0; center < 5; center++)
@@ -291,24 +298,20 @@ CASE(case_ani_angular)
             }
     int vec = random_vectors(g, rng, 20, 0.9, 3.2);
     WRT1(vec);
-    return mlff_op_ani_angular(g, vec, all_pairs(g), index_param(g, t, 2, triples),
-                               index_param(g, 5, 1, atom_species), column(g, 4, shift_theta),
-                               column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+    return angular_features(g, vec, all_pairs(g), index_param(g, t, 2, triples));
 }
 
 /* The same, its triples built by pair_triples from where each pair's triples start. */
 CASE(case_ani_angular_pair_triples)
 {
-    static const double shift_theta[4] = {0.39, 1.18, 1.96, 2.75}, shift_r[2] = {1.0, 2.0};
     static const int32_t start_in_center[4] = {0, 3, 5, 6}; /* pair a of 4 makes 3 - a */
     int32_t first[20];
     for (int p = 0; p < 20; p++)
         first[p] = 6 * (p / 4) + start_in_center[p % 4];
     int vec = random_vectors(g, rng, 20, 0.9, 3.2), pairs = all_pairs(g);
-    int triples = mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30);
     WRT1(vec);
-    return mlff_op_ani_angular(g, vec, pairs, triples, index_param(g, 5, 1, atom_species),
-                               column(g, 4, shift_theta), column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+    return angular_features(g, vec, pairs,
+                            mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30));
 }
 
 const op_case op_cases[] = {
