@@ -19,6 +19,7 @@ typedef struct mlff_exec_tensor {
     void *buffer;   /* the backend's buffer handle */
     mlff_dtype dtype;
     int64_t rows, cols;
+    int ascending;  /* an index whose column 0 never decreases (mlff_graph_ascending) */
 } mlff_exec_tensor;
 
 /* Work the planner may fold into a dense layer's GEMM (backends say which
@@ -56,6 +57,7 @@ typedef struct mlff_backend_stats {
     uint64_t cache_hits, cache_misses, cache_rejects;
     uint64_t device_allocations; /* device buffers created (none in an MD loop's steady state) */
     uint64_t segment_sorts;      /* indices sorted for segment sums (backends/common/segments.h) */
+    uint64_t segments_in_order;  /* ... of which the device found in order already (offsets only) */
 } mlff_backend_stats;
 
 /* How much work one plan execution may take on the device (core/chunks.c

@@ -201,6 +201,18 @@ int mlff_graph_triples(mlff_graph *g, int pairs)
     return starts < 0 ? -1 : mlff_op_pair_triples(g, pairs, starts, sym, 0);
 }
 
+int mlff_graph_ascending(const mlff_graph *g, int t)
+{
+    const mlff_graph_tensor *x = &g->tensors[t];
+    if (x->kind == MLFF_TENSOR_INPUT)
+        return x->role == MLFF_INPUT_PAIRS || x->role == MLFF_INPUT_ELEMENT_ATOMS;
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].output == t)
+            return g->nodes[k].op == MLFF_OP_PAIR_TRIPLES && is_input(g, g->nodes[k].inputs[0], MLFF_INPUT_PAIRS) &&
+                   is_input(g, g->nodes[k].inputs[1], MLFF_INPUT_TRIPLE_STARTS);
+    return 0;
+}
+
 int mlff_graph_input_element_atoms(mlff_graph *g, int element)
 {
     if (g->error.status != MLFF_OK)

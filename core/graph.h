@@ -151,6 +151,13 @@ int mlff_graph_add_node(mlff_graph *g, mlff_op op, const int *inputs, int n_inpu
 /* True when tensors a and b have the same row count by construction. */
 int mlff_graph_same_rows(const mlff_graph *g, int a, int b);
 
+/* True when column 0 of index tensor t never decreases from row to row, by
+ * how it is made: pair lists (sorted by center), element atom lists, and
+ * the triples pair_triples builds from a pair list and its TRIPLE_STARTS
+ * (in order of their first pair). A GPU backend then finds the segments of
+ * such an index without sorting it (backends/common/segments.h). */
+int mlff_graph_ascending(const mlff_graph *g, int t);
+
 /*
  * The reverse pass: appends to g the nodes computing seed * d(output)/d(wrt),
  * where output is summed over all its entries, by walking the nodes backwards

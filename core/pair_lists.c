@@ -23,42 +23,84 @@ void mlff_pair_shift(const mlff_batch *b, const int32_t *system, const mlff_pair
         shift[d] = n[0] * cell[d] + n[1] * cell[3 + d] + n[2] * cell[6 + d];
 }
 
+/* The dense search in blocks of atoms on the pool: each block counts its
+ * pairs, then writes them where the counts before it end, so the list is
+ * the same for any number of threads. */
+#define DENSE_BLOCK 32
+
+typedef struct dense_job {
+    const mlff_batch *b;
+    const int32_t *system;
+    double rc2;
+    int64_t *starts; /* per block: its pair count, then where its pairs begin */
+    mlff_neighbor_list *list; /* NULL while counting */
+} dense_job;
+
+static void dense_blocks(const void *task, void *unused, int64_t begin, int64_t end)
+{
+    (void)unused;
+    const dense_job *job = task;
+    const mlff_batch *b = job->b;
+    const int64_t n_atoms = b->system_offsets[b->n_systems];
+    for (int64_t block = begin; block < end; block++) {
+        int64_t p = job->list ? job->starts[block] : 0;
+        const int64_t last = (block + 1) * DENSE_BLOCK < n_atoms ? (block + 1) * DENSE_BLOCK : n_atoms;
+        for (int64_t i = block * DENSE_BLOCK; i < last; i++) {
+            const double *ri = b->positions + 3 * i;
+            for (int64_t j = b->system_offsets[job->system[i]]; j < b->system_offsets[job->system[i] + 1]; j++) {
+                const double *rj = b->positions + 3 * j;
+                const double dx = rj[0] - ri[0], dy = rj[1] - ri[1], dz = rj[2] - ri[2];
+                if (j == i || dx * dx + dy * dy + dz * dz > job->rc2)
+                    continue;
+                if (job->list) {
+                    job->list->pairs[2 * p] = (int32_t)i;
+                    job->list->pairs[2 * p + 1] = (int32_t)j;
+                    memset(job->list->images + 3 * p, 0, 3 * sizeof(int32_t));
+                }
+                p++;
+            }
+        }
+        if (!job->list)
+            job->starts[block] = p;
+    }
+}
+
 /* All ordered pairs of each system within the cutoff, sorted by i then j:
  * O(N^2) per system, for small molecules (and as the reference). */
-static mlff_status dense_search(const mlff_batch *b, const int32_t *system, double cutoff,
+static mlff_status dense_search(const mlff_batch *b, const int32_t *system, double cutoff, mlff_thread_pool *pool,
                                 mlff_neighbor_list *list, mlff_error *err)
 {
     const int64_t n_atoms = b->system_offsets[b->n_systems];
-    const double rc2 = cutoff * cutoff;
     for (int64_t s = 0; s < b->n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
             return mlff_fail_atom(err, MLFF_ERROR_UNSUPPORTED, s, -1,
                                   "the dense neighbour search does not handle periodic systems "
                                   "(use the sparse or automatic one)");
-    int64_t p = 0;
-    for (int64_t i = 0; i < n_atoms; i++) {
-        const double *ri = b->positions + 3 * i;
-        for (int64_t j = b->system_offsets[system[i]]; j < b->system_offsets[system[i] + 1]; j++) {
-            const double *rj = b->positions + 3 * j;
-            const double dx = rj[0] - ri[0], dy = rj[1] - ri[1], dz = rj[2] - ri[2];
-            if (j == i || dx * dx + dy * dy + dz * dz > rc2)
-                continue;
-            if (p == list->capacity) {
-                int64_t cap = list->capacity;
-                if (!mlff_grow((void **)&list->pairs, &cap, p + 1, 2 * sizeof(int32_t)) ||
-                    !mlff_grow((void **)&list->images, &list->capacity, p + 1, 3 * sizeof(int32_t)))
-                    return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
-            }
-            if (p >= INT32_MAX)
-                return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many pairs for one batch");
-            list->pairs[2 * p] = (int32_t)i;
-            list->pairs[2 * p + 1] = (int32_t)j;
-            memset(list->images + 3 * p, 0, 3 * sizeof(int32_t));
-            p++;
-        }
+    const int64_t n_blocks = (n_atoms + DENSE_BLOCK - 1) / DENSE_BLOCK;
+    dense_job job = {b, system, cutoff * cutoff, malloc((size_t)(n_blocks + 1) * sizeof(int64_t)), NULL};
+    if (!job.starts)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
+    mlff_thread_pool_for(pool, n_blocks, 2, dense_blocks, &job, NULL);
+    int64_t total = 0;
+    for (int64_t block = 0; block < n_blocks; block++) {
+        const int64_t count = job.starts[block];
+        job.starts[block] = total;
+        total += count;
     }
-    list->n_pairs = p;
-    return MLFF_OK;
+    mlff_status s = MLFF_OK;
+    if (total >= INT32_MAX)
+        s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many pairs for one batch");
+    void **const arrays[2] = {(void **)&list->pairs, (void **)&list->images};
+    const size_t elems[2] = {2 * sizeof(int32_t), 3 * sizeof(int32_t)};
+    if (s == MLFF_OK && !mlff_grow_columns(arrays, elems, 2, &list->capacity, total))
+        s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for pairs");
+    if (s == MLFF_OK) {
+        job.list = list;
+        mlff_thread_pool_for(pool, n_blocks, 2, dense_blocks, &job, NULL);
+        list->n_pairs = total;
+    }
+    free(job.starts);
+    return s;
 }
 
 /* True when the last search still holds: same systems, cells and
@@ -211,7 +253,7 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
     if (!reusable(pl, b, cutoff, skin, dense)) {
         pl->valid = 0;
         const mlff_neighbor_search *device = options->device;
-        mlff_status s = dense    ? dense_search(b, system, cutoff + skin, &pl->master, err)
+        mlff_status s = dense    ? dense_search(b, system, cutoff + skin, options->pool, &pl->master, err)
                         : device ? device->build(device->self, b, cutoff + skin, &pl->master, err)
                                  : mlff_neighbors_build(b, cutoff + skin, options->pool, &pl->master, err);
         if (s == MLFF_OK)

@@ -14,6 +14,7 @@ typedef struct plan_tensor {
     int same_as;
     int zero;
     int source; /* when zero: the skipped node that stands for it */
+    int ascending; /* mlff_graph_ascending */
 } plan_tensor;
 
 /* The nodes needed by one set of outputs, in execution order. partner[k] is
@@ -233,6 +234,7 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
         p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
         p->tensors[t].same_as = t;
+        p->tensors[t].ascending = mlff_graph_ascending(g, t);
     }
     for (unsigned mask = 1; s == MLFF_OK && mask < (1u << MLFF_OUTPUT_COUNT); mask++) {
         s = collect_nodes(p, mask, &p->runs[mask], err);
@@ -329,7 +331,8 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
 static mlff_exec_tensor exec_tensor(const mlff_plan *p, int t)
 {
     const plan_tensor *pt = &p->tensors[t];
-    return (mlff_exec_tensor){p->tensors[pt->same_as].buffer, pt->dtype, pt->rows, p->g->tensors[t].cols};
+    return (mlff_exec_tensor){p->tensors[pt->same_as].buffer, pt->dtype, pt->rows, p->g->tensors[t].cols,
+                              pt->ascending};
 }
 
 /*

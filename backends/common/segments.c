@@ -8,6 +8,8 @@
 typedef struct segment_spec {
     const mlff_index_shadow *keys, *map;
     int64_t stride, map_stride, n_entries, n_keys;
+    int64_t map_rows; /* rows of the map tensor */
+    int keys_in_order, map_in_order; /* known by construction (mlff_exec_tensor.ascending) */
 } segment_spec;
 
 /* Which index of a node is sorted, and how (see the kernels in shaders/). */
@@ -16,44 +18,48 @@ static int spec_for(const mlff_exec_node *n, segment_spec *s)
     memset(s, 0, sizeof *s);
     if (n->output.rows == 0)
         return 0; /* nothing to sum into (an empty node, see core/plan.c) */
-    s->n_keys = n->output.rows;
-    s->stride = 1;
-    const mlff_exec_tensor *in = n->inputs;
+    int keys, map = -1;       /* inputs */
+    int64_t per_row = 1;      /* entries per row of keys: both columns, or column 0 */
     switch (n->op) {
     case MLFF_OP_SCATTER_ADD_ROWS: /* rows by target */
-        s->keys = in[1].buffer;
-        s->n_entries = in[1].rows;
-        return 1;
+        keys = 1;
+        break;
     case MLFF_OP_PAIR_VECTORS_VJP: /* both atoms of every pair, entry 2p + side */
-        s->keys = in[1].buffer;
-        s->n_entries = 2 * in[1].rows;
-        return 1;
+        keys = 1;
+        per_row = 2;
+        break;
     case MLFF_OP_PAIR_SHIFTS_VJP: /* pairs by the system of their first atom */
-        s->keys = in[2].buffer;
-        s->stride = 2;
-        s->n_entries = in[2].rows;
-        s->map = in[3].buffer;
-        s->map_stride = 1;
-        return 1;
+        keys = 2;
+        map = 3;
+        break;
     case MLFF_OP_ANI_RADIAL: /* pairs by center */
-        s->keys = in[1].buffer;
-        s->stride = 2;
-        s->n_entries = in[1].rows;
-        return 1;
+        keys = 1;
+        break;
     case MLFF_OP_ANI_ANGULAR: /* triples by the center of their first pair */
-        s->keys = in[2].buffer;
-        s->stride = 2;
-        s->n_entries = in[2].rows;
-        s->map = in[1].buffer;
-        s->map_stride = 2;
-        return 1;
+        keys = 2;
+        map = 1;
+        break;
     case MLFF_OP_ANI_ANGULAR_VJP: /* both pairs of every triple, entry 2t + side */
-        s->keys = in[3].buffer;
-        s->n_entries = 2 * in[3].rows;
-        return 1;
+        keys = 3;
+        per_row = 2;
+        break;
     default:
         return 0;
     }
+    const mlff_exec_tensor *k = &n->inputs[keys];
+    s->keys = k->buffer;
+    s->n_keys = n->output.rows;
+    s->n_entries = per_row * k->rows;
+    s->stride = k->cols / per_row;
+    s->keys_in_order = k->ascending && per_row == 1; /* column 0 alone */
+    if (map >= 0) {
+        const mlff_exec_tensor *m = &n->inputs[map];
+        s->map = m->buffer;
+        s->map_stride = m->cols;
+        s->map_rows = m->rows;
+        s->map_in_order = m->ascending;
+    }
+    return 1;
 }
 
 int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src, size_t bytes)
@@ -67,6 +73,7 @@ int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src
         if (offset <= b->known && offset + bytes > b->known)
             b->known = offset + bytes;
     }
+    b->sources[0] = b->sources[1] = NULL;
     b->version++;
     return 1;
 }
@@ -76,24 +83,29 @@ void mlff_index_shadow_invalidate(mlff_index_shadow *b)
     free(b->data);
     b->data = NULL;
     b->known = 0;
+    b->sources[0] = b->sources[1] = NULL;
     b->version++;
 }
 
 void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
 {
-    if (n->op == MLFF_OP_PAIR_TRIPLES) {
-        int same = 1;
-        for (int k = 0; k < 2; k++) {
-            mlff_index_shadow *in = n->inputs[k].buffer;
-            in->keep = 1; /* to see that a rewrite changed nothing */
-            same &= b->sources[k] == in && b->source_versions[k] == in->version;
-            b->sources[k] = in;
-            b->source_versions[k] = in->version;
-        }
-        if (same)
-            return;
+    if (n->op != MLFF_OP_PAIR_TRIPLES) {
+        mlff_index_shadow_invalidate(b);
+        return;
     }
+    const mlff_index_shadow *in[2] = {n->inputs[0].buffer, n->inputs[1].buffer};
+    int same = 1;
+    for (int k = 0; k < 2; k++) {
+        ((mlff_index_shadow *)in[k])->keep = 1; /* to see that a rewrite changed nothing */
+        same &= b->sources[k] == in[k] && b->source_versions[k] == in[k]->version;
+    }
+    if (same)
+        return;
     mlff_index_shadow_invalidate(b);
+    for (int k = 0; k < 2; k++) {
+        b->sources[k] = in[k];
+        b->source_versions[k] = in[k]->version;
+    }
 }
 
 mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,
@@ -170,8 +182,33 @@ static mlff_status sort(mlff_segments *g, const segment_spec *s, mlff_error *err
     return MLFF_OK;
 }
 
+/* True when the host copy shows b[e * stride] never decreasing for e < n. */
+static int column_ascending(const mlff_index_shadow *b, int64_t stride, int64_t n)
+{
+    if (n <= 0)
+        return 1;
+    if (!b->data || (size_t)((n - 1) * stride + 1) * sizeof(int32_t) > b->known)
+        return 0; /* not known: unsorted */
+    for (int64_t e = 1; e < n; e++)
+        if (b->data[e * stride] < b->data[(e - 1) * stride])
+            return 0;
+    return 1;
+}
+
+/* True when the keys are in order already, so that the stable sort is the
+ * identity and only the offsets are left to compute: most indices are, by
+ * construction (pair lists by center, the triples built from them, element
+ * lists: mlff_exec_tensor.ascending), or as their host copy shows (systems). */
+static int keys_ascending(const segment_spec *s)
+{
+    if (s->map && !s->map_in_order && !column_ascending(s->map, s->map_stride, s->map_rows))
+        return 0;
+    return s->keys_in_order || column_ascending(s->keys, s->stride, s->n_entries);
+}
+
 /* The same stable sort on the device: a least-significant-digit radix sort
- * (shaders/opencl/segment_sort.cl) of the keys, with the entries as values. */
+ * (shaders/opencl/segment_sort.cl) of the keys, with the entries as values;
+ * for keys in order already, only the keys and the offsets. */
 static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const segment_spec *s, mlff_error *err)
 {
     if (s->n_entries >= INT32_MAX || s->n_keys >= INT32_MAX || s->stride * s->n_entries >= INT32_MAX)
@@ -189,6 +226,10 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
     int passes = 1;
     while (passes * MLFF_SORT_BITS < 31 && ((int64_t)1 << (passes * MLFF_SORT_BITS)) <= s->n_keys)
         passes++;
+    if (keys_ascending(s)) {
+        passes = 0;
+        c->in_order++;
+    }
     const int64_t map_entries = s->map ? (int64_t)(s->map->size / sizeof(int32_t)) : 0;
     mlff_sort_launch l = {
         .keys = s->keys,
@@ -207,6 +248,7 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
     if (n > 0) {
         l.kernel = MLFF_SORT_KEYS; /* into pair 0 */
         l.from = 1;
+        l.to_items = passes == 0;
         l.items = n;
         st = c->ops->sort_launch(c->backend, g, &l, err);
     }

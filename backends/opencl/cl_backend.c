@@ -64,6 +64,7 @@ static void cl_close(mlff_backend *be)
     cl_profile_free(be);
     cl_prepared_free_all(be);
     cl_cells_free(be);
+    cl_gemm_free(be);
     cl_segments_free(be);
     if (be->queue)
         clReleaseCommandQueue(be->queue);
@@ -129,6 +130,8 @@ static void cl_buffer_free(mlff_backend *be, void *buffer)
         return;
     mlff_segments_forget(&be->segments, &b->host);
     clReleaseMemObject(b->mem);
+    if (b->transposed)
+        clReleaseMemObject(b->transposed);
     free(b->host.data);
     free(b);
 }
@@ -184,6 +187,7 @@ static void cl_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
     stats->cache_rejects = be->cache.rejects;
     stats->device_allocations = be->allocations;
     stats->segment_sorts = be->segments.sorts;
+    stats->segments_in_order = be->segments.in_order;
 }
 
 const mlff_backend_iface mlff_backend_opencl = {

@@ -8,16 +8,8 @@ static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_pl
 
 static mlff_status build_cells(mlff_backend *be, mlff_error *err)
 {
-    const char *source = mlff_shader_find(mlff_opencl_shaders, "cell_lists");
-    if (!source)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: cell_lists.cl is missing");
-    mlff_status s = cl_build_program(be, source, &be->cell_program, err);
-    for (int k = 0; k < MLFF_CELL_KERNELS && s == MLFF_OK; k++) {
-        cl_int rc;
-        be->cell_kernels[k] = clCreateKernel(be->cell_program, kernel_names[k], &rc);
-        if (rc != CL_SUCCESS)
-            s = cl_fail(err, rc, "clCreateKernel (cell lists)");
-    }
+    mlff_status s = cl_build_kernels(be, "cell_lists", &be->cell_program, kernel_names, be->cell_kernels,
+                                     MLFF_CELL_KERNELS, err);
     if (s != MLFF_OK)
         cl_cells_free(be);
     return s;

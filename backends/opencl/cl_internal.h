@@ -22,6 +22,11 @@ extern const mlff_shader_source mlff_opencl_shaders[];
 typedef struct cl_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
     cl_mem mem;
+    /* Dense-layer weights transposed per group for our GEMM's reverse pass
+     * (cl_gemm.c), made again when the buffer's version moves on. */
+    cl_mem transposed;
+    size_t transposed_bytes;
+    uint64_t transposed_version;
 } cl_buffer;
 
 /* The device copy of one sorted index. */
@@ -86,6 +91,8 @@ struct mlff_backend {
     cl_sort_scratch sort;
     cl_program cell_program; /* shaders/opencl/cell_lists.cl, built at first use */
     cl_kernel cell_kernels[MLFF_CELL_KERNELS];
+    cl_program transpose_program; /* shaders/opencl/transpose.cl, built at first use */
+    cl_kernel transpose_kernels[2]; /* words of 4 and 8 bytes */
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     /* MLFF_LOG=profile: one event per kernel of the current call, and the row it counts in */
     mlff_profile profile;
@@ -119,6 +126,10 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
 void cl_prepared_free_all(mlff_backend *be);
 /* A program from source, through the disk cache. */
 mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err);
+/* The program of shaders/opencl/<shader>.cl (unless *program is built
+ * already) and its kernels names[0..n) that kernels[] lacks. */
+mlff_status cl_build_kernels(mlff_backend *be, const char *shader, cl_program *program, const char *const *names,
+                             cl_kernel *kernels, int n, mlff_error *err);
 /* Work-items per group for a one-dimensional kernel. */
 size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
 /* True when this call of a dense-layer node goes through CLBlast. */
@@ -140,6 +151,11 @@ void cl_profile_free(mlff_backend *be);
 /* cl_launch.c */
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
                             mlff_error *err);
+
+/* cl_gemm.c: our GEMM kernel's launch (its arguments set up to the weights),
+ * and the transposed weights it reads in the reverse pass. */
+mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err);
+void cl_gemm_free(mlff_backend *be);
 
 /* cl_cells.c: the cell-list kernels (backend.h) */
 mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,

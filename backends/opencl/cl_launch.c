@@ -5,8 +5,6 @@
 #include "cl_internal.h"
 #include "../common/lowering.h"
 
-#define GEMM_TILE 16 /* TS in shaders/opencl/linear.cl */
-
 static cl_mem mem_of(const mlff_exec_tensor *t)
 {
     return ((const cl_buffer *)t->buffer)->mem;
@@ -82,15 +80,5 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         rc = set_mem(kernel, arg++, mem_of(&n->epilogue_input));
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
-    if (!gemm)
-        return launch_1d(be, kernel, prep->group[k], items, n->op, err);
-
-    /* C [rows, GEMM_N] per group, in tiles. */
-    const int64_t groups = n->attrs.i[0];
-    const int64_t cols_n = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
-    const size_t local[3] = {GEMM_TILE, GEMM_TILE, 1};
-    const size_t global[3] = {((size_t)cols_n + GEMM_TILE - 1) / GEMM_TILE * GEMM_TILE,
-                              ((size_t)items + GEMM_TILE - 1) / GEMM_TILE * GEMM_TILE, (size_t)groups};
-    rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
-    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel (gemm)");
+    return gemm ? cl_enqueue_gemm(be, kernel, n, err) : launch_1d(be, kernel, prep->group[k], items, n->op, err);
 }

@@ -307,3 +307,20 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
     *out = be->last_prepared = p;
     return MLFF_OK;
 }
+
+mlff_status cl_build_kernels(mlff_backend *be, const char *shader, cl_program *program, const char *const *names,
+                             cl_kernel *kernels, int n, mlff_error *err)
+{
+    const char *source = mlff_shader_find(mlff_opencl_shaders, shader);
+    if (!source)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: %s.cl is missing", shader);
+    mlff_status s = *program ? MLFF_OK : cl_build_program(be, source, program, err);
+    for (int k = 0; k < n && s == MLFF_OK; k++) {
+        cl_int rc = CL_SUCCESS;
+        if (!kernels[k])
+            kernels[k] = clCreateKernel(*program, names[k], &rc);
+        if (rc != CL_SUCCESS)
+            s = cl_fail(err, rc, "clCreateKernel");
+    }
+    return s;
+}

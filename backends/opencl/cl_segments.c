@@ -86,18 +86,8 @@ static const char *const sort_names[MLFF_SORT_KERNELS] = {
 
 static mlff_status build_sort(mlff_backend *be, mlff_error *err)
 {
-    const char *source = mlff_shader_find(mlff_opencl_shaders, "segment_sort");
-    if (!source)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: segment_sort.cl is missing");
     cl_sort_scratch *x = &be->sort;
-    mlff_status s = x->program ? MLFF_OK : cl_build_program(be, source, &x->program, err);
-    for (int k = 0; k < MLFF_SORT_KERNELS && s == MLFF_OK; k++) {
-        cl_int rc = CL_SUCCESS;
-        if (!x->kernels[k])
-            x->kernels[k] = clCreateKernel(x->program, sort_names[k], &rc);
-        if (rc != CL_SUCCESS)
-            s = cl_fail(err, rc, "clCreateKernel (segment sort)");
-    }
+    mlff_status s = cl_build_kernels(be, "segment_sort", &x->program, sort_names, x->kernels, MLFF_SORT_KERNELS, err);
     cl_int rc = CL_SUCCESS;
     const cl_int zero = 0;
     if (s == MLFF_OK && !x->flag)

@@ -303,6 +303,7 @@ static void vk_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
     stats->cache_rejects = be->cache.rejects;
     stats->device_allocations = be->allocations;
     stats->segment_sorts = be->segments.sorts;
+    stats->segments_in_order = be->segments.in_order;
 }
 
 const mlff_backend_iface mlff_backend_vulkan = {

@@ -1,41 +1,55 @@
 /* Our own grouped GEMM for LINEAR and LINEAR_VJP (the other choice is
  * CLBlast; see backends/opencl/cl_blas.c). Per group g (third dimension):
- *   C[m, n] = sum_k A[m, k] B[k, n], A = in0 rows (row stride GROUPS * GEMM_K),
- *   LINEAR:     B[k, n] = W[g*GEMM_N + n, k], plus bias in2[g*GEMM_N + n]
- *   LINEAR_VJP: B[k, n] = W[g*GEMM_K + k, n]
+ *   out[m, g*GEMM_N + n] = sum_k A[m, g*GEMM_K + k] B[g*GEMM_N + n, k],
+ *   A = in0 (row stride GROUPS * GEMM_K),
+ *   LINEAR:     B = W, plus bias in2[g*GEMM_N + n]
+ *   LINEAR_VJP: B = W transposed per group (the copy cl_launch.c keeps),
  * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
- * Tiles of TS x TS outputs, one per work-item, K in steps of TS through
- * local memory; n_items = rows of A. */
-#define TS 16
-kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void KNAME(KARGS)
+ * Made for few rows (a molecule's atoms of one element): a work-group
+ * computes OUTS outputs n for ROWS rows m, the LANES work-items of an output
+ * striding along a row of B (neighbours read neighbouring words) with a
+ * partial sum per row, which are then added in a fixed order
+ * (reproducible). So even one row spreads over GEMM_N / OUTS groups.
+ * Dimensions: (LANES * OUTS) x output blocks, row blocks, groups. */
+#define LANES 32
+#define OUTS 8
+#define ROWS 8
+kernel __attribute__((reqd_work_group_size(LANES * OUTS, 1, 1))) void KNAME(KARGS)
 {
-    const int ln = get_local_id(0), lm = get_local_id(1), g = get_global_id(2);
-    const int n0 = get_group_id(0) * TS;
-    const long m0 = (long)get_group_id(1) * TS;
-    const int n = n0 + ln;
-    const long m = m0 + lm;
-    local TO a_tile[TS][TS + 1], b_tile[TS][TS + 1]; /* [m][k], [k][n] */
-    TO sum = 0;
-    for (int k0 = 0; k0 < GEMM_K; k0 += TS) {
-        a_tile[lm][ln] = m < n_items && k0 + ln < GEMM_K
-                             ? in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k0 + ln] : 0;
-#if VJP
-        b_tile[lm][ln] = k0 + lm < GEMM_K && n < GEMM_N ? in1[(long)(g * GEMM_K + k0 + lm) * GEMM_N + n] : 0;
-#else
-        /* Read W along its rows (k) so neighbouring work-items read neighbouring words. */
-        b_tile[ln][lm] = n0 + lm < GEMM_N && k0 + ln < GEMM_K
-                             ? in1[(long)(g * GEMM_N + n0 + lm) * GEMM_K + k0 + ln] : 0;
-#endif
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int k = 0; k < TS; k++)
-            sum += a_tile[lm][k] * b_tile[k][ln];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    const int t = get_local_id(0), lane = t % LANES, o = t / LANES, g = get_group_id(2);
+    const int n = get_group_id(0) * OUTS + o;
+    const long m0 = (long)get_group_id(1) * ROWS;
+    const int rows = (int)min((long)ROWS, n_items - m0);
+    TO acc[ROWS];
+    for (int r = 0; r < ROWS; r++)
+        acc[r] = 0;
+    if (n < GEMM_N) {
+        global const T1 *b = in1 + (long)(g * GEMM_N + n) * GEMM_K;
+        global const T0 *a = in0 + m0 * (GROUPS * GEMM_K) + g * GEMM_K;
+        for (int k = lane; k < GEMM_K; k += LANES) {
+            const TO w = b[k];
+            for (int r = 0; r < ROWS; r++)
+                if (r < rows)
+                    acc[r] += a[(long)r * (GROUPS * GEMM_K) + k] * w;
+        }
     }
-    if (m >= n_items || n >= GEMM_N)
+    /* [output][row][lane], a word of padding per lane row against bank conflicts */
+    local TO part[OUTS * ROWS * (LANES + 1)];
+    for (int r = 0; r < ROWS; r++)
+        part[(o * ROWS + r) * (LANES + 1) + lane] = acc[r];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t >= OUTS * ROWS)
         return;
-    const long at = m * (GROUPS * GEMM_N) + g * GEMM_N + n;
+    const int n_out = get_group_id(0) * OUTS + t / ROWS;
+    const long m = m0 + t % ROWS;
+    if (n_out >= GEMM_N || m >= n_items)
+        return;
+    TO sum = 0;
+    for (int j = 0; j < LANES; j++)
+        sum += part[t * (LANES + 1) + j];
+    const long at = m * (GROUPS * GEMM_N) + g * GEMM_N + n_out;
 #if !VJP
-    sum += in2[g * GEMM_N + n];
+    sum += in2[g * GEMM_N + n_out];
 #endif
 #if EPILOGUE == 1
     sum = sum > 0 ? sum : (TO)ALPHA * expm1(sum / (TO)ALPHA);
@@ -44,4 +58,6 @@ kernel __attribute__((reqd_work_group_size(TS, TS, 1))) void KNAME(KARGS)
 #endif
     out[at] = sum;
 }
-#undef TS
+#undef LANES
+#undef OUTS
+#undef ROWS

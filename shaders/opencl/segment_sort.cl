@@ -12,7 +12,7 @@
  * digit go; tiles holds the sums of SCAN_TILE counts for that prefix sum.
  */
 #define SORT_GROUP 256
-#define SORT_BITS 4
+#define SORT_BITS 8
 #define SORT_BINS (1 << SORT_BITS)
 #define SCAN_TILE (4 * SORT_GROUP)
 

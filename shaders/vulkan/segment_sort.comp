@@ -6,7 +6,7 @@
  * constants after the usual n_items and base.
  */
 #define SORT_GROUP 256
-#define SORT_BITS 4
+#define SORT_BITS 8
 #define SORT_BINS (1 << SORT_BITS)
 #define SCAN_TILE (4 * SORT_GROUP)
 

@@ -5,7 +5,9 @@
  * virials equal to the last bit with MLFF_SEGMENT_SORT=host and =device.
  * And an unchanged index keeps its sort: repeating a call sorts nothing
  * (from the third call on: a device sort asks for the host copy that
- * recognises an unchanged index from the next write on).
+ * recognises an unchanged index from the next write on). Then the atoms
+ * move, the pair lists change, and the device finds most of its indices in
+ * order already (offsets only, no radix passes): the same bits again.
  * Usage: test_segment_sort REFERENCE_DIR   (MLFF_TEST_DEVICE names the device)
  */
 #include <stdio.h>
@@ -53,15 +55,22 @@ static int load(batch_data *d, const char *dir)
     return 1;
 }
 
-static uint64_t segment_sorts(const mlff_context *ctx)
+static mlff_backend_stats backend_stats(const mlff_context *ctx)
 {
     mlff_backend_stats stats = {0};
     ctx->iface->get_stats(ctx->backend, &stats);
-    return stats.segment_sorts;
+    return stats;
 }
 
-/* Energies, forces, virials with the sort `where`, into out (10 per system, 3 per atom). */
-static void evaluate(const batch_data *d, const char *where, double *out)
+static uint64_t segment_sorts(const mlff_context *ctx)
+{
+    return backend_stats(ctx).segment_sorts;
+}
+
+/* Energies, forces, virials with the sort `where`, into out (10 per system,
+ * 3 per atom): after two calls, the third call's, then with every atom
+ * moved (moved_out). */
+static void evaluate(batch_data *d, const char *where, double *out, double *moved_out)
 {
     setenv("MLFF_SEGMENT_SORT", where, 1);
     mlff_context *ctx;
@@ -76,6 +85,30 @@ static void evaluate(const batch_data *d, const char *where, double *out)
     CHECK(segment_sorts(ctx) == sorts, "%s sort: the same call sorted %llu indices again", where,
           (unsigned long long)(segment_sorts(ctx) - sorts));
     printf("%s: %s sorts, %llu indices sorted\n", mlff_device_description(ctx), where, (unsigned long long)sorts);
+
+    /* An MD step's worth of motion: 0.01-0.03 Angstrom, pairs near the cutoffs come and go. */
+    double *saved = malloc((size_t)d->offsets[N_SYSTEMS] * 3 * sizeof *saved);
+    CHECK(saved != NULL, "out of memory");
+    if (!saved)
+        return;
+    memcpy(saved, d->positions, (size_t)d->offsets[N_SYSTEMS] * 3 * sizeof *saved);
+    for (int64_t k = 0; k < 3 * d->offsets[N_SYSTEMS]; k++)
+        d->positions[k] += 0.01 * (double)(k % 7 - 3);
+    const mlff_backend_stats before = backend_stats(ctx);
+    const mlff_results moved = {moved_out, moved_out + 10 * N_SYSTEMS, moved_out + N_SYSTEMS, {0}};
+    CHECK(mlff_compute(model, &b, &moved) == MLFF_OK, "%s sort, atoms moved: %s", where, mlff_last_error(ctx));
+    const mlff_backend_stats after = backend_stats(ctx);
+    memcpy(d->positions, saved, (size_t)d->offsets[N_SYSTEMS] * 3 * sizeof *saved);
+    free(saved);
+    const uint64_t resorted = after.segment_sorts - before.segment_sorts;
+    const uint64_t in_order = after.segments_in_order - before.segments_in_order;
+    CHECK(resorted > 0, "%s sort: moved atoms sorted nothing", where);
+    if (strcmp(where, "device") == 0)
+        /* Pairs by center and triples by center of both lists, at least; not the pair and triple gradients. */
+        CHECK(in_order >= 3 && in_order < resorted, "device sort, atoms moved: %llu of %llu indices in order",
+              (unsigned long long)in_order, (unsigned long long)resorted);
+    printf("%s sorts, atoms moved: %llu indices sorted, %llu of them found in order\n", where,
+           (unsigned long long)resorted, (unsigned long long)in_order);
     mlff_context_destroy(ctx);
 }
 
@@ -87,19 +120,22 @@ int main(int argc, char **argv)
     if (!load(&d, argv[1]))
         return 1;
     const size_t n = (size_t)(10 * N_SYSTEMS + 3 * d.offsets[N_SYSTEMS]);
-    double *host = calloc(n, sizeof *host), *device = calloc(n, sizeof *device);
+    double *host = calloc(2 * n, sizeof *host), *device = calloc(2 * n, sizeof *device);
     if (!host || !device)
         return 1;
-    evaluate(&d, "host", host);
-    evaluate(&d, "device", device);
-    size_t differ = 0, first = 0;
-    for (size_t k = n; k-- > 0;)
-        if (memcmp(&host[k], &device[k], sizeof host[k]) != 0) {
-            differ++;
-            first = k;
-        }
-    CHECK(differ == 0, "%zu of %zu results differ between host and device sorts (first: value %zu, %.17g vs %.17g)",
-          differ, n, first, host[first], device[first]);
+    evaluate(&d, "host", host, host + n);
+    evaluate(&d, "device", device, device + n);
+    for (int moved = 0; moved < 2; moved++) {
+        size_t differ = 0, first = 0;
+        for (size_t k = n; k-- > 0;)
+            if (memcmp(&host[moved * n + k], &device[moved * n + k], sizeof *host) != 0) {
+                differ++;
+                first = k;
+            }
+        CHECK(differ == 0, "%s: %zu of %zu results differ between host and device sorts (first: value %zu, "
+              "%.17g vs %.17g)", moved ? "atoms moved" : "first positions", differ, n, first,
+              host[moved * n + first], device[moved * n + first]);
+    }
     free(host);
     free(device);
     free(d.species);

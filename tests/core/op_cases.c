@@ -120,6 +120,19 @@ CASE(case_scatter_add_rows)
                                     MLFF_DTYPE_REAL);
 }
 
+/* Targets past 2^16, out of order, some twice: a device sort of three
+ * 8-bit passes (one more than any other case needs). */
+CASE(case_scatter_add_rows_wide)
+{
+    int32_t idx[600];
+    for (int k = 0; k < 600; k++)
+        idx[k] = (65000 + (k % 400) * 173) % 70000;
+    int x = random_param(g, rng, 600, 2, -1, 1);
+    WRT1(x);
+    return mlff_op_scatter_add_rows(g, x, index_param(g, 600, 1, idx), MLFF_FIXED_ROWS, 70000,
+                                    MLFF_DTYPE_REAL);
+}
+
 /* An element the batch lacks (its atom list has no rows, as the tests bind
  * every size symbol to 0): its scatter is zeros, which the plan does not
  * launch; x + 0 is then x itself, and a zero read by another op (the mul)
@@ -322,6 +335,7 @@ const op_case op_cases[] = {
     {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols},
     {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows},
     {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows},
+    {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide},
     {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element},
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
     {"linear", MLFF_OP_LINEAR, case_linear},

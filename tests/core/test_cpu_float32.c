@@ -52,14 +52,14 @@ static void check(mlff_backend *be, int64_t rows, int64_t groups, int64_t in, in
         fill(b, groups * out, &seed);
         fill(gy, rows * groups * out, &seed);
         mlff_exec_node fwd = {.op = MLFF_OP_LINEAR, .n_inputs = 3, .attrs = {.i = {groups}}};
-        fwd.inputs[0] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, rows, groups * in};
-        fwd.inputs[1] = (mlff_exec_tensor){w, MLFF_DTYPE_F32, groups * out, in};
-        fwd.inputs[2] = (mlff_exec_tensor){b, MLFF_DTYPE_F32, groups * out, 1};
-        fwd.output = (mlff_exec_tensor){y1, MLFF_DTYPE_F32, rows, groups * out};
+        fwd.inputs[0] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, rows, groups * in, 0};
+        fwd.inputs[1] = (mlff_exec_tensor){w, MLFF_DTYPE_F32, groups * out, in, 0};
+        fwd.inputs[2] = (mlff_exec_tensor){b, MLFF_DTYPE_F32, groups * out, 1, 0};
+        fwd.output = (mlff_exec_tensor){y1, MLFF_DTYPE_F32, rows, groups * out, 0};
         mlff_exec_node bwd = {.op = MLFF_OP_LINEAR_VJP, .n_inputs = 2, .attrs = {.i = {groups}}};
-        bwd.inputs[0] = (mlff_exec_tensor){gy, MLFF_DTYPE_F32, rows, groups * out};
+        bwd.inputs[0] = (mlff_exec_tensor){gy, MLFF_DTYPE_F32, rows, groups * out, 0};
         bwd.inputs[1] = fwd.inputs[1];
-        bwd.output = (mlff_exec_tensor){gx1, MLFF_DTYPE_F32, rows, groups * in};
+        bwd.output = (mlff_exec_tensor){gx1, MLFF_DTYPE_F32, rows, groups * in, 0};
         be->kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
         be->kernels[0][MLFF_OP_LINEAR_VJP](be, &bwd, &err);
         fwd.output.buffer = y2;
@@ -85,7 +85,7 @@ static void check(mlff_backend *be, int64_t rows, int64_t groups, int64_t in, in
         be->kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
         mlff_exec_node celu_vjp = {.op = MLFF_OP_CELU_VJP, .n_inputs = 2, .attrs = {.f = {0.1}}};
         celu_vjp.inputs[0] = bwd.output; /* gx2: plain linear_vjp */
-        celu_vjp.inputs[1] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, rows, groups * in};
+        celu_vjp.inputs[1] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, rows, groups * in, 0};
         celu_vjp.output = bwd.output;
         cpu_plain_kernels[0][MLFF_OP_CELU_VJP](be, &celu_vjp, &err);
         bwd.output.buffer = gx1;
@@ -122,15 +122,15 @@ static void check_celu(mlff_backend *be)
     /* The derivative reads CELU's output: take plain CELU of x as y. */
     float *y = alloc(be, N * 4);
     mlff_exec_node forward = {.op = MLFF_OP_CELU, .n_inputs = 1, .attrs = {.f = {0.1}}};
-    forward.inputs[0] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, N, 1};
-    forward.output = (mlff_exec_tensor){y, MLFF_DTYPE_F32, N, 1};
+    forward.inputs[0] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, N, 1, 0};
+    forward.output = (mlff_exec_tensor){y, MLFF_DTYPE_F32, N, 1, 0};
     cpu_plain_kernels[0][MLFF_OP_CELU](be, &forward, &err);
     for (int vjp = 0; vjp < 2; vjp++) {
         mlff_exec_node node = {.op = vjp ? MLFF_OP_CELU_VJP : MLFF_OP_CELU, .n_inputs = 1 + vjp,
                                .attrs = {.f = {0.1}}};
-        node.inputs[0] = (mlff_exec_tensor){vjp ? gy : x, MLFF_DTYPE_F32, N, 1};
-        node.inputs[1] = (mlff_exec_tensor){y, MLFF_DTYPE_F32, N, 1};
-        node.output = (mlff_exec_tensor){fast, MLFF_DTYPE_F32, N, 1};
+        node.inputs[0] = (mlff_exec_tensor){vjp ? gy : x, MLFF_DTYPE_F32, N, 1, 0};
+        node.inputs[1] = (mlff_exec_tensor){y, MLFF_DTYPE_F32, N, 1, 0};
+        node.output = (mlff_exec_tensor){fast, MLFF_DTYPE_F32, N, 1, 0};
         be->kernels[0][node.op](be, &node, &err);
         node.output.buffer = plain;
         cpu_plain_kernels[0][node.op](be, &node, &err);
@@ -209,15 +209,15 @@ static void check_ani(mlff_backend *be)
     float *gy = alloc(be, (size_t)ATOMS * ang_cols * 4);
     for (int64_t k = 0; k < ATOMS * ang_cols; k++)
         gy[k] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
-    const mlff_exec_tensor tv = {vec, MLFF_DTYPE_F32, n_pairs, 3}, tp = {pairs, MLFF_DTYPE_I32, n_pairs, 2},
-                           ts = {species, MLFF_DTYPE_I32, ATOMS, 1}, tt = {triples, MLFF_DTYPE_I32, n_triples, 2},
-                           tr = {shift_r, MLFF_DTYPE_F32, R, 1}, tz = {shift_theta, MLFF_DTYPE_F32, Z, 1},
-                           ta = {shift_a, MLFF_DTYPE_F32, RA, 1};
+    const mlff_exec_tensor tv = {vec, MLFF_DTYPE_F32, n_pairs, 3, 0}, tp = {pairs, MLFF_DTYPE_I32, n_pairs, 2, 0},
+                           ts = {species, MLFF_DTYPE_I32, ATOMS, 1, 0}, tt = {triples, MLFF_DTYPE_I32, n_triples, 2, 0},
+                           tr = {shift_r, MLFF_DTYPE_F32, R, 1, 0}, tz = {shift_theta, MLFF_DTYPE_F32, Z, 1, 0},
+                           ta = {shift_a, MLFF_DTYPE_F32, RA, 1, 0};
     mlff_exec_node nodes[4] = {
         {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .inputs = {tv, tp, ts, tr},
          .output = {NULL, MLFF_DTYPE_F32, ATOMS, rad_cols}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
         {.op = MLFF_OP_ANI_RADIAL_VJP, .n_inputs = 5,
-         .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, rad_cols}, tv, tp, ts, tr},
+         .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, rad_cols, 0}, tv, tp, ts, tr},
          .output = {NULL, MLFF_DTYPE_F32, n_pairs, 3}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
         {.op = MLFF_OP_ANI_ANGULAR, .n_inputs = 6, .inputs = {tv, tp, tt, ts, tz, ta},
          .output = {NULL, MLFF_DTYPE_F32, ATOMS, ang_cols}, .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},

@@ -1,0 +1,100 @@
+/* Our dense-layer kernel (shaders/opencl/linear.cl): its launch, and for
+ * the reverse pass the weights transposed per group, so that both passes
+ * read the weights along their rows. The copy is made on the device the
+ * first time (weights never change after that: their buffer's version
+ * stays) and kept with the buffer. */
+#include "cl_internal.h"
+
+/* LANES * OUTS and OUTS, ROWS of shaders/opencl/linear.cl */
+#define GEMM_GROUP 256
+#define GEMM_OUTS 8
+#define GEMM_ROWS 8
+
+static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
+{
+    static const char *const names[2] = {"transpose_words4", "transpose_words8"};
+    mlff_status s = cl_build_kernels(be, "transpose", &be->transpose_program, names, be->transpose_kernels, 2, err);
+    if (s != MLFF_OK)
+        cl_gemm_free(be);
+    return s;
+}
+
+/* W [groups * k, n] transposed per group into w->transposed. */
+static mlff_status transposed_weights(mlff_backend *be, const mlff_exec_node *n, cl_mem *out, mlff_error *err)
+{
+    const mlff_exec_tensor *wt = &n->inputs[1];
+    cl_buffer *w = wt->buffer;
+    const size_t word = mlff_dtype_size(wt->dtype), bytes = (size_t)(wt->rows * wt->cols) * word;
+    *out = w->transposed;
+    if (w->transposed && w->transposed_version == w->host.version && w->transposed_bytes >= bytes)
+        return MLFF_OK;
+    if (!be->transpose_program) {
+        mlff_status s = build_transpose(be, err);
+        if (s != MLFF_OK)
+            return s;
+    }
+    cl_int rc = CL_SUCCESS;
+    if (w->transposed_bytes < bytes) {
+        if (w->transposed)
+            clReleaseMemObject(w->transposed);
+        w->transposed_bytes = 0;
+        w->transposed = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
+        if (rc != CL_SUCCESS)
+            return cl_fail(err, rc, "allocating transposed weights");
+        w->transposed_bytes = bytes;
+        be->allocations++;
+    }
+    cl_kernel k = be->transpose_kernels[word == 8];
+    const cl_int k_rows = (cl_int)(wt->rows / n->attrs.i[0]), n_cols = (cl_int)wt->cols;
+    const cl_long total = wt->rows * wt->cols;
+    rc = clSetKernelArg(k, 0, sizeof w->transposed, &w->transposed);
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(k, 1, sizeof w->mem, &w->mem);
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(k, 2, sizeof k_rows, &k_rows);
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(k, 3, sizeof n_cols, &n_cols);
+    if (rc == CL_SUCCESS)
+        rc = clSetKernelArg(k, 4, sizeof total, &total);
+    const size_t local = cl_group_size(be, k), global = ((size_t)total + local - 1) / local * local;
+    if (rc == CL_SUCCESS)
+        rc = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (rc != CL_SUCCESS)
+        return cl_fail(err, rc, "transposing weights");
+    w->transposed_version = w->host.version;
+    *out = w->transposed;
+    return MLFF_OK;
+}
+
+mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err)
+{
+    const int64_t groups = n->attrs.i[0];
+    const int vjp = n->op == MLFF_OP_LINEAR_VJP;
+    if (vjp) {
+        cl_mem transposed;
+        mlff_status s = transposed_weights(be, n, &transposed, err);
+        if (s != MLFF_OK)
+            return s;
+        cl_int rc = clSetKernelArg(kernel, 2, sizeof transposed, &transposed); /* in1: after out, in0 */
+        if (rc != CL_SUCCESS)
+            return cl_fail(err, rc, "clSetKernelArg (gemm)");
+    }
+    const int64_t cols_n = vjp ? n->inputs[1].cols : n->inputs[1].rows / groups;
+    const size_t local[3] = {GEMM_GROUP, 1, 1};
+    const size_t global[3] = {((size_t)cols_n + GEMM_OUTS - 1) / GEMM_OUTS * GEMM_GROUP,
+                              ((size_t)n->output.rows + GEMM_ROWS - 1) / GEMM_ROWS, (size_t)groups};
+    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel (gemm)");
+}
+
+void cl_gemm_free(mlff_backend *be)
+{
+    for (int k = 0; k < 2; k++) {
+        if (be->transpose_kernels[k])
+            clReleaseKernel(be->transpose_kernels[k]);
+        be->transpose_kernels[k] = NULL;
+    }
+    if (be->transpose_program)
+        clReleaseProgram(be->transpose_program);
+    be->transpose_program = NULL;
+}
