@@ -12,8 +12,9 @@
  * same CSR. Either way it runs only when that index changed: a host copy
  * of the index is kept to see that a rewrite changed nothing (a molecule's
  * pairs, call after call), which then costs neither a transfer nor a sort.
- * Most changed indices are in order already (pair lists by center, the
- * triples built from them, element lists, systems): the host copy shows it,
+ * Most changed indices are in order already: the graph knows it for pair
+ * lists by center, the triples built from them and element lists
+ * (mlff_exec_tensor.ascending), the host copy shows it for others (systems),
  * and the device then only finds where each key starts (2 launches instead
  * of a radix sort's 2 + 5 a pass).
  */

@@ -26,7 +26,8 @@ static mlff_status transposed_weights(mlff_backend *be, const mlff_exec_node *n,
     cl_buffer *w = wt->buffer;
     const size_t word = mlff_dtype_size(wt->dtype), bytes = (size_t)(wt->rows * wt->cols) * word;
     *out = w->transposed;
-    if (w->transposed && w->transposed_version == w->host.version && w->transposed_bytes >= bytes)
+    if (w->transposed && w->transposed_version == w->host.version && w->transposed_groups == n->attrs.i[0] &&
+        w->transposed_bytes >= bytes)
         return MLFF_OK;
     if (!be->transpose_program) {
         mlff_status s = build_transpose(be, err);
@@ -62,6 +63,7 @@ static mlff_status transposed_weights(mlff_backend *be, const mlff_exec_node *n,
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "transposing weights");
     w->transposed_version = w->host.version;
+    w->transposed_groups = n->attrs.i[0];
     *out = w->transposed;
     return MLFF_OK;
 }

@@ -23,10 +23,11 @@ typedef struct cl_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
     cl_mem mem;
     /* Dense-layer weights transposed per group for our GEMM's reverse pass
-     * (cl_gemm.c), made again when the buffer's version moves on. */
+     * (cl_gemm.c), made again when the buffer's version or the groups change. */
     cl_mem transposed;
     size_t transposed_bytes;
     uint64_t transposed_version;
+    int64_t transposed_groups;
 } cl_buffer;
 
 /* The device copy of one sorted index. */
