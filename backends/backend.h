@@ -27,7 +27,7 @@ typedef struct mlff_exec_tensor {
 typedef enum mlff_epilogue {
     MLFF_EPILOGUE_NONE = 0,
     MLFF_EPILOGUE_CELU = 1,      /* LINEAR: out = celu(x W^T + b) */
-    MLFF_EPILOGUE_CELU_GRAD = 2  /* LINEAR_VJP: out = (gy W) * celu'(x), from y = celu(x) */
+    MLFF_EPILOGUE_CELU_GRAD = 2  /* LINEAR_VJP, CELU_MLP_VJP: out = (its gradient) * celu'(x), from y = celu(x) */
 } mlff_epilogue;
 
 typedef struct mlff_exec_node {
@@ -40,6 +40,35 @@ typedef struct mlff_exec_node {
     double epilogue_alpha;
     mlff_exec_tensor epilogue_input; /* CELU_GRAD: y, shaped like the output */
 } mlff_exec_node;
+
+/* A CELU_MLP (or its VJP) node's layers: widths[0..layers] per group, and
+ * where each layer's block of columns starts in the forward output (the
+ * result's block, layer `layers`, first). */
+typedef struct mlff_mlp_shape {
+    int layers;
+    int64_t groups, width[MLFF_MLP_MAX_LAYERS + 1], block[MLFF_MLP_MAX_LAYERS + 1], cols;
+    const mlff_exec_tensor *weights[MLFF_MLP_MAX_LAYERS + 1]; /* weights[l], l = 1..layers */
+} mlff_mlp_shape;
+
+static inline mlff_mlp_shape mlff_mlp_shape_of(const mlff_exec_node *n)
+{
+    mlff_mlp_shape s = {0};
+    const int vjp = n->op == MLFF_OP_CELU_MLP_VJP;
+    s.layers = vjp ? n->n_inputs - 2 : (n->n_inputs - 1) / 2;
+    s.groups = n->attrs.i[0];
+    for (int l = 1; l <= s.layers; l++)
+        s.weights[l] = &n->inputs[vjp ? 1 + l : 2 * l - 1];
+    s.width[0] = s.weights[1]->cols;
+    for (int l = 1; l <= s.layers; l++)
+        s.width[l] = s.weights[l]->rows / s.groups;
+    s.block[s.layers] = 0;
+    s.cols = s.groups * s.width[s.layers];
+    for (int l = 1; l < s.layers; l++) {
+        s.block[l] = s.cols;
+        s.cols += s.groups * s.width[l];
+    }
+    return s;
+}
 
 typedef struct mlff_backend mlff_backend; /* each backend defines its own */
 

@@ -60,17 +60,28 @@ static int make_case(bench_case *c, const char *dir, const char *name, const cha
     return 1;
 }
 
-/* FLOPs of the dense layers (forward and input gradient) in the last run. */
+/* FLOPs of the dense layers (forward and input gradient) in the last run:
+ * LINEAR and LINEAR_VJP read their weights as input 1; CELU_MLP reads
+ * inputs 1, 3, 5 and its VJP inputs 2, 3, 4. */
 static double dense_flops(const mlff_model *m)
 {
     const mlff_graph *g = m->graph;
     double flops = 0;
     for (int k = 0; k < g->n_nodes; k++) {
         const mlff_graph_node *n = &g->nodes[k];
-        if (n->op != MLFF_OP_LINEAR && n->op != MLFF_OP_LINEAR_VJP)
+        int first, step, count;
+        if (n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP)
+            first = 1, step = 1, count = 1;
+        else if (n->op == MLFF_OP_CELU_MLP)
+            first = 1, step = 2, count = (n->n_inputs - 1) / 2;
+        else if (n->op == MLFF_OP_CELU_MLP_VJP)
+            first = 2, step = 1, count = n->n_inputs - 2;
+        else
             continue;
-        const mlff_graph_tensor *w = &g->tensors[n->inputs[1]];
-        flops += 2.0 * (double)mlff_plan_rows(m->plan, n->output) * (double)w->rows * (double)w->cols;
+        for (int l = 0; l < count; l++) {
+            const mlff_graph_tensor *w = &g->tensors[n->inputs[first + step * l]];
+            flops += 2.0 * (double)mlff_plan_rows(m->plan, n->output) * (double)w->rows * (double)w->cols;
+        }
     }
     return flops;
 }

@@ -60,3 +60,97 @@ int mlff_op_celu_vjp(mlff_graph *g, int gy, int y, double alpha)
     return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &a, op_tensor(g, gy)->dtype, gy,
                         op_tensor(g, gy)->cols);
 }
+
+/* The widths w_0..w_k of a CELU_MLP's layers (0 if the weights do not chain). */
+static int mlp_widths(mlff_graph *g, int x, const int *weights, int layers, int64_t groups,
+                      int64_t widths[MLFF_MLP_MAX_LAYERS + 1])
+{
+    if (groups <= 0 || op_tensor(g, x)->cols % groups != 0)
+        return 0;
+    widths[0] = op_tensor(g, x)->cols / groups;
+    for (int l = 0; l < layers; l++) {
+        const mlff_graph_tensor *w = op_tensor(g, weights[l]);
+        if (w->rows_symbol != MLFF_FIXED_ROWS || w->rows % groups != 0 || w->cols != widths[l] ||
+            w->dtype != op_tensor(g, x)->dtype)
+            return 0;
+        widths[l + 1] = w->rows / groups;
+    }
+    for (int l = 0; l <= layers; l++)
+        if (widths[l] < 1 || widths[l] > MLFF_MLP_MAX_WIDTH)
+            return 0;
+    return 1;
+}
+
+/* Columns of a CELU_MLP's output: the result, then every hidden layer's. */
+static int64_t mlp_out_cols(const int64_t *widths, int layers, int64_t groups)
+{
+    int64_t cols = widths[layers];
+    for (int l = 1; l < layers; l++)
+        cols += widths[l];
+    return groups * cols;
+}
+
+int mlff_op_celu_mlp(mlff_graph *g, int x, const int *weights, const int *biases, int layers,
+                     int64_t groups, double alpha)
+{
+    int in[MLFF_MAX_OP_INPUTS] = {x};
+    if (!op_require(g, layers >= 1 && layers <= MLFF_MLP_MAX_LAYERS, MLFF_OP_CELU_MLP, "bad layer count"))
+        return -1;
+    for (int l = 0; l < layers; l++) {
+        in[1 + 2 * l] = weights[l];
+        in[2 + 2 * l] = biases[l];
+    }
+    if (!op_inputs_valid(g, in, 1 + 2 * layers))
+        return -1;
+    int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
+    int ok = mlp_widths(g, x, weights, layers, groups, widths) && alpha > 0;
+    for (int l = 0; ok && l < layers; l++) {
+        const mlff_graph_tensor *b = op_tensor(g, biases[l]);
+        ok = b->rows_symbol == MLFF_FIXED_ROWS && b->rows == groups * widths[l + 1] && b->cols == 1 &&
+             b->dtype == op_tensor(g, x)->dtype;
+    }
+    if (!op_require(g, ok, MLFF_OP_CELU_MLP, "shapes of x, the weights and biases do not chain"))
+        return -1;
+    mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
+    return op_node_like(g, MLFF_OP_CELU_MLP, in, 1 + 2 * layers, &a, op_tensor(g, x)->dtype, x,
+                        mlp_out_cols(widths, layers, groups));
+}
+
+OP_VJP(mlff_vjp_celu_mlp)
+{
+    mlff_graph_node n = op_node(g, node);
+    const int layers = (n.n_inputs - 1) / 2;
+    int weights[MLFF_MLP_MAX_LAYERS];
+    for (int l = 0; l < layers; l++)
+        weights[l] = n.inputs[1 + 2 * l];
+    grads[0] = mlff_op_celu_mlp_vjp(g, gy, n.output, weights, layers, n.attrs.i[0], n.attrs.f[0]);
+}
+
+int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int layers, int64_t groups,
+                         double alpha)
+{
+    int in[MLFF_MAX_OP_INPUTS] = {gy, y};
+    if (!op_require(g, layers >= 1 && layers <= MLFF_MLP_MAX_LAYERS, MLFF_OP_CELU_MLP_VJP, "bad layer count"))
+        return -1;
+    for (int l = 0; l < layers; l++)
+        in[2 + l] = weights[l];
+    if (!op_inputs_valid(g, in, 2 + layers))
+        return -1;
+    /* x's width is the first weights' columns. */
+    int64_t widths[MLFF_MLP_MAX_LAYERS + 1] = {0};
+    const mlff_graph_tensor *w1 = op_tensor(g, weights[0]);
+    int ok = groups > 0 && w1->rows % groups == 0;
+    widths[0] = w1->cols;
+    for (int l = 0; ok && l < layers; l++) {
+        const mlff_graph_tensor *w = op_tensor(g, weights[l]);
+        ok = w->rows % groups == 0 && w->cols == widths[l];
+        widths[l + 1] = w->rows / groups;
+    }
+    const int64_t cols = ok ? mlp_out_cols(widths, layers, groups) : -1;
+    ok = ok && op_tensor(g, gy)->cols == cols && op_tensor(g, y)->cols == cols && mlff_graph_same_rows(g, gy, y);
+    if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights do not match"))
+        return -1;
+    mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
+    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, 2 + layers, &a, op_tensor(g, gy)->dtype, gy,
+                        groups * widths[0]);
+}

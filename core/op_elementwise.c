@@ -102,23 +102,32 @@ int mlff_op_sum_cols(mlff_graph *g, int x, double factor)
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    mlff_op_attrs a = {.f = {factor}};
+    return mlff_op_sum_first_cols(g, x, op_tensor(g, x)->cols, factor);
+}
+
+int mlff_op_sum_first_cols(mlff_graph *g, int x, int64_t count, double factor)
+{
+    if (!op_inputs_valid(g, &x, 1))
+        return -1;
+    if (!op_require(g, count > 0 && count <= op_tensor(g, x)->cols, MLFF_OP_SUM_COLS, "bad column count"))
+        return -1;
+    mlff_op_attrs a = {.f = {factor}, .i = {count}};
     return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, 1);
 }
 
 OP_VJP(mlff_vjp_sum_cols)
 {
     mlff_graph_node n = op_node(g, node);
-    grads[0] = mlff_op_broadcast_cols(g, gy, op_tensor(g, n.inputs[0])->cols, n.attrs.f[0]);
+    grads[0] = mlff_op_broadcast_cols(g, gy, op_tensor(g, n.inputs[0])->cols, n.attrs.i[0], n.attrs.f[0]);
 }
 
-int mlff_op_broadcast_cols(mlff_graph *g, int x, int64_t cols, double factor)
+int mlff_op_broadcast_cols(mlff_graph *g, int x, int64_t cols, int64_t filled, double factor)
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    if (!op_require(g, op_tensor(g, x)->cols == 1 && cols > 0, MLFF_OP_BROADCAST_COLS,
-                    "needs one input column"))
+    if (!op_require(g, op_tensor(g, x)->cols == 1 && cols > 0 && filled > 0 && filled <= cols,
+                    MLFF_OP_BROADCAST_COLS, "needs one input column"))
         return -1;
-    mlff_op_attrs a = {.f = {factor}};
+    mlff_op_attrs a = {.f = {factor}, .i = {filled}};
     return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, cols);
 }

@@ -35,6 +35,7 @@ OP_VJP(mlff_vjp_scatter_add_rows);
 OP_VJP(mlff_vjp_sum_cols);
 OP_VJP(mlff_vjp_linear);
 OP_VJP(mlff_vjp_celu);
+OP_VJP(mlff_vjp_celu_mlp);
 OP_VJP(mlff_vjp_pair_vectors);
 OP_VJP(mlff_vjp_pair_shifts);
 OP_VJP(mlff_vjp_norm3);

@@ -34,6 +34,9 @@ static const mlff_op_info op_table[MLFF_OP_COUNT] = {
     [MLFF_OP_ANI_ANGULAR] = {"ani_angular", 6, mlff_vjp_ani_angular},
     [MLFF_OP_ANI_ANGULAR_VJP] = {"ani_angular_vjp", 7, NULL},
     [MLFF_OP_PAIR_TRIPLES] = {"pair_triples", 2, NULL},
+    /* n_inputs -1: as many as the layers need (the builders check them). */
+    [MLFF_OP_CELU_MLP] = {"celu_mlp", -1, mlff_vjp_celu_mlp},
+    [MLFF_OP_CELU_MLP_VJP] = {"celu_mlp_vjp", -1, NULL},
 };
 
 const mlff_op_info *mlff_op_get(mlff_op op)

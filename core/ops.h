@@ -25,6 +25,10 @@
 /* ... and produce at most this many features per atom (kernels sum rows on the stack). */
 #define MLFF_ANI_MAX_FEATURES 8192
 
+/* CELU_MLP: its layers (its inputs: x and each layer's W and b) and their widths. */
+#define MLFF_MLP_MAX_LAYERS ((MLFF_MAX_OP_INPUTS - 1) / 2)
+#define MLFF_MLP_MAX_WIDTH 1024
+
 /* X(ENUM, "name") in a fixed order: op ids are stable within a version. */
 #define MLFF_OP_LIST(X)                                                                           \
     /* out = value everywhere. No inputs; attrs f[0] = value. */                                  \
@@ -44,9 +48,9 @@
     /* out [n, k] = sum over r with idx[r] = row of x[r, :]; n from the output shape;             \
      * out dtype may be wider than x's (F64 sums of REAL). Deterministic order. */                \
     X(SCATTER_ADD_ROWS, "scatter_add_rows")                                                       \
-    /* out [n, 1] = f[0] * sum_c x[:, c]. */                                                      \
+    /* out [n, 1] = f[0] * sum of x[:, c] for c < i[0] (i[0] = cols: every column). */           \
     X(SUM_COLS, "sum_cols")                                                                       \
-    /* backward. out [n, i[0]] = f[0] * x[:, 0] broadcast to every column. */                     \
+    /* backward. out [n, cols] = f[0] * x[:, 0] in columns c < i[0], 0 in the others. */         \
     X(BROADCAST_COLS, "broadcast_cols")                                                           \
     /* Grouped dense layer, i[0] = G groups: x [n, G*in], W [G*out, in], b [G*out, 1];           \
      * out[r, g*out + o] = b[g*out + o] + sum_c W[g*out + o, c] * x[r, g*in + c].                 \
@@ -104,7 +108,18 @@
      * and every later pair c of the same center, out[first[a] + c - a - 1] = (a, c). With        \
      * first[] the running count, that is every unordered pair of a center's pairs, centers in   \
      * order. On a GPU it replaces the upload of T rows by one of P. Integer: no VJP. */           \
-    X(PAIR_TRIPLES, "pair_triples")
+    X(PAIR_TRIPLES, "pair_triples")                                                               \
+    /* Grouped dense layers with CELU between them, run as one op (a GPU runs a row block of     \
+     * one group through every layer in one work-group). inputs (x [n, G*w0], W1 [G*w1, w0],     \
+     * b1 [G*w1, 1], ..., Wk, bk), k = (inputs - 1) / 2 layers, G = i[0], f[0] = alpha.           \
+     * Per group: h0 = x, z_l = W_l h_{l-1} + b_l, h_l = celu(z_l) for l < k, h_k = z_k.         \
+     * out [n, G*(wk + w1 + ... + w_{k-1})] = [h_k | h_1 | ... | h_{k-1}], each block group by   \
+     * group: the result first, then the hidden outputs the reverse pass reads. */               \
+    X(CELU_MLP, "celu_mlp")                                                                       \
+    /* backward. inputs (gy [n, out cols], y = the forward's output, W1, ..., Wk), attrs as the   \
+     * forward op; out [n, G*w0] = the gradient with respect to x (gy of every block counts;     \
+     * CELU's derivative from y: 1 where h > 0, else h / alpha + 1). */                           \
+    X(CELU_MLP_VJP, "celu_mlp_vjp")
 
 /* A pair's image offsets n, three integers in [-MLFF_IMAGE_MOST, MLFF_IMAGE_MOST],
  * packed 10 bits each into one int32: a third of the bytes of three reals,
@@ -158,11 +173,17 @@ int mlff_op_gather_rows(struct mlff_graph *g, int x, int index, mlff_dtype out_d
 int mlff_op_scatter_add_rows(struct mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
                              mlff_dtype out_dtype);
 int mlff_op_sum_cols(struct mlff_graph *g, int x, double factor);
-int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, double factor);
+int mlff_op_sum_first_cols(struct mlff_graph *g, int x, int64_t count, double factor);
+int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, int64_t filled, double factor);
 int mlff_op_linear(struct mlff_graph *g, int x, int weight, int bias, int64_t groups);
 int mlff_op_linear_vjp(struct mlff_graph *g, int gy, int weight, int64_t groups);
 int mlff_op_celu(struct mlff_graph *g, int x, double alpha);
 int mlff_op_celu_vjp(struct mlff_graph *g, int gy, int y, double alpha);
+/* layers: k (1..MLFF_MLP_MAX_LAYERS) weights and biases, weights[l] [G*w_l, w_{l-1}]. */
+int mlff_op_celu_mlp(struct mlff_graph *g, int x, const int *weights, const int *biases, int layers,
+                     int64_t groups, double alpha);
+int mlff_op_celu_mlp_vjp(struct mlff_graph *g, int gy, int y, const int *weights, int layers,
+                         int64_t groups, double alpha);
 int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
 int mlff_op_pair_shifts(struct mlff_graph *g, int images, int cells, int pairs, int system);

@@ -94,7 +94,7 @@ static mlff_epilogue epilogue_of(const mlff_graph_node *a, const mlff_graph_node
         return MLFF_EPILOGUE_NONE;
     if (a->op == MLFF_OP_LINEAR && b->op == MLFF_OP_CELU)
         return MLFF_EPILOGUE_CELU;
-    if (a->op == MLFF_OP_LINEAR_VJP && b->op == MLFF_OP_CELU_VJP)
+    if ((a->op == MLFF_OP_LINEAR_VJP || a->op == MLFF_OP_CELU_MLP_VJP) && b->op == MLFF_OP_CELU_VJP)
         return MLFF_EPILOGUE_CELU_GRAD;
     return MLFF_EPILOGUE_NONE;
 }

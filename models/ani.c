@@ -155,6 +155,20 @@ static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int membe
     return layer->weight >= 0 && layer->bias >= 0;
 }
 
+/* Whether the last `count` layers, after the first (whose input is the
+ * shared AEV), can run as one CELU_MLP: no more than it takes, CELU of one
+ * alpha after each but the last, nothing after the last. */
+static int tail_is_mlp(const ani_layer *layers, int count)
+{
+    if (count > MLFF_MLP_MAX_LAYERS || layers[count - 1].activation != MLFF_ACTIVATION_IDENTITY)
+        return 0;
+    for (int k = 0; k < count; k++)
+        if (layers[k].in > MLFF_MLP_MAX_WIDTH || layers[k].out > MLFF_MLP_MAX_WIDTH ||
+            (k + 1 < count && (layers[k].activation != MLFF_ACTIVATION_CELU || layers[k].alpha != layers[0].alpha)))
+            return 0;
+    return 1;
+}
+
 /* Atomic energies (Hartree, [n_el, 1]) of the atoms of one element. */
 static int element_network(mlff_graph *g, ani_source *src, const char *el, int members, int aev,
                            int atoms, int64_t aev_length)
@@ -170,35 +184,51 @@ static int element_network(mlff_graph *g, ani_source *src, const char *el, int m
         mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s has %d layers", el, n_layers);
         return -1;
     }
-    int h = mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL);
+    ani_layer layers[ANI_MAX_LAYERS];
     int64_t width = aev_length;
     for (int l = 0; l < n_layers; l++) {
-        ani_layer layer = {0};
-        if (!stack_layer(g, src, el, members, l, &layer))
+        ani_layer *layer = &layers[l];
+        memset(layer, 0, sizeof *layer);
+        if (!stack_layer(g, src, el, members, l, layer))
             return -1;
-        if (layer.in != width) {
+        if (layer->in != width) {
             mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d takes %lld inputs, "
-                      "not %lld", el, l, (long long)layer.in, (long long)width);
+                      "not %lld", el, l, (long long)layer->in, (long long)width);
             return -1;
         }
-        /* Every member reads the same AEV, so the first layer is one wide
-         * GEMM; after it each member has its own block of columns. */
-        h = mlff_op_linear(g, h, layer.weight, layer.bias, l == 0 ? 1 : members);
-        if (layer.activation == MLFF_ACTIVATION_CELU)
-            h = mlff_op_celu(g, h, layer.alpha);
-        else if (layer.activation != MLFF_ACTIVATION_IDENTITY) {
+        if (layer->activation != MLFF_ACTIVATION_CELU && layer->activation != MLFF_ACTIVATION_IDENTITY) {
             mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d: unknown activation "
-                      "%d", el, l, layer.activation);
+                      "%d", el, l, layer->activation);
             return -1;
         }
-        width = layer.out;
+        width = layer->out;
     }
     if (width != 1) {
         mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s ends in %lld outputs, not 1", el,
                   (long long)width);
         return -1;
     }
-    return mlff_op_sum_cols(g, h, 1.0 / members);
+    /* Every member reads the same AEV, so the first layer is one wide GEMM;
+     * after it each member has its own block of columns. */
+    int h = mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL);
+    int l = 0;
+    for (; l < n_layers && (l == 0 || !tail_is_mlp(layers + l, n_layers - l)); l++) {
+        h = mlff_op_linear(g, h, layers[l].weight, layers[l].bias, l == 0 ? 1 : members);
+        if (layers[l].activation == MLFF_ACTIVATION_CELU)
+            h = mlff_op_celu(g, h, layers[l].alpha);
+    }
+    if (l == n_layers)
+        return mlff_op_sum_cols(g, h, 1.0 / members);
+    /* The rest as one op (one kernel on a GPU instead of one per layer and
+     * activation); its result, each member's energy, comes first. */
+    int weights[MLFF_MLP_MAX_LAYERS], biases[MLFF_MLP_MAX_LAYERS];
+    for (int k = l; k < n_layers; k++) {
+        weights[k - l] = layers[k].weight;
+        biases[k - l] = layers[k].bias;
+    }
+    const double alpha = n_layers - l > 1 ? layers[l].alpha : 1.0;
+    h = mlff_op_celu_mlp(g, h, weights, biases, n_layers - l, members, alpha);
+    return mlff_op_sum_first_cols(g, h, members, 1.0 / members);
 }
 
 mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_error *err)

@@ -24,6 +24,15 @@ TARGETS static void celu_vjp_f32(const float *restrict gy, const float *restrict
         gx[k] = gy[k] * cpu_celu_grad(y[k], inv);
 }
 
+TARGETS void cpu_celu_vjp_accumulate_f32(const float *restrict gy, const float *restrict y, float *restrict gx,
+                                         int64_t n, float alpha)
+{
+    const float inv = 1.0f / alpha;
+#pragma GCC ivdep
+    for (int64_t k = 0; k < n; k++)
+        gx[k] += gy[k] * cpu_celu_grad(y[k], inv);
+}
+
 static void celu_items(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     (void)extra;

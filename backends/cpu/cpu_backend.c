@@ -33,6 +33,8 @@ static mlff_status cpu_open(const mlff_backend_options *opts, mlff_backend **out
     memcpy(be->kernels, cpu_plain_kernels, sizeof be->kernels);
     be->kernels[0][MLFF_OP_LINEAR] = cpu_linear_f32;
     be->kernels[0][MLFF_OP_LINEAR_VJP] = cpu_linear_vjp_f32;
+    be->kernels[0][MLFF_OP_CELU_MLP] = cpu_celu_mlp_f32;
+    be->kernels[0][MLFF_OP_CELU_MLP_VJP] = cpu_celu_mlp_vjp_f32;
     be->kernels[0][MLFF_OP_CELU] = cpu_celu_f32;
     be->kernels[0][MLFF_OP_CELU_VJP] = cpu_celu_vjp_f32;
     be->kernels[0][MLFF_OP_ANI_RADIAL] = cpu_ani_radial_f32;
@@ -66,13 +68,13 @@ static int cpu_supports_dtype(const mlff_backend *be, mlff_dtype dtype)
     return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_F64 || dtype == MLFF_DTYPE_I32;
 }
 
-/* The float32 GEMM folds CELU and its derivative in; the plain loops fold nothing. */
+/* The float32 GEMM folds CELU and its derivative in (CELU_MLP_VJP's last GEMM too); the plain loops fold nothing. */
 static int cpu_fuses(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype)
 {
     (void)be;
     return dtype == MLFF_DTYPE_F32 &&
            ((op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
-            (op == MLFF_OP_LINEAR_VJP && epilogue == MLFF_EPILOGUE_CELU_GRAD));
+            ((op == MLFF_OP_LINEAR_VJP || op == MLFF_OP_CELU_MLP_VJP) && epilogue == MLFF_EPILOGUE_CELU_GRAD));
 }
 
 static int cpu_is_gpu(const mlff_backend *be)

@@ -81,18 +81,21 @@ static const cpu_packed_b *packed_weights(const mlff_exec_tensor *w, int64_t gro
     return p->per_group;
 }
 
-/* out = A B (+ bias) per group, work split over (group, panel). */
+/* C = A B (+ bias) per group, work split over (group, panel). Group g reads
+ * A from column g * k and writes C (and reads the epilogue's celu_y) from
+ * column g * n of rows with strides lda and ldc. */
 typedef struct gemm_job {
+    int64_t rows, groups, lda, ldc;
     const float *a;
     const cpu_packed_b *b;
     float *c;
-    int64_t groups;
     const cpu_k_ranges *ranges; /* NULL: all of k */
     cpu_gemm_epilogue epilogue; /* bias and celu_y point at group 0 */
 } gemm_job;
 
 static void gemm_tasks(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
+    (void)n;
     const gemm_job *j = extra;
     const int64_t panels = j->b[0].n_panels;
     for (int64_t t = begin; t < end; t++) {
@@ -103,23 +106,29 @@ static void gemm_tasks(const mlff_exec_node *n, void *extra, int64_t begin, int6
             e.bias += g * b->n;
         if (e.celu_y)
             e.celu_y += g * b->n;
-        cpu_sgemm_panels(n->output.rows, j->a + g * b->k, j->groups * b->k, b, p, p + 1, j->ranges, &e,
-                         j->c + g * b->n, j->groups * b->n);
+        cpu_sgemm_panels(j->rows, j->a + g * b->k, j->lda, b, p, p + 1, j->ranges, &e, j->c + g * b->n, j->ldc);
     }
 }
 
+static void run_gemm(mlff_backend *be, const mlff_exec_node *n, gemm_job *job)
+{
+    const int64_t tasks = job->groups * job->b[0].n_panels;
+    /* Threads pay off once a task holds some real work. */
+    const int64_t flops_per_task = job->rows * job->b[0].k * CPU_GEMM_NR;
+    cpu_pool_for(be->pool, tasks, flops_per_task < 4096 ? tasks + 1 : 2, gemm_tasks, n, job);
+}
+
+/* A LINEAR or LINEAR_VJP node: its input, output and epilogue as they are. */
 static void grouped_gemm(mlff_backend *be, const mlff_exec_node *n, const cpu_packed_b *b,
                          const cpu_k_ranges *ranges, const float *bias)
 {
-    gemm_job job = {n->inputs[0].buffer, b, n->output.buffer, n->attrs.i[0], ranges,
-                    {.bias = bias, .alpha = (float)n->epilogue_alpha}};
+    const int64_t groups = n->attrs.i[0];
+    gemm_job job = {n->output.rows, groups, groups * b->k, groups * b->n, n->inputs[0].buffer, b,
+                    n->output.buffer, ranges, {.bias = bias, .alpha = (float)n->epilogue_alpha}};
     job.epilogue.celu = n->epilogue == MLFF_EPILOGUE_CELU;
     if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
         job.epilogue.celu_y = n->epilogue_input.buffer;
-    const int64_t tasks = job.groups * b[0].n_panels;
-    /* Threads pay off once a task holds some real work. */
-    const int64_t flops_per_task = n->output.rows * b[0].k * CPU_GEMM_NR;
-    cpu_pool_for(be->pool, tasks, flops_per_task < 4096 ? tasks + 1 : 2, gemm_tasks, n, &job);
+    run_gemm(be, n, &job);
 }
 
 mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
@@ -149,5 +158,61 @@ mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_e
     if (!w)
         return err->status;
     grouped_gemm(be, n, w, NULL, NULL);
+    return MLFF_OK;
+}
+
+/* CELU_MLP: one GEMM per layer, each writing its block of the output. */
+mlff_status cpu_celu_mlp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    float *y = n->output.buffer;
+    for (int l = 1; l <= m.layers; l++) {
+        const cpu_packed_b *w = packed_weights(m.weights[l], m.groups, 1, err);
+        if (!w)
+            return err->status;
+        gemm_job job = {n->output.rows, m.groups, m.cols, m.cols, y + m.block[l - 1], w, y + m.block[l], NULL,
+                        {.bias = n->inputs[2 * l].buffer, .celu = l < m.layers, .alpha = (float)n->attrs.f[0]}};
+        if (l == 1) {
+            job.a = n->inputs[0].buffer;
+            job.lda = m.groups * m.width[0];
+        }
+        run_gemm(be, n, &job);
+    }
+    return MLFF_OK;
+}
+
+/* CELU_MLP_VJP: the gradient of each hidden block, laid out as in y (so that
+ * the GEMM's CELU-derivative epilogue reads y beside it), in scratch. */
+mlff_status cpu_celu_mlp_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    const int64_t rows = n->output.rows;
+    const float *gy = n->inputs[0].buffer, *y = n->inputs[1].buffer, alpha = (float)n->attrs.f[0];
+    float *scratch = m.layers > 1 ? cpu_arena_alloc(&be->arena, (size_t)(rows * m.cols) * sizeof *scratch) : NULL;
+    if (m.layers > 1 && !scratch)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
+    const float *gz = gy; /* the gradient of layer l's output, row stride m.cols */
+    for (int l = m.layers; l >= 1; l--) {
+        const cpu_packed_b *w = packed_weights(m.weights[l], m.groups, 0, err);
+        if (!w)
+            return err->status;
+        if (l == 1) {
+            gemm_job job = {rows, m.groups, m.cols, m.groups * m.width[0], gz, w, n->output.buffer, NULL,
+                            {.alpha = (float)n->epilogue_alpha}};
+            if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+                job.epilogue.celu_y = n->epilogue_input.buffer;
+            run_gemm(be, n, &job);
+            break;
+        }
+        const int64_t at = m.block[l - 1], width = m.groups * m.width[l - 1];
+        gemm_job job = {rows, m.groups, m.cols, m.cols, gz, w, scratch + at, NULL,
+                        {.celu_y = y + at, .alpha = alpha}};
+        run_gemm(be, n, &job);
+        /* gy's own share of the hidden block, through the same derivative. */
+        for (int64_t r = 0; r < rows; r++)
+            cpu_celu_vjp_accumulate_f32(gy + r * m.cols + at, y + r * m.cols + at, scratch + r * m.cols + at, width,
+                                        alpha);
+        gz = scratch + at;
+    }
     return MLFF_OK;
 }

@@ -84,6 +84,10 @@ extern const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT];
  * vectorised activations (cpu_activation.c) and ANI features (cpu_aev.c). */
 mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_celu_mlp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_celu_mlp_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+/* gx[k] += gy[k] * celu'(from y[k]) for k < n. */
+void cpu_celu_vjp_accumulate_f32(const float *gy, const float *y, float *gx, int64_t n, float alpha);
 mlff_status cpu_celu_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_celu_vjp_f32(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 /* ANI features vectorised over blocks of pairs and triples (cpu_aev.c). */

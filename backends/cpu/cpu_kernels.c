@@ -49,6 +49,8 @@
         [MLFF_OP_ANI_ANGULAR] = ani_angular_##sfx,                     \
         [MLFF_OP_ANI_ANGULAR_VJP] = ani_angular_vjp_##sfx,             \
         [MLFF_OP_PAIR_TRIPLES] = cpu_pair_triples,                     \
+        [MLFF_OP_CELU_MLP] = celu_mlp_##sfx,                           \
+        [MLFF_OP_CELU_MLP_VJP] = celu_mlp_vjp_##sfx,                   \
     }
 
 const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT] = {KERNEL_TABLE(f32), KERNEL_TABLE(f64)};

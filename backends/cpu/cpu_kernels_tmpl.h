@@ -87,13 +87,13 @@ KERNEL(slice_cols)
 KERNEL(sum_cols)
 {
     UNUSED_ARGS;
-    const int64_t rows = n->output.rows, k = n->inputs[0].cols;
+    const int64_t rows = n->output.rows, k = n->inputs[0].cols, summed = n->attrs.i[0];
     const double f = n->attrs.f[0];
     const real *x = IN(0);
     real *y = OUT;
     for (int64_t r = 0; r < rows; r++) {
         double s = 0.0;
-        for (int64_t c = 0; c < k; c++)
+        for (int64_t c = 0; c < summed; c++)
             s += x[r * k + c];
         y[r] = (real)(f * s);
     }
@@ -103,12 +103,12 @@ KERNEL(sum_cols)
 KERNEL(broadcast_cols)
 {
     UNUSED_ARGS;
-    const int64_t rows = n->output.rows, k = n->output.cols;
+    const int64_t rows = n->output.rows, k = n->output.cols, filled = n->attrs.i[0];
     const real f = (real)n->attrs.f[0], *x = IN(0);
     real *y = OUT;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < k; c++)
-            y[r * k + c] = f * x[r];
+            y[r * k + c] = c < filled ? f * x[r] : 0;
     return MLFF_OK;
 }
 
@@ -208,6 +208,78 @@ KERNEL(celu_vjp)
 {
     (void)err;
     cpu_pool_for(be->pool, n->output.rows * n->output.cols, 1 << 14, FN(celu_vjp_items), n, NULL);
+    return MLFF_OK;
+}
+
+/* CELU_MLP row by row, group by group: each layer's output of a row stays
+ * in `a`/`z` (widths are at most MLFF_MLP_MAX_WIDTH). */
+RANGE(celu_mlp_rows)
+{
+    (void)extra;
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    const real alpha = (real)n->attrs.f[0], *x = IN(0);
+    real *y = OUT, a[MLFF_MLP_MAX_WIDTH], z[MLFF_MLP_MAX_WIDTH];
+    for (int64_t r = begin; r < end; r++)
+        for (int64_t g = 0; g < m.groups; g++) {
+            memcpy(a, x + (r * m.groups + g) * m.width[0], (size_t)m.width[0] * sizeof *a);
+            for (int l = 1; l <= m.layers; l++) {
+                const int64_t in = m.width[l - 1], out = m.width[l];
+                const real *w = (const real *)m.weights[l]->buffer + g * out * in;
+                const real *b = (const real *)n->inputs[2 * l].buffer + g * out;
+                real *dst = y + r * m.cols + m.block[l] + g * out;
+                for (int64_t o = 0; o < out; o++) {
+                    z[o] = b[o] + FN(dot)(w + o * in, a, in);
+                    if (l < m.layers)
+                        z[o] = z[o] > 0 ? z[o] : alpha * expm1(z[o] / alpha);
+                    dst[o] = z[o];
+                }
+                memcpy(a, z, (size_t)out * sizeof *a);
+            }
+        }
+}
+
+KERNEL(celu_mlp)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows, 2, FN(celu_mlp_rows), n, NULL);
+    return MLFF_OK;
+}
+
+RANGE(celu_mlp_vjp_rows)
+{
+    (void)extra;
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
+    real *gx = OUT, gz[MLFF_MLP_MAX_WIDTH], gin[MLFF_MLP_MAX_WIDTH];
+    for (int64_t r = begin; r < end; r++)
+        for (int64_t g = 0; g < m.groups; g++) {
+            const int64_t top = m.width[m.layers];
+            memcpy(gz, gy + r * m.cols + g * top, (size_t)top * sizeof *gz);
+            for (int l = m.layers; l >= 1; l--) {
+                const int64_t in = m.width[l - 1], out = m.width[l];
+                const real *w = (const real *)m.weights[l]->buffer + g * out * in;
+                for (int64_t c = 0; c < in; c++)
+                    gin[c] = 0;
+                for (int64_t o = 0; o < out; o++)
+                    for (int64_t c = 0; c < in; c++)
+                        gin[c] += gz[o] * w[o * in + c];
+                if (l == 1) {
+                    memcpy(gx + (r * m.groups + g) * in, gin, (size_t)in * sizeof *gin);
+                    break;
+                }
+                const int64_t at = r * m.cols + m.block[l - 1] + g * in;
+                for (int64_t c = 0; c < in; c++) {
+                    const real h = y[at + c], d = h > 0 ? 1 : h / alpha + 1;
+                    gz[c] = (gin[c] + gy[at + c]) * d;
+                }
+            }
+        }
+}
+
+KERNEL(celu_mlp_vjp)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows, 2, FN(celu_mlp_vjp_rows), n, NULL);
     return MLFF_OK;
 }
 

@@ -24,6 +24,16 @@ static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, i
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
 }
 
+/* CELU_MLP and its VJP: a work-group per block of rows (x) and group (y). */
+static mlff_status launch_mlp(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err)
+{
+    const size_t rows = (size_t)mlff_mlp_node_rows(n);
+    const size_t local[2] = {MLFF_MLP_THREADS, 1};
+    const size_t global[2] = {((size_t)n->output.rows + rows - 1) / rows * MLFF_MLP_THREADS, (size_t)n->attrs.i[0]};
+    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 2, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
+}
+
 /* A CLBlast GEMM, then its bias and activation. */
 static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, size_t group, const mlff_exec_node *n,
                                    mlff_error *err)
@@ -80,5 +90,9 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         rc = set_mem(kernel, arg++, mem_of(&n->epilogue_input));
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
-    return gemm ? cl_enqueue_gemm(be, kernel, n, err) : launch_1d(be, kernel, prep->group[k], items, n->op, err);
+    if (gemm)
+        return cl_enqueue_gemm(be, kernel, n, err);
+    if (mlff_op_is_mlp(n->op))
+        return launch_mlp(be, kernel, n, err);
+    return launch_1d(be, kernel, prep->group[k], items, n->op, err);
 }

@@ -67,6 +67,14 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         if (d.groups[1] > most[1] || d.groups[2] > most[2])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: a dense layer of %lld x %lld is too wide for the device",
                              (long long)groups, (long long)cols);
+    } else if (mlff_op_is_mlp(n->op)) {
+        /* x the row blocks, y the groups (celu_mlp.comp). */
+        d.groups[1] = (uint32_t)n->attrs.i[0];
+        d.groups[2] = 1;
+        if (d.groups[1] > most[1])
+            return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %u groups of layers are too many for the device",
+                             d.groups[1]);
+        return vk_add_dispatch(be, &d, items, (uint64_t)mlff_mlp_node_rows(n), err);
     } else {
         d.groups[1] = d.groups[2] = 1;
     }

@@ -41,6 +41,8 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
                            "#extension GL_KHR_shader_subgroup_shuffle : require\n"
                            "#define SG_WG %d\n#define SG_ROWS %d\n#define SG_COLS %d\n",
                       VK_GROUP_1D, VK_SG_ROWS, VK_SG_COLS);
+    if (mlff_op_is_mlp((mlff_op)s->op)) /* [[unroll]] */
+        mlff_text_put(src, "#extension GL_EXT_control_flow_attributes : require\n");
     mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
     if (mlff_op_uses_segments((mlff_op)s->op))
         mlff_text_put(src, "#define SEGMENTS 1\n");

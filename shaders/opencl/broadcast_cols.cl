@@ -1,5 +1,5 @@
 kernel void KNAME(KARGS)
 {
     ITEM();
-    out[item] = (TO)F0 * in0[item / OUT_COLS];
+    out[item] = item % OUT_COLS < I0 ? (TO)F0 * in0[item / OUT_COLS] : (TO)0;
 }

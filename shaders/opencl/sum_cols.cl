@@ -2,7 +2,7 @@ kernel void KNAME(KARGS)
 {
     ITEM();
     acc_t s = 0;
-    for (int c = 0; c < IN0_COLS; c++)
+    for (int c = 0; c < I0; c++)
         s += in0[item * IN0_COLS + c];
     out[item] = (TO)((acc_t)F0 * s);
 }

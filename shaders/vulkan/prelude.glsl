@@ -75,7 +75,7 @@ layout(push_constant) uniform Push {
     uint base;
 } pc;
 
-#ifndef GEMM_N
+#if !defined(GEMM_N) && !defined(MLP_THREADS)
 #ifdef REDUCE_LANES
 layout(local_size_x = REDUCE_LANES) in; /* a work-group per output entry (lowering.h) */
 #else

@@ -154,6 +154,51 @@ CASE(case_sum_cols)
     return mlff_op_sum_cols(g, x, 0.3);
 }
 
+CASE(case_sum_first_cols)
+{
+    int x = random_param(g, rng, 4, 5, -1, 1);
+    WRT1(x);
+    return mlff_op_sum_first_cols(g, x, 3, 0.3);
+}
+
+/* A CELU_MLP of `layers` layers on random weights; widths[0..layers] per group. */
+static int random_mlp(mlff_graph *g, test_rng *rng, int64_t rows, int64_t groups, const int64_t *widths,
+                      int layers, int after_celu, int wrt[OP_CASE_MAX_WRT], int *n_wrt)
+{
+    int param = random_param(g, rng, rows, groups * widths[0], -1.5, 1.5);
+    /* After a CELU the reverse pass has CELU_VJP after CELU_MLP_VJP, which the planner folds in. */
+    int x = after_celu ? mlff_op_celu(g, param, 0.3) : param;
+    int w[MLFF_MLP_MAX_LAYERS], b[MLFF_MLP_MAX_LAYERS];
+    for (int l = 0; l < layers; l++) {
+        const double scale = 1.5 / sqrt((double)widths[l]);
+        w[l] = random_param(g, rng, groups * widths[l + 1], widths[l], -scale, scale);
+        b[l] = random_param(g, rng, groups * widths[l + 1], 1, -0.5, 0.5);
+    }
+    WRT1(param);
+    return mlff_op_celu_mlp(g, x, w, b, layers, groups, 0.3);
+}
+
+/* The loss weighs every block of the output, the hidden ones too. */
+CASE(case_celu_mlp)
+{
+    static const int64_t widths[] = {9, 11, 6, 1};
+    return random_mlp(g, rng, 7, 2, widths, 3, 0, wrt, n_wrt);
+}
+
+CASE(case_celu_mlp_one_layer)
+{
+    static const int64_t widths[] = {5, 4};
+    return random_mlp(g, rng, 3, 3, widths, 1, 0, wrt, n_wrt);
+}
+
+/* Wider than a GPU work-group (300), a row count that leaves a partial row
+ * block, and after a CELU (as in ANI, whose first layer's CELU comes before). */
+CASE(case_celu_mlp_wide)
+{
+    static const int64_t widths[] = {40, 300, 70, 3};
+    return random_mlp(g, rng, 13, 2, widths, 3, 1, wrt, n_wrt);
+}
+
 CASE(case_linear)
 {
     int x = random_param(g, rng, 4, 3, -1, 1);
@@ -338,6 +383,10 @@ const op_case op_cases[] = {
     {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide},
     {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element},
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
+    {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols},
+    {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp},
+    {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer},
+    {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide},
     {"linear", MLFF_OP_LINEAR, case_linear},
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
     {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers},

@@ -4,12 +4,14 @@
  * column remainder and grouped layers, inputs with all-zero feature blocks
  * (skipped by the GEMM), packed weights rebuilt after the
  * weight buffer is written, CELU and its derivative folded into the GEMM,
+ * CELU_MLP and its VJP (a GEMM per layer) on ANI-2x's shapes,
  * the vectorised CELU and its derivative on their own, and the vectorised ANI
  * features (radial, angular, both VJPs) on random atoms with ANI-2x's constants.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../../backends/cpu/cpu_internal.h"
 
@@ -243,6 +245,52 @@ static void check_ani(mlff_backend *be)
         mlff_backend_cpu.buffer_free(be, buffers[k]);
 }
 
+/* CELU_MLP and its VJP, fast against plain, on ANI-2x's layers 2-4 (8 members). */
+static void check_celu_mlp(mlff_backend *be, int64_t rows, unsigned seed)
+{
+    enum { G = 8, LAYERS = 3 };
+    static const int64_t widths[LAYERS + 1] = {256, 192, 160, 1};
+    const int64_t cols = G * (widths[3] + widths[1] + widths[2]);
+    mlff_error err;
+    mlff_exec_node fwd = {.op = MLFF_OP_CELU_MLP, .n_inputs = 1 + 2 * LAYERS, .attrs = {.f = {0.1}, .i = {G}}};
+    mlff_exec_node bwd = {.op = MLFF_OP_CELU_MLP_VJP, .n_inputs = 2 + LAYERS, .attrs = fwd.attrs};
+    void *owned[2 * LAYERS + 5];
+    int n_owned = 0;
+#define TENSOR(r, c) ((mlff_exec_tensor){owned[n_owned++] = alloc(be, (size_t)((r) * (c)) * 4), MLFF_DTYPE_F32, r, c, 0})
+    fwd.inputs[0] = TENSOR(rows, G * widths[0]);
+    for (int l = 1; l <= LAYERS; l++) {
+        fwd.inputs[2 * l - 1] = bwd.inputs[1 + l] = TENSOR(G * widths[l], widths[l - 1]);
+        fwd.inputs[2 * l] = TENSOR(G * widths[l], 1);
+    }
+    bwd.inputs[0] = TENSOR(rows, cols);
+    fwd.output = bwd.inputs[1] = TENSOR(rows, cols);
+    bwd.output = TENSOR(rows, G * widths[0]);
+#undef TENSOR
+    for (int k = 0; k < 2 * LAYERS + 1; k++)
+        fill(fwd.inputs[k].buffer, fwd.inputs[k].rows * fwd.inputs[k].cols, &seed);
+    fill(bwd.inputs[0].buffer, rows * cols, &seed);
+    float *plain_y = malloc((size_t)(rows * cols) * 4), *plain_gx = malloc((size_t)(rows * G * widths[0]) * 4);
+    cpu_plain_kernels[0][MLFF_OP_CELU_MLP](be, &fwd, &err);
+    cpu_plain_kernels[0][MLFF_OP_CELU_MLP_VJP](be, &bwd, &err);
+    memcpy(plain_y, fwd.output.buffer, (size_t)(rows * cols) * 4);
+    memcpy(plain_gx, bwd.output.buffer, (size_t)(rows * G * widths[0]) * 4);
+    be->kernels[0][MLFF_OP_CELU_MLP](be, &fwd, &err);
+    be->kernels[0][MLFF_OP_CELU_MLP_VJP](be, &bwd, &err);
+    double worst = 0;
+    for (int64_t k = 0; k < rows * cols; k++)
+        worst = fmax(worst, fabs(plain_y[k] - ((float *)fwd.output.buffer)[k]));
+    for (int64_t k = 0; k < rows * G * widths[0]; k++)
+        worst = fmax(worst, fabs(plain_gx[k] - ((float *)bwd.output.buffer)[k]));
+    int ok = worst < 1e-4;
+    failures += !ok;
+    printf("%-4s celu_mlp rows %3lld, 8 x (256, 192, 160, 1), and its VJP: max difference %.2e\n", ok ? "ok" : "FAIL",
+           (long long)rows, worst);
+    free(plain_y);
+    free(plain_gx);
+    for (int k = 0; k < n_owned; k++)
+        mlff_backend_cpu.buffer_free(be, owned[k]);
+}
+
 int main(void)
 {
     mlff_backend_options opts = {.device_index = -1, .n_threads = 2};
@@ -257,6 +305,8 @@ int main(void)
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
         check(be, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3], (unsigned)s + 1);
     check_celu(be);
+    check_celu_mlp(be, 1, 11);
+    check_celu_mlp(be, 37, 12);
     check_ani(be);
     mlff_backend_cpu.close(be);
     printf("%d failure(s)\n", failures);

@@ -1,0 +1,97 @@
+/* CELU_MLP (core/ops.h), as shaders/opencl/celu_mlp.cl: a work group of
+ * MLP_THREADS invocations takes MLP_ROWS rows (from pc.base + MLP_ROWS *
+ * gl_WorkGroupID.x; pc.n_items = rows) of group gl_WorkGroupID.y through
+ * every layer, the activations in shared memory as TO4 (rows MLP_STRIDE
+ * words apart), each layer's output also stored in its block of the output.
+ * MLP_LANES invocations sum each output, reading its weight row four words
+ * at a time side by side (CHUNK loads issued before any is used); their
+ * partial sums are added in a fixed order. Absent rows are skipped. */
+layout(local_size_x = MLP_THREADS) in;
+#define OUTS_PER_PASS (MLP_THREADS / MLP_LANES)
+#define STEP (4 * MLP_LANES)
+#define CHUNK 16
+
+shared TO4 act[2 * MLP_ROWS * MLP_STRIDE / 4];
+shared TO part[MLP_ROWS * MLP_THREADS];
+#define ACT(i) act[(i) >> 2][(i) & 3]
+
+/* The weights again as TO4, for 4-word loads where their rows allow them
+ * (another view of the same descriptors, which Vulkan permits). */
+layout(std430, set = 0, binding = 2) readonly buffer In1V { TO4 in1v[]; };
+#if MLP_LAYERS > 1
+layout(std430, set = 0, binding = 4) readonly buffer In3V { TO4 in3v[]; };
+#endif
+#if MLP_LAYERS > 2
+layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
+#endif
+
+/* One layer: act[src] (IN_W wide) -> act[dst] (OUT_W wide); src, dst in words. */
+#define MLP_LAYER(W, WV, B, IN_W, OUT_W, BLOCK, HIDDEN)                                               \
+    for (uint o0 = 0; o0 < OUT_W; o0 += OUTS_PER_PASS) {                                              \
+        const uint o = o0 + t / MLP_LANES, lane = t % MLP_LANES;                                      \
+        TO acc[MLP_ROWS];                                                                             \
+        for (uint r = 0; r < MLP_ROWS; r++)                                                           \
+            acc[r] = TO(0);                                                                           \
+        if (o < OUT_W) {                                                                              \
+            const uint w0 = (g * OUT_W + o) * IN_W;                                                   \
+            for (uint j0 = 0; j0 < IN_W / STEP; j0 += CHUNK) {                                        \
+                TO4 wv[CHUNK];                                                                        \
+                [[unroll]] for (uint j = 0; j < CHUNK; j++) {                                         \
+                    const uint c = w0 + 4 * lane + (j0 + j) * STEP;                                   \
+                    wv[j] = j0 + j >= IN_W / STEP ? TO4(0)                                            \
+                            : IN_W % 4 == 0 ? WV[c >> 2] : TO4(W[c], W[c + 1], W[c + 2], W[c + 3]);   \
+                }                                                                                     \
+                for (uint r = 0; r < MLP_ROWS; r++)                                                   \
+                    if (r < rows)                                                                     \
+                        [[unroll]] for (uint j = 0; j < CHUNK; j++)                                   \
+                            if (j0 + j < IN_W / STEP)                                                 \
+                                acc[r] += dot(wv[j], act[(src + r * MLP_STRIDE + 4 * lane + (j0 + j) * STEP) >> 2]); \
+            }                                                                                         \
+            for (uint c = IN_W / STEP * STEP + lane; c < IN_W; c += MLP_LANES)                        \
+                for (uint r = 0; r < MLP_ROWS; r++)                                                   \
+                    if (r < rows)                                                                     \
+                        acc[r] += TO(W[w0 + c]) * ACT(src + r * MLP_STRIDE + c);                      \
+        }                                                                                             \
+        for (uint r = 0; r < MLP_ROWS; r++)                                                           \
+            part[r * MLP_THREADS + t] = acc[r];                                                       \
+        barrier();                                                                                    \
+        for (uint k = t; k < OUTS_PER_PASS * MLP_ROWS; k += MLP_THREADS) {                            \
+            const uint r = k / OUTS_PER_PASS, j = k % OUTS_PER_PASS, on = o0 + j;                     \
+            if (on < OUT_W) {                                                                         \
+                TO v = TO(B[g * OUT_W + on]);                                                         \
+                for (uint l = 0; l < MLP_LANES; l++)                                                  \
+                    v += part[r * MLP_THREADS + j * MLP_LANES + l];                                   \
+                if (HIDDEN)                                                                           \
+                    v = v > TO(0) ? v : TO(F0) * expm1_(v / TO(F0));                                  \
+                ACT(dst + r * MLP_STRIDE + on) = v;                                                   \
+                if (r < rows)                                                                         \
+                    outp[(r0 + r) * MLP_COLS + BLOCK + g * OUT_W + on] = v;                           \
+            }                                                                                         \
+        }                                                                                             \
+        barrier();                                                                                    \
+    }                                                                                                 \
+    {                                                                                                 \
+        const uint swap = src;                                                                        \
+        src = dst;                                                                                    \
+        dst = swap;                                                                                   \
+    }
+
+void main()
+{
+    const uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.y;
+    const uint r0 = pc.base + gl_WorkGroupID.x * MLP_ROWS;
+    const uint rows = min(uint(MLP_ROWS), pc.n_items - r0);
+    uint src = 0, dst = MLP_ROWS * MLP_STRIDE;
+    for (uint k = t; k < MLP_ROWS * MLP_W0; k += MLP_THREADS) {
+        const uint r = k / MLP_W0, c = k % MLP_W0;
+        ACT(r * MLP_STRIDE + c) = r < rows ? TO(in0[(r0 + r) * (GROUPS * MLP_W0) + g * MLP_W0 + c]) : TO(0);
+    }
+    barrier();
+    MLP_LAYER(in1, in1v, in2, MLP_W0, MLP_W1, MLP_B1, MLP_LAYERS > 1)
+#if MLP_LAYERS > 1
+    MLP_LAYER(in3, in3v, in4, MLP_W1, MLP_W2, MLP_B2, MLP_LAYERS > 2)
+#endif
+#if MLP_LAYERS > 2
+    MLP_LAYER(in5, in5v, in6, MLP_W2, MLP_W3, MLP_B3, false)
+#endif
+}

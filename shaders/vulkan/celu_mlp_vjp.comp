@@ -1,0 +1,81 @@
+/* CELU_MLP_VJP (core/ops.h), as shaders/opencl/celu_mlp_vjp.cl: a work
+ * group of MLP_THREADS invocations takes MLP_ROWS rows of group
+ * gl_WorkGroupID.y back through every layer, the gradients in shared memory
+ * as TO4 (rows MLP_STRIDE words apart); each invocation sums the gradient
+ * of one input column over the layer's outputs, CHUNK weight loads issued
+ * before any is used, the gradients read four at a time. Absent rows are skipped. in0 = gy, in1 = y, in2.. = the weights. */
+layout(local_size_x = MLP_THREADS) in;
+
+#define CHUNK 32
+shared TO4 grad[2 * MLP_ROWS * MLP_STRIDE / 4];
+#define GRAD(i) grad[(i) >> 2][(i) & 3]
+
+/* The gradient of x, through CELU where the planner folded the activation
+ * before this op in (EPI: y of that CELU). */
+#ifdef EPI
+#define STORE_X_GRADIENT(at, v) ((v) * (epi[at] > TO(0) ? TO(1) : epi[at] / TO(ALPHA) + TO(1)))
+#else
+#define STORE_X_GRADIENT(at, v) (v)
+#endif
+
+/* One layer back: grad[src] (OUT_W wide) -> grad[dst] (IN_W wide) of the
+ * hidden layer below (through CELU, plus gy's share), or of x, stored. */
+#define MLP_BACK(W, IN_W, OUT_W, BLOCK, HIDDEN)                                                       \
+    for (uint c = t; c < IN_W; c += MLP_THREADS) {                                                    \
+        TO acc[MLP_ROWS];                                                                             \
+        for (uint r = 0; r < MLP_ROWS; r++)                                                           \
+            acc[r] = TO(0);                                                                           \
+        const uint w0 = g * OUT_W * IN_W + c;                                                         \
+        for (uint o0 = 0; o0 < OUT_W; o0 += CHUNK) {                                                  \
+            TO wv[CHUNK];                                                                             \
+            [[unroll]] for (uint j = 0; j < CHUNK; j++)                                               \
+                wv[j] = o0 + j < OUT_W ? TO(W[w0 + (o0 + j) * IN_W]) : TO(0);                         \
+            for (uint r = 0; r < MLP_ROWS; r++)                                                       \
+                if (r < rows)                                                                         \
+                    [[unroll]] for (uint j = 0; j < CHUNK; j += 4)                                    \
+                        if (o0 + j < OUT_W)                                                           \
+                            acc[r] += dot(TO4(wv[j], wv[j + 1], wv[j + 2], wv[j + 3]),                \
+                                          grad[(src + r * MLP_STRIDE + o0 + j) >> 2]);                \
+        }                                                                                             \
+        for (uint r = 0; r < MLP_ROWS; r++) {                                                         \
+            if (HIDDEN) {                                                                             \
+                const uint at = (r0 + r) * MLP_COLS + BLOCK + g * IN_W + c;                           \
+                const TO h = r < rows ? TO(in1[at]) : TO(0);                                          \
+                GRAD(dst + r * MLP_STRIDE + c) =                                                      \
+                    (acc[r] + (r < rows ? TO(in0[at]) : TO(0))) * (h > TO(0) ? TO(1) : h / TO(F0) + TO(1)); \
+            } else if (r < rows) {                                                                    \
+                const uint at = (r0 + r) * (GROUPS * MLP_W0) + g * MLP_W0 + c;                        \
+                outp[at] = STORE_X_GRADIENT(at, acc[r]);                                              \
+            }                                                                                         \
+        }                                                                                             \
+    }                                                                                                 \
+    barrier();                                                                                        \
+    {                                                                                                 \
+        const uint swap = src;                                                                        \
+        src = dst;                                                                                    \
+        dst = swap;                                                                                   \
+    }
+
+void main()
+{
+    const uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.y;
+    const uint r0 = pc.base + gl_WorkGroupID.x * MLP_ROWS;
+    const uint rows = min(uint(MLP_ROWS), pc.n_items - r0);
+    uint src = 0, dst = MLP_ROWS * MLP_STRIDE;
+    /* Zeros past each layer's width: the 4-word reads take them times zero weights. */
+    for (uint k = t; k < 2 * MLP_ROWS * MLP_STRIDE / 4; k += MLP_THREADS)
+        grad[k] = TO4(0);
+    barrier();
+    for (uint k = t; k < MLP_ROWS * MLP_WTOP; k += MLP_THREADS) {
+        const uint r = k / MLP_WTOP, o = k % MLP_WTOP;
+        GRAD(r * MLP_STRIDE + o) = r < rows ? TO(in0[(r0 + r) * MLP_COLS + g * MLP_WTOP + o]) : TO(0);
+    }
+    barrier();
+#if MLP_LAYERS > 2
+    MLP_BACK(in4, MLP_W2, MLP_W3, MLP_B2, true)
+#endif
+#if MLP_LAYERS > 1
+    MLP_BACK(in3, MLP_W1, MLP_W2, MLP_B1, true)
+#endif
+    MLP_BACK(in2, MLP_W0, MLP_W1, 0, false)
+}
