@@ -50,23 +50,39 @@ typedef struct mlff_mlp_shape {
     const mlff_exec_tensor *weights[MLFF_MLP_MAX_LAYERS + 1]; /* weights[l], l = 1..layers */
 } mlff_mlp_shape;
 
+/* Sets block[] and cols from layers, groups and width[]. */
+static inline void mlff_mlp_place_blocks(mlff_mlp_shape *s)
+{
+    s->block[s->layers] = 0;
+    s->cols = s->groups * s->width[s->layers];
+    for (int l = 1; l < s->layers; l++) {
+        s->block[l] = s->cols;
+        s->cols += s->groups * s->width[l];
+    }
+}
+
+/* The input that holds layer l's weights (l = 1..layers). */
+static inline int mlff_mlp_weight_input(mlff_op op, int l)
+{
+    return op == MLFF_OP_CELU_MLP_VJP ? 1 + l : 2 * l - 1;
+}
+
+static inline int mlff_mlp_layers(mlff_op op, int n_inputs)
+{
+    return op == MLFF_OP_CELU_MLP_VJP ? n_inputs - 2 : (n_inputs - 1) / 2;
+}
+
 static inline mlff_mlp_shape mlff_mlp_shape_of(const mlff_exec_node *n)
 {
     mlff_mlp_shape s = {0};
-    const int vjp = n->op == MLFF_OP_CELU_MLP_VJP;
-    s.layers = vjp ? n->n_inputs - 2 : (n->n_inputs - 1) / 2;
+    s.layers = mlff_mlp_layers(n->op, n->n_inputs);
     s.groups = n->attrs.i[0];
     for (int l = 1; l <= s.layers; l++)
-        s.weights[l] = &n->inputs[vjp ? 1 + l : 2 * l - 1];
+        s.weights[l] = &n->inputs[mlff_mlp_weight_input(n->op, l)];
     s.width[0] = s.weights[1]->cols;
     for (int l = 1; l <= s.layers; l++)
         s.width[l] = s.weights[l]->rows / s.groups;
-    s.block[s.layers] = 0;
-    s.cols = s.groups * s.width[s.layers];
-    for (int l = 1; l < s.layers; l++) {
-        s.block[l] = s.cols;
-        s.cols += s.groups * s.width[l];
-    }
+    mlff_mlp_place_blocks(&s);
     return s;
 }
 

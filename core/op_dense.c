@@ -61,17 +61,16 @@ int mlff_op_celu_vjp(mlff_graph *g, int gy, int y, double alpha)
                         op_tensor(g, gy)->cols);
 }
 
-/* The widths w_0..w_k of a CELU_MLP's layers (0 if the weights do not chain). */
-static int mlp_widths(mlff_graph *g, int x, const int *weights, int layers, int64_t groups,
+/* The widths w_0..w_k of a CELU_MLP's layers, from x's width per group and
+ * the weights (0 if they do not chain or are not of dtype). */
+static int mlp_widths(mlff_graph *g, int64_t w0, const int *weights, int layers, int64_t groups, mlff_dtype dtype,
                       int64_t widths[MLFF_MLP_MAX_LAYERS + 1])
 {
-    if (groups <= 0 || op_tensor(g, x)->cols % groups != 0)
-        return 0;
-    widths[0] = op_tensor(g, x)->cols / groups;
+    widths[0] = w0;
     for (int l = 0; l < layers; l++) {
         const mlff_graph_tensor *w = op_tensor(g, weights[l]);
         if (w->rows_symbol != MLFF_FIXED_ROWS || w->rows % groups != 0 || w->cols != widths[l] ||
-            w->dtype != op_tensor(g, x)->dtype)
+            w->dtype != dtype)
             return 0;
         widths[l + 1] = w->rows / groups;
     }
@@ -102,8 +101,10 @@ int mlff_op_celu_mlp(mlff_graph *g, int x, const int *weights, const int *biases
     }
     if (!op_inputs_valid(g, in, 1 + 2 * layers))
         return -1;
+    const mlff_graph_tensor *tx = op_tensor(g, x);
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
-    int ok = mlp_widths(g, x, weights, layers, groups, widths) && alpha > 0;
+    int ok = groups > 0 && tx->cols % groups == 0 && alpha > 0 &&
+             mlp_widths(g, tx->cols / groups, weights, layers, groups, tx->dtype, widths);
     for (int l = 0; ok && l < layers; l++) {
         const mlff_graph_tensor *b = op_tensor(g, biases[l]);
         ok = b->rows_symbol == MLFF_FIXED_ROWS && b->rows == groups * widths[l + 1] && b->cols == 1 &&
@@ -137,15 +138,9 @@ int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int l
     if (!op_inputs_valid(g, in, 2 + layers))
         return -1;
     /* x's width is the first weights' columns. */
-    int64_t widths[MLFF_MLP_MAX_LAYERS + 1] = {0};
-    const mlff_graph_tensor *w1 = op_tensor(g, weights[0]);
-    int ok = groups > 0 && w1->rows % groups == 0;
-    widths[0] = w1->cols;
-    for (int l = 0; ok && l < layers; l++) {
-        const mlff_graph_tensor *w = op_tensor(g, weights[l]);
-        ok = w->rows % groups == 0 && w->cols == widths[l];
-        widths[l + 1] = w->rows / groups;
-    }
+    int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
+    int ok = groups > 0 && mlp_widths(g, op_tensor(g, weights[0])->cols, weights, layers, groups,
+                                      op_tensor(g, gy)->dtype, widths);
     const int64_t cols = ok ? mlp_out_cols(widths, layers, groups) : -1;
     ok = ok && op_tensor(g, gy)->cols == cols && op_tensor(g, y)->cols == cols && mlff_graph_same_rows(g, gy, y);
     if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights do not match"))

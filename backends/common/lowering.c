@@ -122,7 +122,7 @@ const char *const mlff_constant_names[] = {
     "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
     "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "REDUCE_LANES",
     "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS",
-    "MLP_MAXW", "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4"};
+    "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -140,38 +140,39 @@ static void put_real(mlff_text *t, const char *name, double value, mlff_kernel_d
         mlff_text_put(t, "#define %s (%.17e%s)\n", name, value, fp64 ? "LF" : "");
 }
 
-/* A CELU_MLP node's layers from its signature: the weights' columns give
- * w_0..w_{k-1}, the output's (or y's) columns the last width. */
+/* A CELU_MLP node's layers from its signature (which has no weight rows):
+ * the weights' columns give w_0..w_{k-1}, the output's (or y's) columns the
+ * last width. */
 static mlff_mlp_shape mlp_shape_of_sig(const mlff_node_sig *s)
 {
     mlff_mlp_shape m = {0};
-    const int vjp = s->op == MLFF_OP_CELU_MLP_VJP;
-    m.layers = vjp ? s->n_inputs - 2 : (s->n_inputs - 1) / 2;
+    m.layers = mlff_mlp_layers((mlff_op)s->op, s->n_inputs);
     m.groups = s->attrs.i[0];
-    m.cols = vjp ? s->in_cols[1] : s->out_cols;
-    int64_t rest = m.cols / m.groups;
+    int64_t last = (s->op == MLFF_OP_CELU_MLP_VJP ? s->in_cols[1] : s->out_cols) / m.groups;
     for (int l = 1; l <= m.layers; l++)
-        m.width[l - 1] = s->in_cols[vjp ? 1 + l : 2 * l - 1];
+        m.width[l - 1] = s->in_cols[mlff_mlp_weight_input((mlff_op)s->op, l)];
     for (int l = 1; l < m.layers; l++)
-        rest -= m.width[l];
-    m.width[m.layers] = rest;
-    int64_t at = m.groups * m.width[m.layers];
-    for (int l = 1; l < m.layers; l++) {
-        m.block[l] = at;
-        at += m.groups * m.width[l];
-    }
+        last -= m.width[l];
+    m.width[m.layers] = last;
+    mlff_mlp_place_blocks(&m);
     return m;
 }
 
-int mlff_mlp_rows(const mlff_node_sig *s)
+/* Words between rows of activations in local memory: the widest layer,
+ * rounded up to 4 for vector reads. */
+static int64_t mlp_stride(const mlff_mlp_shape *m)
 {
-    const mlff_mlp_shape m = mlp_shape_of_sig(s);
     int64_t widest = 0;
-    for (int l = 0; l <= m.layers; l++)
-        widest = m.width[l] > widest ? m.width[l] : widest;
+    for (int l = 0; l <= m->layers; l++)
+        widest = m->width[l] > widest ? m->width[l] : widest;
+    return (widest + 3) / 4 * 4;
+}
+
+static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype)
+{
     /* Per row: two activation rows, and the forward's partial sums. */
-    const int64_t per_row = (2 * ((widest + 3) / 4 * 4) + (s->op == MLFF_OP_CELU_MLP ? MLFF_MLP_THREADS : 0)) *
-                            (s->out_dtype == MLFF_DTYPE_F64 ? 8 : 4);
+    const int64_t per_row = (2 * mlp_stride(m) + (op == MLFF_OP_CELU_MLP ? MLFF_MLP_THREADS : 0)) *
+                            (dtype == MLFF_DTYPE_F64 ? 8 : 4);
     int rows = 16;
     while (rows > 1 && rows * per_row > MLFF_MLP_LOCAL_BYTES)
         rows /= 2;
@@ -180,27 +181,21 @@ int mlff_mlp_rows(const mlff_node_sig *s)
 
 int mlff_mlp_node_rows(const mlff_exec_node *n)
 {
-    mlff_node_sig sig;
-    mlff_node_signature(n, &sig);
-    return mlff_mlp_rows(&sig);
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    return mlp_rows(&m, n->op, n->output.dtype);
 }
 
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);
-    int64_t widest = 0;
-    for (int l = 0; l <= MLFF_MLP_MAX_LAYERS; l++) {
+    for (int l = 0; l <= MLFF_MLP_MAX_LAYERS; l++)
         mlff_text_put(t, "#define MLP_W%d %lld\n", l, (long long)m.width[l]);
-        widest = m.width[l] > widest ? m.width[l] : widest;
-    }
     for (int l = 1; l <= MLFF_MLP_MAX_LAYERS; l++)
         mlff_text_put(t, "#define MLP_B%d %lld\n", l, (long long)m.block[l]);
-    mlff_text_put(t, "#define MLP_LAYERS %d\n#define MLP_WTOP %lld\n#define MLP_COLS %lld\n#define MLP_MAXW %lld\n"
+    mlff_text_put(t, "#define MLP_LAYERS %d\n#define MLP_WTOP %lld\n#define MLP_COLS %lld\n#define MLP_STRIDE %lld\n"
                      "#define GROUPS %lld\n#define MLP_ROWS %d\n#define MLP_THREADS %d\n#define MLP_LANES %d\n",
-                  m.layers, (long long)m.width[m.layers], (long long)m.cols, (long long)widest, (long long)m.groups,
-                  mlff_mlp_rows(s), MLFF_MLP_THREADS, MLFF_MLP_LANES);
-    /* Rows of the activations in local memory: 4-word aligned for vector reads. */
-    mlff_text_put(t, "#define MLP_STRIDE %lld\n", (long long)((widest + 3) / 4 * 4));
+                  m.layers, (long long)m.width[m.layers], (long long)m.cols, (long long)mlp_stride(&m),
+                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype), MLFF_MLP_THREADS, MLFF_MLP_LANES);
     const int f64 = s->out_dtype == MLFF_DTYPE_F64;
     mlff_text_put(t, "#define TO4 %s\n", dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     mlff_text_put(t, "#define EPILOGUE %d\n", s->epilogue);
@@ -234,7 +229,7 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
     if (mlff_op_reduces_in_groups((mlff_op)s->op))
         mlff_text_put(t, "#define REDUCE_LANES %d\n", MLFF_REDUCE_LANES);
-    if (s->op == MLFF_OP_CELU_MLP || s->op == MLFF_OP_CELU_MLP_VJP)
+    if (mlff_op_is_mlp((mlff_op)s->op))
         emit_mlp_constants(t, s, dialect, fp64);
 }
 

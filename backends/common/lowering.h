@@ -46,17 +46,17 @@ int mlff_op_reduces_in_groups(mlff_op op);
 int mlff_op_uses_segments(mlff_op op);
 
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
- * mlff_mlp_rows() rows of one group through every layer, its activations in
+ * mlff_mlp_node_rows() rows of one group through every layer, its activations in
  * local memory (at most MLFF_MLP_LOCAL_BYTES, which every GPU, PoCL and
  * lavapipe have). The forward pass sums each output with MLFF_MLP_LANES
  * items, which read its weight row side by side. Kernels see these as
  * MLP_THREADS, MLP_ROWS, MLP_LANES, with the widths MLP_W0..MLP_W3 (MLP_WTOP
  * the last), where each layer's block starts in the output (MLP_B1..MLP_B3),
- * its width MLP_COLS and the widest layer MLP_MAXW. */
+ * its width MLP_COLS and the words between rows in local memory MLP_STRIDE. */
 #define MLFF_MLP_THREADS 256
 #define MLFF_MLP_LANES 4
 #define MLFF_MLP_LOCAL_BYTES 32768
-int mlff_mlp_rows(const mlff_node_sig *sig);
+/* The rows a work-group takes (MLP_ROWS of the node's kernel). */
 int mlff_mlp_node_rows(const mlff_exec_node *n);
 static inline int mlff_op_is_mlp(mlff_op op)
 {
