@@ -190,7 +190,8 @@ typedef struct mlff_stats {
     uint64_t kernel_builds;    /* GPU programs compiled from source (0 on a warm kernel cache) */
     uint64_t kernel_cache_hits;    /* programs loaded from the on-disk kernel cache */
     uint64_t kernel_cache_rejects; /* cache files found invalid (corrupt, stale), deleted, rebuilt */
-    uint64_t reserved[4];
+    uint64_t device_pair_lists; /* evaluations whose pair lists the device made (GPU cell lists) */
+    uint64_t reserved[3];
 } mlff_stats;
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);

@@ -139,6 +139,9 @@ typedef enum mlff_cell_buffer {
     MLFF_CELL_BUF_COUNTS,
     MLFF_CELL_BUF_PAIRS,
     MLFF_CELL_BUF_IMAGES,
+    MLFF_CELL_BUF_LIST_PAIRS,      /* + list (0, 1): a graph's input buffers, written in place */
+    MLFF_CELL_BUF_LIST_IMAGES = MLFF_CELL_BUF_LIST_PAIRS + 2,
+    MLFF_CELL_BUF_TRIPLE_STARTS = MLFF_CELL_BUF_LIST_IMAGES + 2,
     MLFF_CELL_BUFFERS
 } mlff_cell_buffer;
 

@@ -187,6 +187,11 @@ static int64_t *reserve_blocks(mlff_batch_work *w, int64_t n_entries, int64_t *n
 static mlff_status fill_pairs(const mlff_graph *g, int t, int t_images, const mlff_batch *batch,
                               const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
 {
+    for (int l = 0; v->device_lists && l < v->device_lists->lists.n_lists; l++)
+        if (v->device_lists->pairs[l] == t) {
+            w->symbols[g->tensors[t].rows_symbol] = v->device_lists->lists.n_pairs[l];
+            return MLFF_OK;
+        }
     int64_t n_blocks;
     fill_job j = {.v = v, .cutoff = g->tensors[t].cutoff, .counts = reserve_blocks(w, v->n_pairs, &n_blocks, err)};
     if (!j.counts)
@@ -273,7 +278,8 @@ static void write_triple_starts(const void *task, void *extra, int64_t b0, int64
 
 /* Where each pair's angular triples start (the device builds the triples,
  * op pair_triples); their count becomes the triples' size symbol. */
-static mlff_status build_triple_starts(const mlff_graph *g, int t, mlff_batch_work *w, mlff_error *err)
+static mlff_status build_triple_starts(const mlff_graph *g, int t, const mlff_atom_view *v, mlff_batch_work *w,
+                                       mlff_error *err)
 {
     const int list = g->tensors[t].role_link;
     int triples_symbol = -1;
@@ -282,6 +288,10 @@ static mlff_status build_triple_starts(const mlff_graph *g, int t, mlff_batch_wo
             triples_symbol = g->tensors[g->nodes[k].output].rows_symbol;
     if (triples_symbol < 0)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "triple starts without their pair_triples");
+    if (v->device_lists) {
+        w->symbols[triples_symbol] = v->device_lists->lists.n_triples;
+        return MLFF_OK;
+    }
     int64_t n_blocks;
     fill_job j = {.pairs = w->inputs[list].data, .n_pairs = w->symbols[g->tensors[list].rows_symbol]};
     if (!(j.counts = reserve_blocks(w, j.n_pairs, &n_blocks, err)))
@@ -340,15 +350,13 @@ static mlff_status fill_cells(const mlff_batch *b, int t, mlff_batch_work *w, ml
     return MLFF_OK;
 }
 
-mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
-                               const char *model_name, const char *element_list,
-                               const mlff_pair_options *options, mlff_batch_work *w, mlff_error *err)
+mlff_status mlff_batch_check(const mlff_batch *b, const int *species_index, const char *model_name,
+                             const char *element_list, mlff_batch_work *w, mlff_error *err)
 {
     mlff_status s = check_layout(b, err);
     if (s != MLFF_OK)
         return s;
     const int64_t n_atoms = w->n_atoms = b->system_offsets[b->n_systems];
-    w->pool = options->pool;
     void **const columns[] = {(void **)&w->system, (void **)&w->species};
     const size_t elems[] = {sizeof *w->system, sizeof *w->species};
     if (!mlff_grow_columns(columns, elems, 2, &w->atoms_capacity, n_atoms))
@@ -361,6 +369,13 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
         return s;
     for (int64_t a = 0; a < n_atoms; a++)
         w->species[a] = species_index[b->atomic_numbers[a]];
+    return mlff_pair_lists_check(b, err);
+}
+
+mlff_status mlff_batch_find_pairs(const mlff_graph *g, const mlff_batch *b, const mlff_pair_options *options,
+                                  mlff_batch_work *w, mlff_error *err)
+{
+    w->pool = options->pool;
     /* One search at the largest cutoff; it also rejects overlapping atoms. */
     double cutoff = MLFF_MIN_DISTANCE;
     for (int t = 0; t < g->n_tensors; t++)
@@ -368,6 +383,47 @@ mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const i
             g->tensors[t].cutoff > cutoff)
             cutoff = g->tensors[t].cutoff;
     return mlff_pair_lists_update(&w->pairs, b, w->system, cutoff, options, err);
+}
+
+mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
+                               const char *model_name, const char *element_list,
+                               const mlff_pair_options *options, mlff_batch_work *w, mlff_error *err)
+{
+    mlff_status s = mlff_batch_check(b, species_index, model_name, element_list, w, err);
+    return s == MLFF_OK ? mlff_batch_find_pairs(g, b, options, w, err) : s;
+}
+
+int mlff_batch_device_lists_of(const mlff_graph *g, mlff_batch_device_lists *d)
+{
+    memset(d, 0, sizeof *d);
+    d->lists.triples_of = d->triple_starts = -1;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const mlff_graph_tensor *gt = &g->tensors[t];
+        if (gt->kind != MLFF_TENSOR_INPUT)
+            continue;
+        if (gt->role == MLFF_INPUT_PAIRS) {
+            const int l = d->lists.n_lists++;
+            if (l == MLFF_DEVICE_LISTS || (d->images[l] = input_of(g, MLFF_INPUT_PAIR_IMAGES, t)) < 0)
+                return 0;
+            d->pairs[l] = t;
+            d->lists.cutoff[l] = gt->cutoff;
+        } else if (gt->role == MLFF_INPUT_TRIPLE_STARTS) {
+            if (d->triple_starts >= 0)
+                return 0; /* one list has triple starts */
+            d->triple_starts = t;
+        }
+    }
+    for (int l = 0; d->triple_starts >= 0 && l < d->lists.n_lists; l++)
+        if (g->tensors[d->triple_starts].role_link == d->pairs[l])
+            d->lists.triples_of = l;
+    return d->lists.n_lists > 0 && (d->triple_starts < 0 || d->lists.triples_of >= 0);
+}
+
+int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int t)
+{
+    const mlff_input_role role = g->tensors[t].role;
+    return v->device_lists && g->tensors[t].kind == MLFF_TENSOR_INPUT &&
+           (role == MLFF_INPUT_PAIRS || role == MLFF_INPUT_PAIR_IMAGES || role == MLFF_INPUT_TRIPLE_STARTS);
 }
 
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w)
@@ -449,7 +505,7 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
                 s = build_element_atoms(g, t, species, v, w, err);
             else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLE_STARTS)
-                s = build_triple_starts(g, t, w, err);
+                s = build_triple_starts(g, t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS)
                 s = fill_positions(b, t, v, w, err);
         }

@@ -10,6 +10,7 @@
 #ifndef MLFF_CORE_BATCH_H
 #define MLFF_CORE_BATCH_H
 
+#include "../backends/common/device_cells.h"
 #include "graph.h"
 #include "mlff.h"
 #include "pair_lists.h"
@@ -36,22 +37,48 @@ typedef struct mlff_batch_work {
     mlff_host_array block_counts; /* their per-block counts */
 } mlff_batch_work;
 
+/* The graph's pair lists as the device makes them (device_cells.h), and
+ * the inputs each fills. */
+typedef struct mlff_batch_device_lists {
+    mlff_device_lists lists;
+    int pairs[MLFF_DEVICE_LISTS], images[MLFF_DEVICE_LISTS], triple_starts; /* graph inputs (-1: none) */
+} mlff_batch_device_lists;
+
 /* The atoms one plan execution sees: owned atoms first, then ghosts (see
  * graph.h), and the pairs of the owned atoms in these local indices, sorted
- * by center then neighbour. */
+ * by center then neighbour; or, for the whole batch, the pair lists the
+ * device made (then only their sizes are filled). */
 typedef struct mlff_atom_view {
     int64_t n_owned, n_atoms;
     const int32_t *batch_atom;      /* local -> batch atom; NULL: the whole batch, all owned */
     const int32_t *pairs, *images;  /* [n_pairs][2], [n_pairs][3] */
     const double *distances;        /* [n_pairs] */
     int64_t n_pairs;
+    const mlff_batch_device_lists *device_lists; /* NULL: the pairs above */
 } mlff_atom_view;
 
 mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err);
 void mlff_batch_work_free(mlff_batch_work *w);
 
+/* Checks the batch (elements, coordinates, cells) and sets the system and
+ * species of every atom in w; the pair search is left to the caller. */
+mlff_status mlff_batch_check(const mlff_batch *b, const int *species_index, const char *model_name,
+                             const char *element_list, mlff_batch_work *w, mlff_error *err);
+
+/* The master pair list of a checked batch (kept in w). */
+mlff_status mlff_batch_find_pairs(const mlff_graph *g, const mlff_batch *b, const mlff_pair_options *options,
+                                  mlff_batch_work *w, mlff_error *err);
+
+/* 1 (and *d filled) when every pair input of the graph is a list the
+ * device can make: at most MLFF_DEVICE_LISTS, each with its images. */
+int mlff_batch_device_lists_of(const mlff_graph *g, mlff_batch_device_lists *d);
+
+/* 1 for an input that the device makes when the view says so. */
+int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int t);
+
 /*
- * Checks the batch and finds its pairs (the master list, kept in w).
+ * Checks the batch and finds its pairs: mlff_batch_check, then
+ * mlff_batch_find_pairs.
  * species_index[z] is the model's element index of atomic number z, or -1.
  * model_name and element_list are for error messages.
  */

@@ -187,6 +187,35 @@ static mlff_status whole_batch_fits(mlff_chunks *c, int n_symbols, const mlff_ch
     return MLFF_OK;
 }
 
+/* The costs per row of every symbol (found at the first call) and the
+ * budget the rows of a pass may use. */
+static mlff_status find_budget(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                               const mlff_chunk_limits *limits, const mlff_batch *b, double *budget, mlff_error *err)
+{
+    if (!c->costs && (!(c->costs = symbol_costs(g, plan)) ||
+                      !(c->rows = malloc((size_t)g->n_symbols * 2 * sizeof *c->rows))))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    *budget = ((double)limits->budget - (double)mlff_plan_param_bytes(plan)) / MLFF_PLAN_HEADROOM -
+              (double)c->costs[MLFF_SYMBOL_SYSTEMS].total * (double)b->n_systems;
+    return MLFF_OK;
+}
+
+mlff_status mlff_chunks_whole_fits(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                                   const mlff_chunk_limits *limits, const mlff_batch *b, const int64_t *symbols,
+                                   int *fits, mlff_error *err)
+{
+    *fits = 0;
+    double budget;
+    mlff_status s = find_budget(c, g, plan, limits, b, &budget, err);
+    if (s != MLFF_OK || (limits->max_atoms > 0 && symbols[MLFF_SYMBOL_ATOMS] > limits->max_atoms))
+        return s;
+    int64_t *sum = c->rows + g->n_symbols;
+    for (int y = 0; y < g->n_symbols; y++)
+        sum[y] = c->costs[y].kind != SYMBOL_OTHER ? symbols[y] : 0;
+    *fits = rows_fit(c->costs, g->n_symbols, sum, NULL, limits, budget);
+    return MLFF_OK;
+}
+
 /* Greedy cut along c->order: a chunk grows while its tensors fit. The
  * atoms of a chunk are its owned atoms and their neighbours (ghosts), found
  * as it grows: c->seen[a] == c->generation marks the atoms already in it. */
@@ -297,12 +326,10 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
     if (s != MLFF_OK)
         return s;
     mlff_thread_pool_for(w->pool, n_atoms + 1, 4096, find_first_pairs, master, c->first_pair);
-    if (!c->costs && (!(c->costs = symbol_costs(g, plan)) ||
-                      !(c->rows = malloc((size_t)g->n_symbols * 2 * sizeof *c->rows))))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    double budget;
+    if ((s = find_budget(c, g, plan, limits, b, &budget, err)) != MLFF_OK)
+        return s;
     const symbol_cost *costs = c->costs;
-    const double budget = ((double)limits->budget - (double)mlff_plan_param_bytes(plan)) / MLFF_PLAN_HEADROOM -
-                          (double)costs[MLFF_SYMBOL_SYSTEMS].total * (double)b->n_systems;
     /* The whole batch in one pass where it fits; else chunks in spatial order. */
     int fits;
     if ((s = whole_batch_fits(c, g->n_symbols, limits, budget, w, &fits, err)) != MLFF_OK)

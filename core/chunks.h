@@ -54,6 +54,12 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
                              const mlff_chunk_limits *limits, const mlff_batch *b,
                              const mlff_batch_work *w, mlff_error *err);
 
+/* Whether the whole batch, with these values of the size symbols, fits one
+ * pass (the first test of mlff_chunks_plan, for pairs counted elsewhere). */
+mlff_status mlff_chunks_whole_fits(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                                   const mlff_chunk_limits *limits, const mlff_batch *b, const int64_t *symbols,
+                                   int *fits, mlff_error *err);
+
 /* Makes c->view the atoms and pairs of chunk k (after mlff_chunks_plan with
  * more than one chunk). */
 mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err);

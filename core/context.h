@@ -36,6 +36,8 @@ struct mlff_model {
     mlff_graph *graph;
     mlff_plan *plan;
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
+    int lists_on_device;                    /* the device may make the graph's pair lists too */
+    mlff_batch_device_lists device_lists;   /* which lists and inputs (batch.h) */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */

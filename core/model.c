@@ -136,7 +136,9 @@ static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_erro
     }
     if (!on_device)
         return MLFF_OK;
-    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
+    mlff_status s = mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
+    m->lists_on_device = m->device_cells && mlff_batch_device_lists_of(m->graph, &m->device_lists);
+    return s;
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
@@ -232,7 +234,7 @@ static void assemble_virials(const mlff_batch *b, const double *forces, const do
 }
 
 /* The host phases of an evaluation, for MLFF_LOG=profile (core/profile.h). */
-enum { PHASE_PREPARE, PHASE_CHUNKS, PHASE_FILL, PHASE_UPLOAD, PHASE_COMPUTE, PHASE_DOWNLOAD };
+enum { PHASE_CHECK, PHASE_SEARCH, PHASE_CHUNKS, PHASE_FILL, PHASE_UPLOAD, PHASE_DEVICE_LISTS, PHASE_COMPUTE, PHASE_DOWNLOAD };
 
 /* Adds the time since *since to a phase and restarts the clock. */
 static void phase_done(mlff_model *m, int phase, const char *name, double *since)
@@ -244,32 +246,46 @@ static void phase_done(mlff_model *m, int phase, const char *name, double *since
     *since = now;
 }
 
-/* One plan execution for the atoms of a view; forces are per local atom.
- * Outputs left NULL are not read. */
-static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, unsigned outputs,
-                            double *energies, double *forces, double *cell_forces)
+/* The view's pair lists, made on the device into the plan's inputs. */
+static mlff_status write_device_lists(mlff_model *m, const mlff_atom_view *v, mlff_error *err)
+{
+    mlff_batch_device_lists d = *v->device_lists;
+    for (int l = 0; l < d.lists.n_lists; l++) {
+        d.lists.pairs[l] = mlff_plan_input_buffer(m->plan, d.pairs[l]);
+        d.lists.images[l] = mlff_plan_input_buffer(m->plan, d.images[l]);
+    }
+    if (d.triple_starts >= 0)
+        d.lists.triple_starts = mlff_plan_input_buffer(m->plan, d.triple_starts);
+    return mlff_device_cells_write_lists(m->device_cells, &d.lists, err);
+}
+
+/* One plan execution for the atoms of a view, its inputs filled (w);
+ * forces are per local atom. Outputs left NULL are not read. */
+static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned outputs, double *energies,
+                              double *forces, double *cell_forces)
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     const mlff_graph *g = m->graph;
     double t = mlff_seconds();
-    mlff_status s = mlff_batch_fill(g, batch, v, &m->work, err);
-    if (s != MLFF_OK)
-        return s;
-    phase_done(m, PHASE_FILL, "host: inputs", &t);
     uint64_t builds = mlff_plan_builds(m->plan);
-    if ((s = mlff_plan_bind(m->plan, m->work.symbols, err)) != MLFF_OK)
+    mlff_status s = mlff_plan_bind(m->plan, m->work.symbols, err);
+    if (s != MLFF_OK)
         return s;
     ctx->stats.plan_builds += mlff_plan_builds(m->plan) - builds;
     for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
-        if (gt->kind != MLFF_TENSOR_INPUT)
+        if (gt->kind != MLFF_TENSOR_INPUT || mlff_batch_made_on_device(g, v, t))
             continue;
         const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)m->work.positions
                                                              : m->work.inputs[t].data;
         s = mlff_plan_write(m->plan, t, m->work.input_dtypes[t], data, err);
     }
     phase_done(m, PHASE_UPLOAD, "upload", &t);
+    if (s == MLFF_OK && v->device_lists) {
+        s = write_device_lists(m, v, err);
+        phase_done(m, PHASE_DEVICE_LISTS, "device: pair lists written", &t);
+    }
     if (s == MLFF_OK)
         s = mlff_plan_run(m->plan, outputs, err);
     if (s != MLFF_OK)
@@ -284,6 +300,17 @@ static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_a
         s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
     phase_done(m, PHASE_DOWNLOAD, "download", &t);
     return s;
+}
+
+static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, unsigned outputs,
+                            double *energies, double *forces, double *cell_forces)
+{
+    double t = mlff_seconds();
+    mlff_status s = mlff_batch_fill(m->graph, batch, v, &m->work, &m->ctx->error);
+    if (s != MLFF_OK)
+        return s;
+    phase_done(m, PHASE_FILL, "host: inputs", &t);
+    return run_filled(m, v, outputs, energies, forces, cell_forces);
 }
 
 /* The batch chunk by chunk: each chunk's results added to the batch's. */
@@ -322,7 +349,46 @@ static mlff_status run_chunks(mlff_model *m, const mlff_batch *batch, unsigned o
     return s;
 }
 
-mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_results *results)
+/*
+ * The whole batch with the graph's pair lists made on the device (cell
+ * lists, device_cells.h): nothing per pair crosses the bus. Only without a
+ * skin (a skin keeps the host's list between calls); *done stays 0 when the
+ * host's search must run instead: the batch needs more than one pass, or
+ * the device saw something (atoms too close) that the host must judge.
+ */
+static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch, unsigned outputs,
+                                         const mlff_chunk_limits *limits, double *energies, double *forces,
+                                         double *cell_forces, int *done)
+{
+    mlff_context *ctx = m->ctx;
+    mlff_error *err = &ctx->error;
+    mlff_batch_work *w = &m->work;
+    *done = 0;
+    w->pool = ctx->pool;
+    double t = mlff_seconds();
+    int usable = 0;
+    mlff_status s = mlff_device_cells_count_lists(m->device_cells, batch, &m->device_lists.lists, &usable, err);
+    if (s != MLFF_OK || !usable)
+        return s;
+    phase_done(m, PHASE_SEARCH, "pair search", &t);
+    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms, .device_lists = &m->device_lists};
+    int fits = 0;
+    if ((s = mlff_batch_fill(m->graph, batch, &whole, w, err)) == MLFF_OK)
+        s = mlff_chunks_whole_fits(&m->chunks, m->graph, m->plan, limits, batch, w->symbols, &fits, err);
+    if (s != MLFF_OK || !fits)
+        return s;
+    phase_done(m, PHASE_FILL, "host: inputs", &t);
+    w->pairs.valid = 0; /* the host's list is not this batch's */
+    ctx->stats.neighbor_builds++;
+    ctx->stats.device_pair_lists++;
+    *done = 1;
+    return run_filled(m, &whole, outputs, energies, forces, cell_forces);
+}
+
+/* The batch through the host's pair search: in one pass or in chunks. */
+static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, unsigned outputs,
+                                       const mlff_chunk_limits *limits, double *energies, double *forces,
+                                       double *cell_forces)
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
@@ -331,24 +397,36 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
                                      m->device_cells ? &device_search : NULL};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
-    mlff_profile_begin(&m->profile);
-    mlff_status s = mlff_batch_prepare(m->graph, batch, m->species_index, m->name, m->element_list, &pairs,
-                                       &m->work, err);
+    mlff_status s = mlff_batch_find_pairs(m->graph, batch, &pairs, &m->work, err);
     ctx->stats.neighbor_builds += m->work.pairs.searches - searches;
-    if (s != MLFF_OK)
+    if (s != MLFF_OK || outputs == 0)
         return s;
+    phase_done(m, PHASE_SEARCH, "pair search", &t);
+    if ((s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, limits, batch, &m->work, err)) != MLFF_OK)
+        return s;
+    phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
+    if (m->chunks.n_chunks > 1)
+        return run_chunks(m, batch, outputs, energies, forces, cell_forces);
+    const mlff_atom_view whole = mlff_batch_whole(&m->work);
+    return run_view(m, batch, &whole, outputs, energies, forces, cell_forces);
+}
+
+mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_results *results)
+{
+    mlff_context *ctx = m->ctx;
+    mlff_error *err = &ctx->error;
+    mlff_profile_begin(&m->profile);
     unsigned outputs = (results->energies ? 1u << MLFF_OUTPUT_ENERGY : 0) |
                        (results->forces || results->virials ? 1u << MLFF_OUTPUT_FORCES : 0) |
                        (results->virials ? 1u << MLFF_OUTPUT_CELL_FORCES : 0);
-    if (outputs == 0)
-        return MLFF_OK;
     mlff_memory_limits device;
     ctx->iface->memory_limits(ctx->backend, &device);
     const mlff_chunk_limits limits = {device.budget, device.max_buffer, ctx->settings.max_chunk_atoms};
-    phase_done(m, PHASE_PREPARE, "host: checks, pair search", &t);
-    if ((s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, &limits, batch, &m->work, err)) != MLFF_OK)
+    double t = mlff_seconds();
+    mlff_status s = mlff_batch_check(batch, m->species_index, m->name, m->element_list, &m->work, err);
+    if (s != MLFF_OK)
         return s;
-    phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
+    phase_done(m, PHASE_CHECK, "host: checks", &t);
 
     /* Virials need the forces and the cell forces, asked for or not. */
     const int64_t n_atoms = m->work.n_atoms;
@@ -360,13 +438,12 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
         if (!forces)
             forces = cell_forces + 9 * batch->n_systems;
     }
-    if (m->chunks.n_chunks == 1) {
-        const mlff_atom_view whole = mlff_batch_whole(&m->work);
-        s = run_view(m, batch, &whole, outputs, results->energies, forces, cell_forces);
-    } else {
-        s = run_chunks(m, batch, outputs, results->energies, forces, cell_forces);
-    }
-    if (s == MLFF_OK && results->virials)
+    int done = 0;
+    if (m->lists_on_device && outputs && !use_dense(ctx, batch) && ctx->settings.skin <= 0.0)
+        s = run_with_device_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces, &done);
+    if (s == MLFF_OK && !done)
+        s = run_with_host_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces);
+    if (s == MLFF_OK && outputs && results->virials)
         assemble_virials(batch, forces, cell_forces, results->virials);
     return s;
 }

@@ -238,11 +238,8 @@ static mlff_status check_density(const mlff_batch *b, int64_t s, mlff_error *err
     return MLFF_OK;
 }
 
-mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system,
-                                   double cutoff, const mlff_pair_options *options, mlff_error *err)
+mlff_status mlff_pair_lists_check(const mlff_batch *b, mlff_error *err)
 {
-    const double skin = options->skin;
-    const int dense = options->dense;
     for (int64_t s = 0; s < b->n_systems; s++) {
         if (mlff_batch_is_periodic(b, s) && !b->cells)
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
@@ -250,6 +247,14 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
         if (status != MLFF_OK)
             return status;
     }
+    return MLFF_OK;
+}
+
+mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, const int32_t *system,
+                                   double cutoff, const mlff_pair_options *options, mlff_error *err)
+{
+    const double skin = options->skin;
+    const int dense = options->dense;
     if (!reusable(pl, b, cutoff, skin, dense)) {
         pl->valid = 0;
         const mlff_neighbor_search *device = options->device;

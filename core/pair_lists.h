@@ -41,6 +41,9 @@ typedef struct mlff_pair_options {
     const mlff_neighbor_search *device; /* cell lists elsewhere (a GPU's), or NULL: on the host */
 } mlff_pair_options;
 
+/* The cells of the batch's periodic systems: present, not absurdly dense. */
+mlff_status mlff_pair_lists_check(const mlff_batch *b, mlff_error *err);
+
 /*
  * Makes the master list valid for the batch's current positions (searching
  * again unless the skin allows reuse) and measures every pair; rejects

@@ -461,6 +461,11 @@ int64_t mlff_plan_rows(const mlff_plan *p, int tensor)
     return p->tensors[tensor].rows;
 }
 
+void *mlff_plan_input_buffer(const mlff_plan *p, int tensor)
+{
+    return p->tensors[tensor].buffer;
+}
+
 uint64_t mlff_plan_builds(const mlff_plan *p)
 {
     return p->builds;

@@ -28,6 +28,10 @@ mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_erro
 mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data,
                             mlff_error *err);
 
+/* The device buffer of an input tensor (as bound), for work that fills it
+ * on the device instead of mlff_plan_write. */
+void *mlff_plan_input_buffer(const mlff_plan *p, int tensor);
+
 /* Run the nodes that the wanted outputs need (mask of 1 << mlff_output_role). */
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err);
 

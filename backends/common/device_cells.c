@@ -10,19 +10,30 @@
  *     64 bits), then ranges of atoms whose pairs fit one device buffer;
  *  5. cell_pairs, per range: each atom's pairs written and sorted, then
  *     read straight into the list.
+ * A graph's cutoff lists (mlff_device_cells_count_lists and _write_lists)
+ * take steps 1-4 with the lists' pairs counted too, their offsets and the
+ * triple bases summed on the host, and one cell_pairs over all atoms that
+ * writes the lists into the graph's buffers.
  *
  * The buffers, in mlff_cell_buffer order (int and float are 32 bits):
- *   PARAMS           int[4]: first atom of the range; a flag cell_pairs sets
- *                    when it finds another count than cell_count
+ *   PARAMS           int[8]: first atom of the range; a flag cell_pairs sets
+ *                    when it finds another count than cell_count; n; what
+ *                    cell_pairs writes (0 the master list, 1 the cutoff
+ *                    lists); the list with triple starts (or -1); flags for
+ *                    a pair too close and for images that do not pack
  *   POSITIONS        float4[n]: x, y, z, system index
- *   SYSTEM_REALS     float[S][28]: H[9], rec[9], origin[3], to_bin[3], radius^2
+ *   SYSTEM_REALS     float[S][28]: H[9], rec[9], origin[3], to_bin[3], radius^2,
+ *                    the lists' cutoff^2 (-1: no list), the closest distance^2
  *   SYSTEM_INTS      int[S][8]: nb[3], reach[3], periodic axes (bit k), first bin
  *   ATOM_BINS        int4[n]: bin (numbered across the batch), shift[3]
  *   BIN_ENDS         int[bins]: counts, then starts, then ends
  *   SLOT_POSITIONS   float4[n]: wrapped positions in bin order
  *   SLOT_SHIFTS      int4[n]: their shifts and atom index
- *   COUNTS           int[n + 1]: pairs per atom, then offsets within a range
+ *   COUNTS           int[4][n + 1]: pairs per atom, then offsets within a
+ *                    range; the same for lists 0 and 1 (offsets in the
+ *                    list); each atom's first triple
  *   PAIRS, IMAGES    int[cap][2], int[cap][3]: one range's pairs
+ *   LIST_PAIRS + k, LIST_IMAGES + k, TRIPLE_STARTS: the graph's buffers
  */
 #include "device_cells.h"
 
@@ -31,6 +42,7 @@
 #include <string.h>
 
 #include "../../core/grow.h"
+#include "../../core/pair_lists.h"
 #include "segments.h"
 
 #define SYS_REALS 28
@@ -40,6 +52,11 @@
 #define FLOAT_SLACK 1e-5
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
+#define PARAMS 8
+enum { PARAM_FIRST, PARAM_MISMATCH, PARAM_ATOMS, PARAM_WRITE_LISTS, PARAM_TRIPLES_OF, PARAM_TOO_CLOSE, PARAM_FAR };
+/* Pairs the device sees closer than this make the host check them (its
+ * limit in double, MLFF_MIN_DISTANCE, with room for float rounding). */
+#define CLOSEST (MLFF_MIN_DISTANCE * 1.001)
 
 struct mlff_device_cells {
     const mlff_backend_iface *iface;
@@ -48,7 +65,7 @@ struct mlff_device_cells {
     void *buffers[MLFF_CELL_BUFFERS];
     size_t sizes[MLFF_CELL_BUFFERS];
     size_t max_buffer, max_pairs, default_max_pairs;
-    /* Host copies: per atom (n + 1 rows), per system, per bin. */
+    /* Host copies: per atom (n + 1 rows; counts has 4 columns, as COUNTS), per system, per bin. */
     float *positions;
     int32_t *counts;
     int64_t *offsets;
@@ -58,6 +75,7 @@ struct mlff_device_cells {
     int64_t systems_capacity;
     int32_t *bins;
     int64_t bins_capacity;
+    int32_t params[PARAMS]; /* as last written by count_pairs */
 };
 
 mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
@@ -150,15 +168,34 @@ static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset,
     return bytes ? c->iface->buffer_read(c->be, c->buffers[k], offset, dst, bytes, err) : MLFF_OK;
 }
 
+/* Runs kernel k with the cell buffers and, where lists is not NULL, its
+ * buffers bound (the first buffer stands in for those not there). */
+static mlff_status run_with(mlff_device_cells *c, mlff_cell_kernel k, int64_t items, const mlff_device_lists *lists,
+                            mlff_error *err)
+{
+    if (!items)
+        return MLFF_OK;
+    void *bound[MLFF_CELL_BUFFERS];
+    for (int b = 0; b < MLFF_CELL_BUFFERS; b++)
+        bound[b] = b < MLFF_CELL_BUF_LIST_PAIRS ? c->buffers[b] : c->buffers[MLFF_CELL_BUF_PARAMS];
+    for (int l = 0; lists && l < lists->n_lists; l++) {
+        bound[MLFF_CELL_BUF_LIST_PAIRS + l] = lists->pairs[l];
+        bound[MLFF_CELL_BUF_LIST_IMAGES + l] = lists->images[l];
+    }
+    if (lists && lists->triples_of >= 0)
+        bound[MLFF_CELL_BUF_TRIPLE_STARTS] = lists->triple_starts;
+    return c->iface->cell_kernel(c->be, k, bound, items, err);
+}
+
 static mlff_status run(mlff_device_cells *c, mlff_cell_kernel k, int64_t items, mlff_error *err)
 {
-    return items ? c->iface->cell_kernel(c->be, k, c->buffers, items, err) : MLFF_OK;
+    return run_with(c, k, items, NULL, err);
 }
 
 /* Step 1 for system s: its rows of SYSTEM_REALS and SYSTEM_INTS, and its
  * atoms' positions; *n_bins advances past its bins. */
 static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, int64_t s, double cutoff,
-                                   int64_t *n_bins, mlff_error *err)
+                                   const mlff_device_lists *lists, int64_t *n_bins, mlff_error *err)
 {
     const int64_t first = b->system_offsets[s], n = b->system_offsets[s + 1] - first;
     float *reals = c->sys_reals + SYS_REALS * s;
@@ -203,24 +240,27 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, in
         ints[6] |= g.periodic[k] << k;
     }
     reals[24] = (float)(radius * radius);
+    for (int l = 0; l < MLFF_DEVICE_LISTS; l++)
+        reals[25 + l] = lists && l < lists->n_lists ? (float)(lists->cutoff[l] * lists->cutoff[l]) : -1.0f;
+    reals[27] = (float)(CLOSEST * CLOSEST);
     ints[7] = (int32_t)*n_bins;
     *n_bins += g.nb[0] * g.nb[1] * g.nb[2];
     return MLFF_OK;
 }
 
 /* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
-static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, double cutoff, int *on_host,
-                                  mlff_error *err)
+static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, double cutoff,
+                                  const mlff_device_lists *lists, int *on_host, mlff_error *err)
 {
     const int64_t S = b->n_systems, n = b->system_offsets[S];
     int64_t n_bins = 0;
     mlff_status s = MLFF_OK;
     for (int64_t k = 0; k < S && s == MLFF_OK; k++)
-        s = describe_system(c, b, k, cutoff, &n_bins, err);
+        s = describe_system(c, b, k, cutoff, lists, &n_bins, err);
     if (s != MLFF_OK)
         return s;
     if (!fits(c, (size_t)n * 16) || !fits(c, (size_t)S * SYS_REALS * 4) || !fits(c, (size_t)n_bins * 4) ||
-        n_bins > INT32_MAX) {
+        !fits(c, (size_t)(n + 1) * 16) || n_bins > INT32_MAX) {
         *on_host = 1;
         return MLFF_OK;
     }
@@ -229,7 +269,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     const struct {
         mlff_cell_buffer k;
         size_t bytes;
-    } sizes[] = {{MLFF_CELL_BUF_PARAMS, 16},
+    } sizes[] = {{MLFF_CELL_BUF_PARAMS, PARAMS * 4},
                  {MLFF_CELL_BUF_POSITIONS, (size_t)n * 16},
                  {MLFF_CELL_BUF_SYSTEM_REALS, (size_t)S * SYS_REALS * 4},
                  {MLFF_CELL_BUF_SYSTEM_INTS, (size_t)S * SYS_INTS * 4},
@@ -237,7 +277,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
                  {MLFF_CELL_BUF_BIN_ENDS, (size_t)n_bins * 4},
                  {MLFF_CELL_BUF_SLOT_POSITIONS, (size_t)n * 16},
                  {MLFF_CELL_BUF_SLOT_SHIFTS, (size_t)n * 16},
-                 {MLFF_CELL_BUF_COUNTS, (size_t)(n + 1) * 4},
+                 {MLFF_CELL_BUF_COUNTS, (size_t)(n + 1) * 16},
                  {MLFF_CELL_BUF_PAIRS, 8},
                  {MLFF_CELL_BUF_IMAGES, 12}};
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes && s == MLFF_OK; k++)
@@ -296,42 +336,46 @@ static mlff_status write_range(mlff_device_cells *c, int64_t a0, int64_t a1, mlf
     return s;
 }
 
+/* Steps 1-4: the batch's atoms binned and their pairs counted (the lists'
+ * too where lists is not NULL). *on_host: the batch is not for the device. */
+static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, double cutoff,
+                               const mlff_device_lists *lists, int *on_host, mlff_error *err)
+{
+    *on_host = 1;
+    int64_t largest;
+    mlff_status s = mlff_neighbors_check(b, cutoff, &largest, err);
+    const int64_t S = b->n_systems, n = S > 0 ? b->system_offsets[S] : 0;
+    if (s != MLFF_OK || n == 0 || S >= MAX_SYSTEMS || n >= INT32_MAX)
+        return s;
+    void **const atom_columns[] = {(void **)&c->positions, (void **)&c->counts, (void **)&c->offsets};
+    const size_t atom_sizes[] = {4 * sizeof(float), 4 * sizeof(int32_t), sizeof(int64_t)};
+    void **const system_columns[] = {(void **)&c->sys_reals, (void **)&c->sys_ints};
+    const size_t system_sizes[] = {SYS_REALS * sizeof(float), SYS_INTS * sizeof(int32_t)};
+    if (!mlff_grow_columns(atom_columns, atom_sizes, 3, &c->atoms_capacity, n + 1) ||
+        !mlff_grow_columns(system_columns, system_sizes, 2, &c->systems_capacity, S))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    *on_host = 0;
+    if ((s = sort_into_bins(c, b, cutoff, lists, on_host, err)) != MLFF_OK || *on_host)
+        return s;
+    memset(c->params, 0, sizeof c->params);
+    c->params[PARAM_ATOMS] = (int32_t)n;
+    c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
+    s = write(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
+    return s == MLFF_OK ? run(c, MLFF_CELL_COUNT, n, err) : s;
+}
+
 mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, double cutoff,
                                     mlff_neighbor_list *list, mlff_error *err)
 {
     if (!list)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
     list->n_pairs = 0;
-    int64_t largest;
-    mlff_status s = mlff_neighbors_check(b, cutoff, &largest, err);
-    if (s != MLFF_OK || b->n_systems == 0)
-        return s;
-    const int64_t S = b->n_systems, n = b->system_offsets[S];
-    if (n == 0)
-        return MLFF_OK;
-    if (S >= MAX_SYSTEMS)
-        return mlff_neighbors_build(b, cutoff, c->pool, list, err);
-    void **const atom_columns[] = {(void **)&c->positions, (void **)&c->counts, (void **)&c->offsets};
-    const size_t atom_sizes[] = {4 * sizeof(float), sizeof(int32_t), sizeof(int64_t)};
-    void **const system_columns[] = {(void **)&c->sys_reals, (void **)&c->sys_ints};
-    const size_t system_sizes[] = {SYS_REALS * sizeof(float), SYS_INTS * sizeof(int32_t)};
-    if (!mlff_grow_columns(atom_columns, atom_sizes, 3, &c->atoms_capacity, n + 1) ||
-        !mlff_grow_columns(system_columns, system_sizes, 2, &c->systems_capacity, S))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
-
-    int on_host = 0;
-    s = sort_into_bins(c, b, cutoff, &on_host, err);
+    int on_host;
+    mlff_status s = count_pairs(c, b, cutoff, NULL, &on_host, err);
     if (s != MLFF_OK || on_host)
         return s != MLFF_OK ? s : mlff_neighbors_build(b, cutoff, c->pool, list, err);
-
-    /* Step 4. */
-    const int32_t no_mismatch[2] = {0, 0};
-    s = write(c, MLFF_CELL_BUF_PARAMS, 0, no_mismatch, sizeof no_mismatch, err);
-    if (s == MLFF_OK)
-        s = run(c, MLFF_CELL_COUNT, n, err);
-    if (s == MLFF_OK)
-        s = read(c, MLFF_CELL_BUF_COUNTS, 0, c->counts, (size_t)n * 4, err);
-    if (s != MLFF_OK)
+    const int64_t n = b->system_offsets[b->n_systems];
+    if ((s = read(c, MLFF_CELL_BUF_COUNTS, 0, c->counts, (size_t)n * 4, err)) != MLFF_OK)
         return s;
     c->offsets[0] = 0;
     for (int64_t a = 0; a < n; a++)
@@ -349,12 +393,76 @@ mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, d
                              (long long)a0, (long long)(c->offsets[a0 + 1] - c->offsets[a0]));
         s = write_range(c, a0, a1, list, err);
     }
-    int32_t params[2];
+    int32_t params[PARAMS];
     if (s == MLFF_OK)
         s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
-    if (s == MLFF_OK && params[1])
+    if (s == MLFF_OK && params[PARAM_MISMATCH])
         s = mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs");
     if (s == MLFF_OK)
         list->n_pairs = c->offsets[n];
+    return s;
+}
+
+mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch *b, mlff_device_lists *lists,
+                                          int *usable, mlff_error *err)
+{
+    *usable = 0;
+    double cutoff = 0.0;
+    for (int l = 0; l < lists->n_lists; l++)
+        cutoff = lists->cutoff[l] > cutoff ? lists->cutoff[l] : cutoff;
+    int on_host;
+    mlff_status s = count_pairs(c, b, cutoff, lists, &on_host, err);
+    if (s != MLFF_OK || on_host)
+        return s;
+    const int64_t n = b->system_offsets[b->n_systems], stride = n + 1;
+    int32_t params[PARAMS];
+    if ((s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err)) != MLFF_OK ||
+        (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
+            MLFF_OK)
+        return s;
+    if (params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
+        return MLFF_OK;
+    /* Counts become offsets; the triple list's atoms get their first triple. */
+    int64_t *first_triple = c->offsets;
+    for (int l = 0; l < lists->n_lists; l++) {
+        int32_t *counts = c->counts + (l + 1) * stride;
+        int64_t total = 0, triples = 0;
+        for (int64_t a = 0; a < n; a++) {
+            const int64_t k = counts[a];
+            counts[a] = (int32_t)total;
+            first_triple[a] = triples;
+            total += k;
+            triples += k * (k - 1) / 2;
+            if (total > INT32_MAX || (l == lists->triples_of && triples > INT32_MAX) ||
+                (size_t)total * 8 > c->max_buffer)
+                return MLFF_OK;
+        }
+        counts[n] = (int32_t)total;
+        lists->n_pairs[l] = total;
+        if (l == lists->triples_of) {
+            lists->n_triples = triples;
+            for (int64_t a = 0; a < n; a++)
+                c->counts[3 * stride + a] = (int32_t)first_triple[a];
+        }
+    }
+    const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
+    s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4, err);
+    if (s == MLFF_OK)
+        *usable = 1;
+    return s;
+}
+
+mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_device_lists *lists, mlff_error *err)
+{
+    int32_t params[PARAMS];
+    memcpy(params, c->params, sizeof params);
+    params[PARAM_WRITE_LISTS] = 1;
+    mlff_status s = write(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
+    if (s == MLFF_OK)
+        s = run_with(c, MLFF_CELL_PAIRS, c->params[PARAM_ATOMS], lists, err);
+    if (s == MLFF_OK)
+        s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
+    if (s == MLFF_OK && params[PARAM_MISMATCH])
+        s = mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs");
     return s;
 }

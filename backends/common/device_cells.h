@@ -32,4 +32,33 @@ void mlff_device_cells_limit_pairs(mlff_device_cells *cells, size_t max_pairs);
 /* The search for mlff_pair_options. */
 mlff_neighbor_search mlff_device_cells_search(mlff_device_cells *cells);
 
+/*
+ * A graph's pair lists made on the device, straight into its input
+ * buffers: nothing per pair crosses the bus. Each list holds the pairs
+ * within its cutoff (decided in float), ordered by i, j, n like the host's,
+ * with packed image offsets (mlff_image_pack); one of them may come with
+ * where each pair's angular triples start (the pair_triples op's `first`).
+ */
+#define MLFF_DEVICE_LISTS 2
+typedef struct mlff_device_lists {
+    int n_lists;                     /* 1 or 2 */
+    double cutoff[MLFF_DEVICE_LISTS];
+    int triples_of;                  /* the list whose triple starts are wanted, or -1 */
+    /* Counted by mlff_device_cells_count_lists: */
+    int64_t n_pairs[MLFF_DEVICE_LISTS], n_triples;
+    /* The buffers mlff_device_cells_write_lists fills (triple_starts only with triples_of >= 0). */
+    void *pairs[MLFF_DEVICE_LISTS], *images[MLFF_DEVICE_LISTS], *triple_starts;
+} mlff_device_lists;
+
+/* Bins the batch's atoms and counts each list's pairs. *usable is 0 when
+ * the host search must take over: atoms that may be too close, images too
+ * far to pack, more pairs or triples than int32 indices or one pass hold;
+ * the host's search then says what, if anything, is wrong. */
+mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_batch *batch,
+                                          mlff_device_lists *lists, int *usable, mlff_error *err);
+
+/* Writes the lists counted last (the same batch) into their buffers. */
+mlff_status mlff_device_cells_write_lists(mlff_device_cells *cells, const mlff_device_lists *lists,
+                                          mlff_error *err);
+
 #endif

@@ -233,6 +233,9 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     if (limits->maxComputeWorkGroupSize[0] < MLFF_REDUCE_LANES || limits->maxComputeWorkGroupInvocations < MLFF_REDUCE_LANES)
         return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: %s runs at most %u invocations in a work group; mlff needs %d",
                          be->props.deviceName, limits->maxComputeWorkGroupInvocations, MLFF_REDUCE_LANES);
+    if (limits->maxPerStageDescriptorStorageBuffers < VK_BINDINGS)
+        return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: %s binds at most %u storage buffers to a shader; mlff needs %d",
+                         be->props.deviceName, limits->maxPerStageDescriptorStorageBuffers, (int)VK_BINDINGS);
     const VkSubgroupFeatureFlags shuffle = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
     be->subgroup_size = subgroups.subgroupSize;
     be->has_shuffle = (subgroups.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&

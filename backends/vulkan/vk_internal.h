@@ -15,14 +15,16 @@
 extern const mlff_shader_source mlff_vulkan_shaders[];
 
 /* The descriptor layout every pipeline shares (shaders/vulkan/prelude.glsl):
- * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue input. */
+ * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue
+ * input; the cell lists bind their MLFF_CELL_BUFFERS from 0 on. */
 enum {
     VK_BIND_OUT = 0,
     VK_BIND_IN0 = 1,
     VK_BIND_SEG_OFF = 1 + MLFF_MAX_OP_INPUTS,
     VK_BIND_SEG_ITEMS,
     VK_BIND_EPI,
-    VK_BINDINGS
+    VK_NODE_BINDINGS,
+    VK_BINDINGS = VK_NODE_BINDINGS > MLFF_CELL_BUFFERS ? VK_NODE_BINDINGS : MLFF_CELL_BUFFERS
 };
 
 #define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */

@@ -95,7 +95,8 @@ class Stats(ctypes.Structure):
         ("kernel_builds", ctypes.c_uint64),
         ("kernel_cache_hits", ctypes.c_uint64),
         ("kernel_cache_rejects", ctypes.c_uint64),
-        ("reserved", ctypes.c_uint64 * 4),
+        ("device_pair_lists", ctypes.c_uint64),
+        ("reserved", ctypes.c_uint64 * 3),
     ]
 
 

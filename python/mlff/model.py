@@ -165,7 +165,8 @@ class Model:
         """Counters of the context: evaluations, plan_executions, plan_builds
         (plans created or grown; constant once an MD run is warm),
         neighbor_builds (neighbour list searches; fewer than evaluations in
-        MD with a skin)."""
+        MD with a skin), device_pair_lists (evaluations whose pair lists the
+        GPU made itself)."""
         stats = _lib.Stats()
         with self._lock:
             self._require_open()
@@ -173,7 +174,8 @@ class Model:
         return {"evaluations": stats.evaluations,
                 "plan_executions": stats.plan_executions,
                 "plan_builds": stats.plan_builds,
-                "neighbor_builds": stats.neighbor_builds}
+                "neighbor_builds": stats.neighbor_builds,
+                "device_pair_lists": stats.device_pair_lists}
 
     def _require_open(self):
         if self._ctx is None:

@@ -3,19 +3,28 @@
  * backends/common/device_cells.c, which describes the buffers and does the
  * two prefix sums between them on the host. Positions are floats: the host
  * asks for a search radius slightly above the cutoff, so rounding never
- * loses a pair (a few just beyond the cutoff may come out; the caller
- * measures every pair in double anyway). Contraction is off so that the
- * counting and the writing pass find exactly the same pairs.
+ * loses a pair of the master list (a few just beyond the cutoff may come
+ * out; the host measures every pair in double anyway). The cutoff lists
+ * (params[3] = 1) are decided in float at their own cutoffs. Contraction is
+ * off so that the counting and the writing pass find exactly the same pairs.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2 */
+#define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0 and 1, closest^2 */
 #define SYS_INTS 8   /* nb[3], reach[3], periodic axes (bits), first bin */
 
 #define CELL_ARGS                                                                                          \
     global int *params, global const float4 *pos, global const float *sys_f, global const int *sys_i,  \
         global int4 *atom_bins, global int *bin_ends, global float4 *slot_pos, global int4 *slot_shift, \
-        global int *counts, global int *pairs, global int *images, const int n_items
+        global int *counts, global int *pairs, global int *images, global int *pairs0, global int *pairs1, \
+        global int *images0, global int *images1, global int *triple_starts, const int n_items
+
+/* What walk writes: the master list (from out on, at most `most`) or the
+ * cutoff lists (from at[k] on, at most most[k]); or nothing. */
+typedef struct walk_out {
+    int master, lists, out, most, at[2], room[2];
+    global int *pairs, *images, *list_pairs[2], *list_images[2];
+} walk_out;
 
 inline float3 lattice(global const float *h, const int3 m)
 {
@@ -75,12 +84,13 @@ kernel void cell_place(CELL_ARGS)
 
 /* The pairs (a, j, n) within the search radius, in stencil order: bins
  * within reach, walked over "extended" coordinates e = bin + m * nb along
- * periodic axes (m the image); n = m + shift_a - shift_j. Written from
- * out on when `write`; returns how many. */
-inline int walk(const int a, const int write, const int out, const int most, global const float4 *pos,
-                global const float *sys_f, global const int *sys_i, global const int4 *atom_bins,
-                global const int *bin_ends, global const float4 *slot_pos, global const int4 *slot_shift,
-                global int *pairs, global int *images)
+ * periodic axes (m the image); n = m + shift_a - shift_j. Written as `w`
+ * says; returns how many there are in the master list (x) and within each
+ * list's cutoff (y, z). Raises params[5] for a pair closer than the closest
+ * allowed and params[6] for a listed pair whose images do not pack. */
+inline int3 walk(const int a, const walk_out *w, global int *params, global const float4 *pos,
+                 global const float *sys_f, global const int *sys_i, global const int4 *atom_bins,
+                 global const int *bin_ends, global const float4 *slot_pos, global const int4 *slot_shift)
 {
     const float4 p = pos[a];
     global const float *f = sys_f + SYS_REALS * (int)p.w;
@@ -90,8 +100,8 @@ inline int walk(const int a, const int write, const int out, const int most, glo
     const int bi[3] = {own / (g[1] * g[2]), (own / g[2]) % g[1], own % g[2]};
     const int per[3] = {g[6] & 1, (g[6] >> 1) & 1, (g[6] >> 2) & 1};
     const float3 wi = p.xyz - lattice(f, b.yzw);
-    const float radius2 = f[24];
-    int found = 0;
+    const float radius2 = f[24], cut2[2] = {f[25], f[26]}, closest2 = f[27];
+    int found = 0, listed[2] = {0, 0};
     for (int d0 = -g[3]; d0 <= g[3]; d0++) {
         const int e0 = bi[0] + d0;
         if (!per[0] && (e0 < 0 || e0 >= g[0]))
@@ -113,64 +123,130 @@ inline int walk(const int a, const int write, const int out, const int most, glo
                 const float3 ci = wi - lattice(f, m);
                 for (int slot = lo; slot < hi; slot++) {
                     const float3 d = slot_pos[slot].xyz - ci;
-                    if (d.x * d.x + d.y * d.y + d.z * d.z > radius2)
+                    const float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+                    if (r2 > radius2)
                         continue;
                     const int4 sj = slot_shift[slot];
                     const int3 n = m + b.yzw - sj.xyz;
                     if (sj.w == a && n.x == 0 && n.y == 0 && n.z == 0)
                         continue;
-                    if (write && found < most) {
-                        const int q = out + found;
-                        pairs[2 * q] = a;
-                        pairs[2 * q + 1] = sj.w;
-                        images[3 * q] = n.x;
-                        images[3 * q + 1] = n.y;
-                        images[3 * q + 2] = n.z;
+                    if (r2 < closest2)
+                        params[5] = 1;
+                    if (w->master && found < w->most) {
+                        const int q = w->out + found;
+                        w->pairs[2 * q] = a;
+                        w->pairs[2 * q + 1] = sj.w;
+                        w->images[3 * q] = n.x;
+                        w->images[3 * q + 1] = n.y;
+                        w->images[3 * q + 2] = n.z;
                     }
                     found++;
+                    for (int k = 0; k < 2; k++) {
+                        if (r2 > cut2[k])
+                            continue;
+                        if (abs(n.x) > 511 || abs(n.y) > 511 || abs(n.z) > 511)
+                            params[6] = 1;
+                        if (w->lists && listed[k] < w->room[k]) {
+                            const int q = w->at[k] + listed[k];
+                            w->list_pairs[k][2 * q] = a;
+                            w->list_pairs[k][2 * q + 1] = sj.w;
+                            w->list_images[k][q] = (n.x + 512) | (n.y + 512) << 10 | (n.z + 512) << 20;
+                        }
+                        listed[k]++;
+                    }
                 }
             }
         }
     }
-    return found;
+    return (int3)(found, listed[0], listed[1]);
 }
 
+#define WALK_BUFFERS params, pos, sys_f, sys_i, atom_bins, bin_ends, slot_pos, slot_shift
+
+/* Each atom's pairs: in the master list (counts[a]), and within the cutoff
+ * of list k (counts[(k + 1) * (params[2] + 1) + a]). */
 kernel void cell_count(CELL_ARGS)
 {
     const int a = (int)get_global_id(0);
     if (a >= n_items)
         return;
-    counts[a] = walk(a, 0, 0, 0, pos, sys_f, sys_i, atom_bins, bin_ends, slot_pos, slot_shift, pairs, images);
+    const walk_out none = {0};
+    const int3 c = walk(a, &none, WALK_BUFFERS);
+    const int stride = params[2] + 1;
+    counts[a] = c.x;
+    counts[stride + a] = c.y;
+    counts[2 * stride + a] = c.z;
 }
 
-/* Atom params[0] + item: its pairs at counts[a] (relative to the range's
- * first pair), then sorted by j (stably: for one j the stencil order is the
- * order of n), so that the list is ordered by i, j, n as on the host. A
+/* Pairs [first, first + n) of one atom by j, stably (for one j the stencil
+ * order is the order of n), so that a list is ordered by i, j, n as on the
+ * host; images of three ints (the master list) or packed in one. */
+inline void sort_by_neighbour(global int *pairs, global int *images, const int image_ints, const int first,
+                              const int n)
+{
+    for (int x = first + 1; x < first + n; x++) {
+        const int j = pairs[2 * x + 1];
+        int img[3];
+        for (int d = 0; d < image_ints; d++)
+            img[d] = images[image_ints * x + d];
+        int y = x;
+        for (; y > first && pairs[2 * y - 1] > j; y--) {
+            pairs[2 * y + 1] = pairs[2 * y - 1];
+            for (int d = 0; d < image_ints; d++)
+                images[image_ints * y + d] = images[image_ints * (y - 1) + d];
+        }
+        pairs[2 * y + 1] = j;
+        for (int d = 0; d < image_ints; d++)
+            images[image_ints * y + d] = img[d];
+    }
+}
+
+/* params[3] == 0: the master list of atom params[0] + item, at counts[a]
+ * (relative to the range's first pair). params[3] == 1: atom item's pairs
+ * of each cutoff list, at that list's offsets in counts, and for list
+ * params[4] where each pair's angular triples start (the atom's first at
+ * counts[3 * (params[2] + 1) + a]). Sorted by i, j, n as on the host. A
  * count that differs from cell_count's sets params[1]. */
 kernel void cell_pairs(CELL_ARGS)
 {
     const int item = (int)get_global_id(0);
     if (item >= n_items)
         return;
-    const int a = params[0] + item;
-    const int out = counts[a], most = counts[a + 1] - out;
-    const int found =
-        walk(a, 1, out, most, pos, sys_f, sys_i, atom_bins, bin_ends, slot_pos, slot_shift, pairs, images);
-    if (found != most)
-        params[1] = 1;
-    const int end = out + (found < most ? found : most);
-    for (int x = out + 1; x < end; x++) {
-        const int j = pairs[2 * x + 1], n0 = images[3 * x], n1 = images[3 * x + 1], n2 = images[3 * x + 2];
-        int y = x;
-        for (; y > out && pairs[2 * y - 1] > j; y--) {
-            pairs[2 * y + 1] = pairs[2 * y - 1];
-            images[3 * y] = images[3 * y - 3];
-            images[3 * y + 1] = images[3 * y - 2];
-            images[3 * y + 2] = images[3 * y - 1];
-        }
-        pairs[2 * y + 1] = j;
-        images[3 * y] = n0;
-        images[3 * y + 1] = n1;
-        images[3 * y + 2] = n2;
+    const int stride = params[2] + 1;
+    walk_out w = {0};
+    w.pairs = pairs;
+    w.images = images;
+    w.list_pairs[0] = pairs0;
+    w.list_pairs[1] = pairs1;
+    w.list_images[0] = images0;
+    w.list_images[1] = images1;
+    if (params[3] == 0) {
+        const int a = params[0] + item;
+        w.master = 1;
+        w.out = counts[a];
+        w.most = counts[a + 1] - w.out;
+        const int found = walk(a, &w, WALK_BUFFERS).x;
+        if (found != w.most)
+            params[1] = 1;
+        sort_by_neighbour(pairs, images, 3, w.out, min(found, w.most));
+        return;
     }
+    const int a = item;
+    w.lists = 1;
+    for (int k = 0; k < 2; k++) {
+        w.at[k] = counts[(k + 1) * stride + a];
+        w.room[k] = counts[(k + 1) * stride + a + 1] - w.at[k];
+    }
+    const int3 found = walk(a, &w, WALK_BUFFERS);
+    if (found.y != w.room[0] || found.z != w.room[1])
+        params[1] = 1;
+    for (int k = 0; k < 2; k++)
+        sort_by_neighbour(w.list_pairs[k], w.list_images[k], 1, w.at[k], min(k ? found.z : found.y, w.room[k]));
+    const int t = params[4];
+    if (t < 0)
+        return;
+    /* Pair x of the atom's c makes a triple with each later pair. */
+    const int c = w.room[t], base = counts[3 * stride + a];
+    for (int x = 0; x < c; x++)
+        triple_starts[w.at[t] + x] = base + x * (c - 1) - x * (x - 1) / 2;
 }

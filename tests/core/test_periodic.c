@@ -9,7 +9,9 @@
  *  - dense and sparse searches agree on every non-periodic reference;
  *  - a Verlet skin changes no number along an MD-like trajectory, and saves searches;
  *  - a batch mixing a molecule (with a NaN cell, which must be ignored) and a box
- *    gives what each gives alone.
+ *    gives what each gives alone;
+ *  - with MLFF_CELL_LISTS=device, the pair lists are made on the device (no skin)
+ *    and these checks hold for them; with a skin the host keeps the list.
  * Usage: test_periodic REFERENCE_DIR
  */
 #include <math.h>
@@ -274,6 +276,7 @@ static void check_skin(const system_data *start)
            (unsigned long long)st1.neighbor_builds, (unsigned long long)st0.neighbor_builds);
     CHECK(worst == 0.0, "the skin changes no number");
     CHECK(st1.neighbor_builds < st0.neighbor_builds && st1.neighbor_builds >= 2, "the skin saves searches");
+    CHECK(st1.device_pair_lists == 0, "a skin keeps the host's list");
     free(s.pos);
     free(f0);
     free(f1);
@@ -309,6 +312,15 @@ int main(int argc, char **argv)
     system_data small_box = {48, s.z, s.pos, {0}, {1, 1, 1}};
     memcpy(small_box.cell, s.cell, sizeof s.cell);
     check_finite_differences(model, &small_box, 6, "triclinic box, 48 atoms");
+    mlff_stats stats;
+    mlff_get_stats(ctx, &stats);
+    const char *cells = getenv("MLFF_CELL_LISTS");
+    printf("evaluations with pair lists made on the device: %llu of %llu\n",
+           (unsigned long long)stats.device_pair_lists, (unsigned long long)stats.evaluations);
+    if (cells && !strcmp(cells, "device"))
+        CHECK(stats.device_pair_lists == stats.evaluations, "the device makes the pair lists it searches for");
+    if (test_device() == MLFF_DEVICE_CPU || (cells && !strcmp(cells, "host")))
+        CHECK(stats.device_pair_lists == 0, "the host makes the pair lists it searches for");
     mlff_context_destroy(ctx);
 
     check_dense_sparse(argv[1]);
