@@ -234,7 +234,16 @@ static void assemble_virials(const mlff_batch *b, const double *forces, const do
 }
 
 /* The host phases of an evaluation, for MLFF_LOG=profile (core/profile.h). */
-enum { PHASE_CHECK, PHASE_SEARCH, PHASE_CHUNKS, PHASE_FILL, PHASE_UPLOAD, PHASE_DEVICE_LISTS, PHASE_COMPUTE, PHASE_DOWNLOAD };
+enum {
+    PHASE_CHECK,
+    PHASE_SEARCH,
+    PHASE_CHUNKS,
+    PHASE_FILL,
+    PHASE_UPLOAD,
+    PHASE_DEVICE_LISTS,
+    PHASE_COMPUTE,
+    PHASE_DOWNLOAD
+};
 
 /* Adds the time since *since to a phase and restarts the clock. */
 static void phase_done(mlff_model *m, int phase, const char *name, double *since)

@@ -422,28 +422,24 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         return s;
     if (params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
         return MLFF_OK;
-    /* Counts become offsets; the triple list's atoms get their first triple. */
-    int64_t *first_triple = c->offsets;
+    /* Counts become offsets, and the triple list's atoms get their first triple. */
     for (int l = 0; l < lists->n_lists; l++) {
-        int32_t *counts = c->counts + (l + 1) * stride;
+        int32_t *counts = c->counts + (l + 1) * stride, *first_triple = c->counts + 3 * stride;
         int64_t total = 0, triples = 0;
         for (int64_t a = 0; a < n; a++) {
             const int64_t k = counts[a];
             counts[a] = (int32_t)total;
-            first_triple[a] = triples;
+            if (l == lists->triples_of)
+                first_triple[a] = (int32_t)triples;
             total += k;
             triples += k * (k - 1) / 2;
-            if (total > INT32_MAX || (l == lists->triples_of && triples > INT32_MAX) ||
-                (size_t)total * 8 > c->max_buffer)
+            if (total > INT32_MAX || (l == lists->triples_of && triples > INT32_MAX))
                 return MLFF_OK;
         }
         counts[n] = (int32_t)total;
         lists->n_pairs[l] = total;
-        if (l == lists->triples_of) {
+        if (l == lists->triples_of)
             lists->n_triples = triples;
-            for (int64_t a = 0; a < n; a++)
-                c->counts[3 * stride + a] = (int32_t)first_triple[a];
-        }
     }
     const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
     s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4, err);
