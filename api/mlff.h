@@ -191,7 +191,9 @@ typedef struct mlff_stats {
     uint64_t kernel_cache_hits;    /* programs loaded from the on-disk kernel cache */
     uint64_t kernel_cache_rejects; /* cache files found invalid (corrupt, stale), deleted, rebuilt */
     uint64_t device_pair_lists; /* evaluations whose pair lists the device made (GPU cell lists) */
-    uint64_t reserved[3];
+    uint64_t element_plans;     /* graphs made for the set of elements of a batch (one per set in
+                                 * use; again after a set was set aside for others) */
+    uint64_t reserved[2];
 } mlff_stats;
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);

@@ -65,7 +65,7 @@ static int make_case(bench_case *c, const char *dir, const char *name, const cha
  * inputs 1, 3, 5 and its VJP inputs 2, 3, 4. */
 static double dense_flops(const mlff_model *m)
 {
-    const mlff_graph *g = m->graph;
+    const mlff_graph *g = m->active->graph;
     double flops = 0;
     for (int k = 0; k < g->n_nodes; k++) {
         const mlff_graph_node *n = &g->nodes[k];
@@ -80,7 +80,7 @@ static double dense_flops(const mlff_model *m)
             continue;
         for (int l = 0; l < count; l++) {
             const mlff_graph_tensor *w = &g->tensors[n->inputs[first + step * l]];
-            flops += 2.0 * (double)mlff_plan_rows(m->plan, n->output) * (double)w->rows * (double)w->cols;
+            flops += 2.0 * (double)mlff_plan_rows(m->active->plan, n->output) * (double)w->rows * (double)w->cols;
         }
     }
     return flops;

@@ -7,17 +7,28 @@
 #include "elements.h"
 #include "grow.h"
 
-mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err)
+mlff_status mlff_batch_work_fit(mlff_batch_work *w, const mlff_graph *g, mlff_error *err)
 {
-    memset(w, 0, sizeof *w);
-    w->n_tensors = g->n_tensors;
-    w->inputs = calloc((size_t)g->n_tensors, sizeof *w->inputs);
-    w->input_dtypes = calloc((size_t)g->n_tensors, sizeof *w->input_dtypes);
-    w->symbols = calloc((size_t)g->n_symbols, sizeof *w->symbols);
-    if (!w->inputs || !w->input_dtypes || !w->symbols) {
-        mlff_batch_work_free(w);
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    if (g->n_symbols > w->n_symbols) {
+        int64_t *symbols = realloc(w->symbols, (size_t)g->n_symbols * sizeof *symbols);
+        if (!symbols)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+        memset(symbols + w->n_symbols, 0, (size_t)(g->n_symbols - w->n_symbols) * sizeof *symbols);
+        w->symbols = symbols;
+        w->n_symbols = g->n_symbols;
     }
+    if (g->n_tensors <= w->n_tensors)
+        return MLFF_OK;
+    mlff_host_array *inputs = realloc(w->inputs, (size_t)g->n_tensors * sizeof *inputs);
+    if (inputs)
+        w->inputs = inputs;
+    mlff_dtype *dtypes = inputs ? realloc(w->input_dtypes, (size_t)g->n_tensors * sizeof *dtypes) : NULL;
+    if (!dtypes)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    w->input_dtypes = dtypes;
+    memset(inputs + w->n_tensors, 0, (size_t)(g->n_tensors - w->n_tensors) * sizeof *inputs);
+    memset(dtypes + w->n_tensors, 0, (size_t)(g->n_tensors - w->n_tensors) * sizeof *dtypes);
+    w->n_tensors = g->n_tensors;
     return MLFF_OK;
 }
 
@@ -383,14 +394,6 @@ mlff_status mlff_batch_find_pairs(const mlff_graph *g, const mlff_batch *b, cons
             g->tensors[t].cutoff > cutoff)
             cutoff = g->tensors[t].cutoff;
     return mlff_pair_lists_update(&w->pairs, b, w->system, cutoff, options, err);
-}
-
-mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
-                               const char *model_name, const char *element_list,
-                               const mlff_pair_options *options, mlff_batch_work *w, mlff_error *err)
-{
-    mlff_status s = mlff_batch_check(b, species_index, model_name, element_list, w, err);
-    return s == MLFF_OK ? mlff_batch_find_pairs(g, b, options, w, err) : s;
 }
 
 int mlff_batch_device_lists_of(const mlff_graph *g, mlff_batch_device_lists *d)

@@ -28,8 +28,10 @@ typedef struct mlff_batch_work {
     mlff_host_array *inputs; /* per graph tensor; used for inputs only */
     mlff_dtype *input_dtypes;
     int64_t *symbols;        /* value of each size symbol */
+    int n_symbols;
     int64_t n_atoms;         /* of the batch */
-    int32_t *system, *species; /* of every atom of the batch */
+    int32_t *system, *species; /* of every atom of the batch; species as the model numbers its
+                                * elements, then as the graph run does (mlff_model_use_elements) */
     int64_t atoms_capacity;
     const double *positions; /* the POSITIONS input last filled (the caller's array, or gathered) */
     mlff_pair_lists pairs;   /* kept across calls for the Verlet skin */
@@ -57,11 +59,15 @@ typedef struct mlff_atom_view {
     const mlff_batch_device_lists *device_lists; /* NULL: the pairs above */
 } mlff_atom_view;
 
-mlff_status mlff_batch_work_init(mlff_batch_work *w, const mlff_graph *g, mlff_error *err);
+/* A work area (zeroed to begin with) made large enough for a graph's inputs
+ * and symbols; one area may serve several graphs. */
+mlff_status mlff_batch_work_fit(mlff_batch_work *w, const mlff_graph *g, mlff_error *err);
 void mlff_batch_work_free(mlff_batch_work *w);
 
 /* Checks the batch (elements, coordinates, cells) and sets the system and
- * species of every atom in w; the pair search is left to the caller. */
+ * species of every atom in w; the pair search is left to the caller.
+ * species_index[z] is the model's element index of atomic number z, or -1;
+ * model_name and element_list are for error messages. */
 mlff_status mlff_batch_check(const mlff_batch *b, const int *species_index, const char *model_name,
                              const char *element_list, mlff_batch_work *w, mlff_error *err);
 
@@ -75,16 +81,6 @@ int mlff_batch_device_lists_of(const mlff_graph *g, mlff_batch_device_lists *d);
 
 /* 1 for an input that the device makes when the view says so. */
 int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int t);
-
-/*
- * Checks the batch and finds its pairs: mlff_batch_check, then
- * mlff_batch_find_pairs.
- * species_index[z] is the model's element index of atomic number z, or -1.
- * model_name and element_list are for error messages.
- */
-mlff_status mlff_batch_prepare(const mlff_graph *g, const mlff_batch *b, const int *species_index,
-                               const char *model_name, const char *element_list,
-                               const mlff_pair_options *pairs, mlff_batch_work *w, mlff_error *err);
 
 /* The prepared batch as one view: every atom owned, the master pairs. */
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w);

@@ -431,10 +431,17 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
     return MLFF_OK;
 }
 
-void mlff_chunks_free(mlff_chunks *c)
+void mlff_chunks_forget_plan(mlff_chunks *c)
 {
     free(c->costs);
     free(c->rows);
+    c->costs = NULL;
+    c->rows = NULL;
+}
+
+void mlff_chunks_free(mlff_chunks *c)
+{
+    mlff_chunks_forget_plan(c);
     free(c->block_rows);
     free(c->order);
     free(c->start);

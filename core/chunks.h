@@ -22,7 +22,7 @@
 #include "plan.h"
 
 typedef struct mlff_chunks {
-    struct mlff_symbol_cost *costs; /* per size symbol of the model's plan, found once */
+    struct mlff_symbol_cost *costs; /* per size symbol of the plan, found once (see forget) */
     int64_t *rows;           /* scratch: rows per symbol of an atom, and of a chunk */
     int64_t *block_rows, block_rows_capacity; /* scratch of the whole batch's sum, per block of atoms */
     int64_t n_chunks;
@@ -63,6 +63,9 @@ mlff_status mlff_chunks_whole_fits(mlff_chunks *c, const mlff_graph *g, const ml
 /* Makes c->view the atoms and pairs of chunk k (after mlff_chunks_plan with
  * more than one chunk). */
 mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err);
+
+/* Drops the costs found for one plan: the next call plans for another. */
+void mlff_chunks_forget_plan(mlff_chunks *c);
 
 void mlff_chunks_free(mlff_chunks *c);
 

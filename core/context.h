@@ -24,6 +24,21 @@ struct mlff_context {
     int n_models, cap_models;
 };
 
+/* The graph and plan of one set of the model's elements: a batch runs
+ * through the one of the elements it holds (model_plans.c). */
+typedef struct mlff_model_plan {
+    mlff_element_set elements;
+    mlff_graph *graph;
+    mlff_plan *plan;                      /* NULL until a batch needs it */
+    int lists_on_device;                  /* the device may make the graph's pair lists */
+    mlff_batch_device_lists device_lists; /* which lists and inputs (batch.h) */
+    uint64_t last_used;                   /* model run count when last used */
+} mlff_model_plan;
+
+/* Plans kept per model, for as many element sets; the least recently used
+ * makes room for a new set. */
+#define MLFF_MODEL_PLANS 8
+
 struct mlff_model {
     mlff_context *ctx;
     char *path;
@@ -33,11 +48,12 @@ struct mlff_model {
     int atomic_numbers[MLFF_MAX_ATOMIC_NUMBER];
     int species_index[MLFF_MAX_ATOMIC_NUMBER + 1]; /* atomic number -> element index or -1 */
     double cutoff;
-    mlff_graph *graph;
-    mlff_plan *plan;
+    struct mlff_model_file *file;           /* kept (mapped) for the graphs of other element sets */
+    mlff_model_plan plans[MLFF_MODEL_PLANS]; /* plans[0]: every element, built when read */
+    mlff_model_plan *active;                /* the batch's (mlff_model_use_elements) */
+    uint64_t runs;
+    int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
-    int lists_on_device;                    /* the device may make the graph's pair lists too */
-    mlff_batch_device_lists device_lists;   /* which lists and inputs (batch.h) */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */
@@ -60,6 +76,16 @@ mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **ou
 void mlff_model_discard(mlff_model *model);
 void mlff_model_close(mlff_model *model);
 mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlff_results *results);
+
+/* model_plans.c: the graph of a set of the model's elements (NULL: all),
+ * forward and reverse. */
+mlff_status mlff_model_build_graph(const mlff_model *model, const struct mlff_model_file *file,
+                                   const mlff_element_set *subset, mlff_graph **out, mlff_error *err);
+/* Makes model->active the plan of the elements of the checked batch in
+ * model->work (made if needed) and renumbers work.species to its graph's
+ * elements. */
+mlff_status mlff_model_use_elements(mlff_model *model, mlff_error *err);
+void mlff_model_plans_free(mlff_model *model);
 
 /* The file mlff_model_load(ctx, NULL) uses; see api/mlff.h. */
 const char *mlff_default_model_path(void);

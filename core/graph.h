@@ -30,7 +30,8 @@ typedef enum mlff_tensor_kind {
 /* What the batch preparation (core/batch.c) puts into an input tensor. */
 typedef enum mlff_input_role {
     MLFF_INPUT_POSITIONS = 0,     /* [atoms, 3] REAL, Angstrom */
-    MLFF_INPUT_SPECIES = 1,       /* [atoms, 1] I32, index in the model's element list */
+    MLFF_INPUT_SPECIES = 1,       /* [atoms, 1] I32, index in the graph's elements (a model builder
+                                   * may serve a subset of the model's) */
     MLFF_INPUT_SYSTEM = 2,        /* [atoms, 1] I32, system of each atom */
     MLFF_INPUT_PAIRS = 3,         /* [pairs, 2] I32 (center i, neighbour j), every ordered pair
                                    * of one system with |r_ij| <= cutoff, sorted by i then j */

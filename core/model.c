@@ -1,5 +1,5 @@
-/* A loaded model: its graph (forward and reverse), its plan on the context's
- * device, and the work area for batches. */
+/* A loaded model: its file, its plans on the context's device (one per set
+ * of elements, model_plans.c), and the work area for batches. */
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "../backends/common/device_cells.h"
-#include "../models/ani.h"
 #include "../models/model_file.h"
 #include "context.h"
 
@@ -65,36 +64,27 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
     return MLFF_OK;
 }
 
-static mlff_status build_graph(mlff_model *m, const mlff_model_file *mf, mlff_error *err)
+/* The graph of every element checks the whole file and gives the
+ * interaction range: the largest pair-list cutoff. */
+static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
-    const char *family = mlff_model_file_meta(mf, "family");
-    if (!family || strcmp(family, "ani") != 0)
-        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "model %s: unknown model family '%s'", m->path,
-                         family ? family : "(none)");
-    if (!(m->graph = mlff_graph_create()))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-    mlff_status s = mlff_ani_build_graph(mf, m->graph, err);
+    mlff_graph *g;
+    mlff_status s = mlff_model_build_graph(m, m->file, NULL, &g, err);
     if (s != MLFF_OK)
         return s;
-    /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
-    mlff_graph *g = m->graph;
-    int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
-    if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2, -1.0, grads) == MLFF_OK) {
-        mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
-        mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
-    }
-    if (mlff_graph_status(g) != MLFF_OK)
-        return mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
-    /* The interaction range: the largest pair-list cutoff. */
     for (int t = 0; t < g->n_tensors; t++)
         if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == MLFF_INPUT_PAIRS &&
             g->tensors[t].cutoff > m->cutoff)
             m->cutoff = g->tensors[t].cutoff;
+    m->plans[0].graph = g;
+    for (int e = 0; e < m->n_elements; e++)
+        mlff_element_set_add(&m->plans[0].elements, e);
     return MLFF_OK;
 }
 
 /* Everything the device does not change: the file, the identity, the
- * graph. Safe to run on another thread while the device opens. */
+ * graph of every element. Safe to run on another thread while the device
+ * opens. */
 mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
 {
     *out = NULL;
@@ -106,13 +96,11 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
     }
     mlff_profile_init(&m->profile, m->name);
-    mlff_model_file *mf = NULL;
-    mlff_status s = mlff_model_file_read(path, &mf, err);
+    mlff_status s = mlff_model_file_read(path, &m->file, err);
     if (s == MLFF_OK)
-        s = read_identity(m, mf, err);
+        s = read_identity(m, m->file, err);
     if (s == MLFF_OK)
-        s = build_graph(m, mf, err);
-    mlff_model_file_destroy(mf);
+        s = build_full_graph(m, err);
     if (s != MLFF_OK) {
         mlff_model_discard(m);
         return s;
@@ -136,20 +124,16 @@ static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_erro
     }
     if (!on_device)
         return MLFF_OK;
-    mlff_status s = mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
-    m->lists_on_device = m->device_cells && mlff_batch_device_lists_of(m->graph, &m->device_lists);
-    return s;
+    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
-    mlff_status s = mlff_plan_create(m->graph, ctx->iface, ctx->backend, ctx->real, &m->plan, err);
-    if (s == MLFF_OK)
-        s = open_device_cells(ctx, m, err);
-    if (s == MLFF_OK)
-        s = mlff_batch_work_init(&m->work, m->graph, err);
+    const char *plans = getenv("MLFF_ELEMENT_PLANS");
+    m->all_elements = plans && !strcmp(plans, "off");
+    mlff_status s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)
         s = mlff_context_add_model(ctx, m);
     if (s != MLFF_OK) {
@@ -174,10 +158,10 @@ void mlff_model_discard(mlff_model *m)
     if (!m)
         return;
     mlff_device_cells_free(m->device_cells);
-    mlff_plan_destroy(m->plan);
+    mlff_model_plans_free(m);
     mlff_batch_work_free(&m->work);
     mlff_chunks_free(&m->chunks);
-    mlff_graph_destroy(m->graph);
+    mlff_model_file_destroy(m->file);
     free(m->scratch.data);
     free(m->chunk_results.data);
     free(m->path);
@@ -236,6 +220,7 @@ static void assemble_virials(const mlff_batch *b, const double *forces, const do
 /* The host phases of an evaluation, for MLFF_LOG=profile (core/profile.h). */
 enum {
     PHASE_CHECK,
+    PHASE_ELEMENTS,
     PHASE_SEARCH,
     PHASE_CHUNKS,
     PHASE_FILL,
@@ -258,13 +243,14 @@ static void phase_done(mlff_model *m, int phase, const char *name, double *since
 /* The view's pair lists, made on the device into the plan's inputs. */
 static mlff_status write_device_lists(mlff_model *m, const mlff_atom_view *v, mlff_error *err)
 {
+    const mlff_plan *plan = m->active->plan;
     mlff_batch_device_lists d = *v->device_lists;
     for (int l = 0; l < d.lists.n_lists; l++) {
-        d.lists.pairs[l] = mlff_plan_input_buffer(m->plan, d.pairs[l]);
-        d.lists.images[l] = mlff_plan_input_buffer(m->plan, d.images[l]);
+        d.lists.pairs[l] = mlff_plan_input_buffer(plan, d.pairs[l]);
+        d.lists.images[l] = mlff_plan_input_buffer(plan, d.images[l]);
     }
     if (d.triple_starts >= 0)
-        d.lists.triple_starts = mlff_plan_input_buffer(m->plan, d.triple_starts);
+        d.lists.triple_starts = mlff_plan_input_buffer(plan, d.triple_starts);
     return mlff_device_cells_write_lists(m->device_cells, &d.lists, err);
 }
 
@@ -275,20 +261,21 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
-    const mlff_graph *g = m->graph;
+    const mlff_graph *g = m->active->graph;
+    mlff_plan *plan = m->active->plan;
     double t = mlff_seconds();
-    uint64_t builds = mlff_plan_builds(m->plan);
-    mlff_status s = mlff_plan_bind(m->plan, m->work.symbols, err);
+    uint64_t builds = mlff_plan_builds(plan);
+    mlff_status s = mlff_plan_bind(plan, m->work.symbols, err);
     if (s != MLFF_OK)
         return s;
-    ctx->stats.plan_builds += mlff_plan_builds(m->plan) - builds;
+    ctx->stats.plan_builds += mlff_plan_builds(plan) - builds;
     for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
         if (gt->kind != MLFF_TENSOR_INPUT || mlff_batch_made_on_device(g, v, t))
             continue;
         const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)m->work.positions
                                                              : m->work.inputs[t].data;
-        s = mlff_plan_write(m->plan, t, m->work.input_dtypes[t], data, err);
+        s = mlff_plan_write(plan, t, m->work.input_dtypes[t], data, err);
     }
     phase_done(m, PHASE_UPLOAD, "upload", &t);
     if (s == MLFF_OK && v->device_lists) {
@@ -296,17 +283,17 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
         phase_done(m, PHASE_DEVICE_LISTS, "device: pair lists written", &t);
     }
     if (s == MLFF_OK)
-        s = mlff_plan_run(m->plan, outputs, err);
+        s = mlff_plan_run(plan, outputs, err);
     if (s != MLFF_OK)
         return s;
     phase_done(m, PHASE_COMPUTE, "device work (waited for)", &t);
     ctx->stats.plan_executions++;
     if (energies)
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
+        s = mlff_plan_read(plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
     if (s == MLFF_OK && forces)
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
+        s = mlff_plan_read(plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
     if (s == MLFF_OK && cell_forces)
-        s = mlff_plan_read(m->plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
+        s = mlff_plan_read(plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
     phase_done(m, PHASE_DOWNLOAD, "download", &t);
     return s;
 }
@@ -315,7 +302,7 @@ static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_a
                             double *energies, double *forces, double *cell_forces)
 {
     double t = mlff_seconds();
-    mlff_status s = mlff_batch_fill(m->graph, batch, v, &m->work, &m->ctx->error);
+    mlff_status s = mlff_batch_fill(m->active->graph, batch, v, &m->work, &m->ctx->error);
     if (s != MLFF_OK)
         return s;
     phase_done(m, PHASE_FILL, "host: inputs", &t);
@@ -372,18 +359,19 @@ static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch,
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     mlff_batch_work *w = &m->work;
+    mlff_model_plan *p = m->active;
     *done = 0;
     w->pool = ctx->pool;
     double t = mlff_seconds();
     int usable = 0;
-    mlff_status s = mlff_device_cells_count_lists(m->device_cells, batch, &m->device_lists.lists, &usable, err);
+    mlff_status s = mlff_device_cells_count_lists(m->device_cells, batch, &p->device_lists.lists, &usable, err);
     if (s != MLFF_OK || !usable)
         return s;
     phase_done(m, PHASE_SEARCH, "pair search", &t);
-    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms, .device_lists = &m->device_lists};
+    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms, .device_lists = &p->device_lists};
     int fits = 0;
-    if ((s = mlff_batch_fill(m->graph, batch, &whole, w, err)) == MLFF_OK)
-        s = mlff_chunks_whole_fits(&m->chunks, m->graph, m->plan, limits, batch, w->symbols, &fits, err);
+    if ((s = mlff_batch_fill(p->graph, batch, &whole, w, err)) == MLFF_OK)
+        s = mlff_chunks_whole_fits(&m->chunks, p->graph, p->plan, limits, batch, w->symbols, &fits, err);
     if (s != MLFF_OK || !fits)
         return s;
     phase_done(m, PHASE_FILL, "host: inputs", &t);
@@ -406,12 +394,12 @@ static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, u
                                      m->device_cells ? &device_search : NULL};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
-    mlff_status s = mlff_batch_find_pairs(m->graph, batch, &pairs, &m->work, err);
+    mlff_status s = mlff_batch_find_pairs(m->active->graph, batch, &pairs, &m->work, err);
     ctx->stats.neighbor_builds += m->work.pairs.searches - searches;
     if (s != MLFF_OK || outputs == 0)
         return s;
     phase_done(m, PHASE_SEARCH, "pair search", &t);
-    if ((s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, limits, batch, &m->work, err)) != MLFF_OK)
+    if ((s = mlff_chunks_plan(&m->chunks, m->active->graph, m->active->plan, limits, batch, &m->work, err)) != MLFF_OK)
         return s;
     phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
     if (m->chunks.n_chunks > 1)
@@ -436,6 +424,9 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     if (s != MLFF_OK)
         return s;
     phase_done(m, PHASE_CHECK, "host: checks", &t);
+    if ((s = mlff_model_use_elements(m, err)) != MLFF_OK)
+        return s;
+    phase_done(m, PHASE_ELEMENTS, "host: plan of the batch's elements", &t);
 
     /* Virials need the forces and the cell forces, asked for or not. */
     const int64_t n_atoms = m->work.n_atoms;
@@ -448,7 +439,7 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
             forces = cell_forces + 9 * batch->n_systems;
     }
     int done = 0;
-    if (m->lists_on_device && outputs && !use_dense(ctx, batch) && ctx->settings.skin <= 0.0)
+    if (m->active->lists_on_device && outputs && !use_dense(ctx, batch) && ctx->settings.skin <= 0.0)
         s = run_with_device_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces, &done);
     if (s == MLFF_OK && !done)
         s = run_with_host_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces);

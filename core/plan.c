@@ -270,6 +270,18 @@ void mlff_plan_destroy(mlff_plan *p)
     free(p);
 }
 
+void mlff_plan_release(mlff_plan *p)
+{
+    for (int t = 0; p && t < p->g->n_tensors; t++) {
+        plan_tensor *pt = &p->tensors[t];
+        if (p->g->tensors[t].kind == MLFF_TENSOR_PARAM || !pt->buffer)
+            continue;
+        p->iface->buffer_free(p->be, pt->buffer);
+        pt->buffer = NULL;
+        pt->capacity = 0;
+    }
+}
+
 mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_error *err)
 {
     const mlff_graph *g = p->g;

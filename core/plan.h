@@ -19,6 +19,10 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
                              mlff_backend *be, mlff_dtype real, mlff_plan **out, mlff_error *err);
 void mlff_plan_destroy(mlff_plan *p);
 
+/* Frees the buffers of everything but the parameters (a plan set aside);
+ * the next bind allocates them again. */
+void mlff_plan_release(mlff_plan *p);
+
 /* Set the value of every size symbol (g->n_symbols of them) and make sure
  * every buffer is large enough. */
 mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_error *err);

@@ -6,6 +6,12 @@
  *   average the members, scatter the atomic energies back;
  *   energy per system = (sum of atomic energies + self energies) in eV.
  * The reverse pass of this graph gives the forces; nothing here knows about it.
+ *
+ * A graph may serve a subset of the model's elements (those a batch holds):
+ * its AEV then has only the columns of those elements and their pairs, and
+ * the first layers only the matching weight columns. The columns left out
+ * are zero for every atom of such a batch, so the numbers are the same; the
+ * work is not (a water box keeps 128 of ANI-2x's 1008 columns).
  */
 #include "ani.h"
 
@@ -23,6 +29,13 @@ typedef struct ani_source {
     const mlff_model_file *mf;
     mlff_error *err;
 } ani_source;
+
+/* Which columns of the model's AEV (model_length of them) the graph's AEV
+ * keeps, in the graph's order. */
+typedef struct ani_columns {
+    int64_t *model_column;
+    int64_t length, model_length;
+} ani_columns;
 
 static const mlff_model_tensor *need_tensor(ani_source *src, const char *name, int64_t rows,
                                             int64_t cols, mlff_dtype dtype)
@@ -93,8 +106,21 @@ typedef struct ani_layer {
     double alpha;
 } ani_layer;
 
+/* Row o of the stacked weights: the kept columns of row o of the file's. */
+static void copy_weight_rows(float *dst, const float *src, int64_t rows, int64_t in, const ani_columns *keep)
+{
+    if (!keep) {
+        memcpy(dst, src, (size_t)(rows * in) * sizeof *dst);
+        return;
+    }
+    for (int64_t o = 0; o < rows; o++)
+        for (int64_t c = 0; c < keep->length; c++)
+            dst[o * keep->length + c] = src[o * in + keep->model_column[c]];
+}
+
+/* keep: the AEV columns the first layer reads (NULL for later layers). */
 static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int members, int l,
-                       ani_layer *layer)
+                       const ani_columns *keep, ani_layer *layer)
 {
     char name[96];
     const mlff_model_tensor *w0;
@@ -103,7 +129,13 @@ static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int membe
         return 0;
     layer->out = w0->rows;
     layer->in = w0->cols;
-    size_t wsize = (size_t)(layer->out * layer->in), bsize = (size_t)layer->out;
+    if (keep && layer->in != keep->model_length) {
+        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer 0 takes %lld inputs, not the "
+                  "AEV's %lld", el, (long long)layer->in, (long long)keep->model_length);
+        return 0;
+    }
+    const int64_t cols = keep ? keep->length : layer->in;
+    size_t wsize = (size_t)(layer->out * cols), bsize = (size_t)layer->out;
     float *w = malloc((size_t)members * wsize * sizeof *w);
     float *b = malloc((size_t)members * bsize * sizeof *b);
     int ok = w && b;
@@ -138,7 +170,7 @@ static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int membe
                       "activation of layer %d", el, l);
             break;
         }
-        memcpy(w + m * wsize, wt->data, wsize * sizeof *w);
+        copy_weight_rows(w + m * wsize, wt->data, layer->out, layer->in, keep);
         memcpy(b + m * bsize, bt->data, bsize * sizeof *b);
     }
     if (!ok) {
@@ -148,7 +180,7 @@ static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int membe
     }
     /* The graph takes the stacked arrays: the weights are copied once here, not twice. */
     snprintf(name, sizeof name, "network.%s.%d.weight", el, l);
-    layer->weight = mlff_graph_param_take(g, name, MLFF_DTYPE_REAL, members * layer->out, layer->in,
+    layer->weight = mlff_graph_param_take(g, name, MLFF_DTYPE_REAL, members * layer->out, cols,
                                           MLFF_DTYPE_F32, w);
     snprintf(name, sizeof name, "network.%s.%d.bias", el, l);
     layer->bias = mlff_graph_param_take(g, name, MLFF_DTYPE_REAL, members * layer->out, 1, MLFF_DTYPE_F32, b);
@@ -171,7 +203,7 @@ static int tail_is_mlp(const ani_layer *layers, int count)
 
 /* Atomic energies (Hartree, [n_el, 1]) of the atoms of one element. */
 static int element_network(mlff_graph *g, ani_source *src, const char *el, int members, int aev,
-                           int atoms, int64_t aev_length)
+                           int atoms, const ani_columns *aev_columns)
 {
     char name[96];
     int n_layers = 0;
@@ -185,11 +217,11 @@ static int element_network(mlff_graph *g, ani_source *src, const char *el, int m
         return -1;
     }
     ani_layer layers[ANI_MAX_LAYERS];
-    int64_t width = aev_length;
+    int64_t width = aev_columns->model_length;
     for (int l = 0; l < n_layers; l++) {
         ani_layer *layer = &layers[l];
         memset(layer, 0, sizeof *layer);
-        if (!stack_layer(g, src, el, members, l, layer))
+        if (!stack_layer(g, src, el, members, l, l == 0 ? aev_columns : NULL, layer))
             return -1;
         if (layer->in != width) {
             mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d takes %lld inputs, "
@@ -231,24 +263,50 @@ static int element_network(mlff_graph *g, ani_source *src, const char *el, int m
     return mlff_op_sum_first_cols(g, h, members, 1.0 / members);
 }
 
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_error *err)
+/* Slot of the unordered pair of elements a <= b among n (upper-triangle order). */
+static int64_t pair_slot(int64_t a, int64_t b, int64_t n)
 {
-    ani_source src = {mf, err};
-    char elements[ANI_MAX_ELEMENTS][4];
-    int n_el = parse_elements(&src, elements);
-    if (n_el < 0)
-        return err->status;
+    return a * n - a * (a - 1) / 2 + (b - a);
+}
+
+/* The model's AEV columns that the graph's elements keep: each kept
+ * element's radial block, then each kept pair's angular block, in the
+ * model's order. */
+static int keep_columns(ani_source *src, const int *model_element, int n, int n_model, int64_t radial,
+                        int64_t angular, ani_columns *keep)
+{
+    keep->model_length = n_model * radial + pair_slot(n_model, n_model, n_model) * angular;
+    keep->length = n * radial + pair_slot(n, n, n) * angular;
+    if (!(keep->model_column = malloc((size_t)keep->length * sizeof *keep->model_column)))
+        return mlff_fail(src->err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory"), 0;
+    int64_t k = 0;
+    for (int a = 0; a < n; a++)
+        for (int64_t r = 0; r < radial; r++)
+            keep->model_column[k++] = model_element[a] * radial + r;
+    for (int a = 0; a < n; a++)
+        for (int b = a; b < n; b++)
+            for (int64_t c = 0; c < angular; c++)
+                keep->model_column[k++] =
+                    n_model * radial + pair_slot(model_element[a], model_element[b], n_model) * angular + c;
+    return 1;
+}
+
+static mlff_status build_graph(ani_source *src, const int *model_element, int n, int n_model,
+                               char elements[][4], mlff_graph *g)
+{
+    const mlff_model_file *mf = src->mf;
+    mlff_error *err = src->err;
     const char *ens = mlff_model_file_meta(mf, "ensemble_size");
     int members = ens ? atoi(ens) : 0;
     if (members < 1 || members > 1024)
         return mlff_fail(err, MLFF_ERROR_MODEL_FORMAT, "bad ensemble_size '%s'", ens ? ens : "");
 
     double rcr, rca, eta_r, zeta, eta_a;
-    if (!need_scalar(&src, "aev.radial.cutoff", &rcr) || !need_scalar(&src, "aev.radial.eta", &eta_r) ||
-        !need_scalar(&src, "aev.angular.cutoff", &rca) || !need_scalar(&src, "aev.angular.zeta", &zeta) ||
-        !need_scalar(&src, "aev.angular.eta", &eta_a))
+    if (!need_scalar(src, "aev.radial.cutoff", &rcr) || !need_scalar(src, "aev.radial.eta", &eta_r) ||
+        !need_scalar(src, "aev.angular.cutoff", &rca) || !need_scalar(src, "aev.angular.zeta", &zeta) ||
+        !need_scalar(src, "aev.angular.eta", &eta_a))
         return err->status;
-    const mlff_model_tensor *sae = need_tensor(&src, "self_energy", n_el, 1, MLFF_DTYPE_F64);
+    const mlff_model_tensor *sae = need_tensor(src, "self_energy", n_model, 1, MLFF_DTYPE_F64);
     if (!sae)
         return err->status;
 
@@ -258,37 +316,47 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_
 
     int pairs_r = mlff_graph_input_pairs(g, rcr);
     int vec_r = mlff_op_pair_vectors(g, pos, pairs_r, mlff_graph_pair_shifts(g, pairs_r));
-    int shift_r = column_param(g, &src, "aev.radial.shift");
-    int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n_el);
+    int shift_r = column_param(g, src, "aev.radial.shift");
+    int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n);
 
     int pairs_a = mlff_graph_input_pairs(g, rca);
     int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
-    int shift_theta = column_param(g, &src, "aev.angular.shift_theta");
-    int shift_a = column_param(g, &src, "aev.angular.shift_r");
+    int shift_theta = column_param(g, src, "aev.angular.shift_theta");
+    int shift_a = column_param(g, src, "aev.angular.shift_r");
     int angular = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_triples(g, pairs_a),
-                                      species, shift_theta, shift_a, zeta, eta_a, rca, n_el);
+                                      species, shift_theta, shift_a, zeta, eta_a, rca, n);
     if (err->status != MLFF_OK)
         return err->status;
     int aev = mlff_op_concat_cols(g, radial, angular);
     mlff_graph_set_name(g, aev, "aev");
-    int64_t aev_length = aev >= 0 ? g->tensors[aev].cols : 0;
+    if (mlff_graph_status(g) != MLFF_OK)
+        return mlff_fail(err, mlff_graph_status(g), "building the ANI graph: %s", g->error.message);
 
+    ani_columns keep;
+    if (!keep_columns(src, model_element, n, n_model, g->tensors[shift_r].rows,
+                      g->tensors[shift_theta].rows * g->tensors[shift_a].rows, &keep))
+        return err->status;
     /* Atomic network energies, each element's scattered back into atom order. */
     int atomic = -1;
-    for (int e = 0; e < n_el; e++) {
+    for (int e = 0; e < n; e++) {
         int atoms = mlff_graph_input_element_atoms(g, e);
-        int energy = element_network(g, &src, elements[e], members, aev, atoms, aev_length);
+        int energy = element_network(g, src, elements[model_element[e]], members, aev, atoms, &keep);
         if (err->status != MLFF_OK)
-            return err->status;
+            break;
         int per_atom = mlff_op_scatter_add_rows(g, energy, atoms, MLFF_SYMBOL_ATOMS, 0,
                                                 MLFF_DTYPE_REAL);
         atomic = atomic < 0 ? per_atom : mlff_op_add(g, atomic, per_atom);
     }
+    free(keep.model_column);
+    if (err->status != MLFF_OK)
+        return err->status;
     /* Sums per system in double; the self energies never leave double. */
     mlff_graph_set_name(g, atomic, "atomic_network_energies");
     int network = mlff_op_scatter_add_rows(g, atomic, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
-    int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n_el, 1, MLFF_DTYPE_F64,
-                                     sae->data);
+    double self_energies[ANI_MAX_ELEMENTS];
+    for (int e = 0; e < n; e++)
+        self_energies[e] = ((const double *)sae->data)[model_element[e]];
+    int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n, 1, MLFF_DTYPE_F64, self_energies);
     int sae_atoms = mlff_op_mul(g, mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64),
                                 mlff_graph_input_owned(g));
     int self = mlff_op_scatter_add_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
@@ -298,4 +366,21 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_
     if (mlff_graph_status(g) != MLFF_OK)
         return mlff_fail(err, mlff_graph_status(g), "building the ANI graph: %s", g->error.message);
     return MLFF_OK;
+}
+
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, mlff_graph *g,
+                                 mlff_error *err)
+{
+    ani_source src = {mf, err};
+    char elements[ANI_MAX_ELEMENTS][4];
+    int n_model = parse_elements(&src, elements);
+    if (n_model < 0)
+        return err->status;
+    int model_element[ANI_MAX_ELEMENTS], n = 0;
+    for (int e = 0; e < n_model; e++)
+        if (!subset || mlff_element_set_has(subset, e))
+            model_element[n++] = e;
+    if (n == 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "an ANI graph for none of the model's elements");
+    return build_graph(&src, model_element, n, n_model, elements, g);
 }

@@ -30,12 +30,17 @@
 #ifndef MLFF_MODELS_ANI_H
 #define MLFF_MODELS_ANI_H
 
+#include "../core/elements.h"
 #include "../core/graph.h"
 #include "model_file.h"
 
 enum { MLFF_ACTIVATION_IDENTITY = 0, MLFF_ACTIVATION_CELU = 1 };
 
-/* Build the energy graph (eV per system) of an ANI model file. */
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, mlff_graph *g, mlff_error *err);
+/* Build the energy graph (eV per system) of an ANI model file for the
+ * model's elements in `subset` (NULL: all of them). The graph's species
+ * input and its element inputs number those elements from 0 in the model's
+ * order (element e of the graph is the e-th element of the subset). */
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, mlff_graph *g,
+                                 mlff_error *err);
 
 #endif

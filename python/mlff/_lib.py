@@ -96,7 +96,8 @@ class Stats(ctypes.Structure):
         ("kernel_cache_hits", ctypes.c_uint64),
         ("kernel_cache_rejects", ctypes.c_uint64),
         ("device_pair_lists", ctypes.c_uint64),
-        ("reserved", ctypes.c_uint64 * 3),
+        ("element_plans", ctypes.c_uint64),
+        ("reserved", ctypes.c_uint64 * 2),
     ]
 
 

@@ -166,7 +166,8 @@ class Model:
         (plans created or grown; constant once an MD run is warm),
         neighbor_builds (neighbour list searches; fewer than evaluations in
         MD with a skin), device_pair_lists (evaluations whose pair lists the
-        GPU made itself)."""
+        GPU made itself), element_plans (graphs made for the elements of a
+        batch: one per set of elements in use)."""
         stats = _lib.Stats()
         with self._lock:
             self._require_open()
@@ -175,7 +176,8 @@ class Model:
                 "plan_executions": stats.plan_executions,
                 "plan_builds": stats.plan_builds,
                 "neighbor_builds": stats.neighbor_builds,
-                "device_pair_lists": stats.device_pair_lists}
+                "device_pair_lists": stats.device_pair_lists,
+                "element_plans": stats.element_plans}
 
     def _require_open(self):
         if self._ctx is None:

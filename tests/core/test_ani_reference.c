@@ -39,13 +39,45 @@ static void check_structure(mlff_model *model, const reference *r, mlff_precisio
     free(forces);
 }
 
-/* Per-atom AEVs of the five structures in intermediates/, float64. */
-static void check_aevs(mlff_model *model, const char *dir)
+/* Which of TorchANI's 1008 AEV columns (ANI-2x: H C N O S F Cl; 16 radial
+ * per element, 32 angular per pair) a graph of the elements of a structure
+ * keeps, in its order; all of them when every element is kept. */
+static int kept_columns(const reference *r, int every_element, int *columns)
 {
-    static const char *const names[] = {"g2_CH4", "g2_HCF3", "g2_CH3Cl", "g2_CH3CONH2", "g2_C4H4S"};
-    const int aev = mlff_graph_find(model->graph, "aev");
-    CHECK(aev >= 0, "graph has no tensor named aev");
-    for (size_t k = 0; aev >= 0 && k < sizeof names / sizeof *names; k++) {
+    static const int order[] = {1, 6, 7, 8, 16, 9, 17};
+    int kept[7], n = 0;
+    for (int e = 0; e < 7; e++) {
+        int present = every_element;
+        for (int a = 0; a < r->n_atoms; a++)
+            present |= r->species[a] == order[e];
+        if (present)
+            kept[n++] = e;
+    }
+    int k = 0;
+    for (int a = 0; a < n; a++)
+        for (int c = 0; c < 16; c++)
+            columns[k++] = 16 * kept[a] + c;
+    for (int a = 0; a < n; a++)
+        for (int b = a; b < n; b++) {
+            int slot = 0; /* of the pair in the upper triangle of all 7 */
+            for (int i = 0; i < kept[a]; i++)
+                slot += 7 - i;
+            slot += kept[b] - kept[a];
+            for (int c = 0; c < 32; c++)
+                columns[k++] = 7 * 16 + 32 * slot + c;
+        }
+    return k;
+}
+
+/* Per-atom AEVs of the five structures in intermediates/, float64: the
+ * columns the graph keeps match TorchANI's, and TorchANI's others are zero
+ * (which is why leaving them out changes no number). */
+#define AEV_STRUCTURES 5
+static void check_aevs(mlff_model *model, const char *dir, int every_element, double *energies)
+{
+    static const char *const names[AEV_STRUCTURES] = {"g2_CH4", "g2_HCF3", "g2_CH3Cl", "g2_CH3CONH2",
+                                                      "g2_C4H4S"};
+    for (size_t k = 0; k < AEV_STRUCTURES; k++) {
         reference r;
         if (!reference_load(&r, dir, names[k])) {
             failures++;
@@ -60,17 +92,30 @@ static void check_aevs(mlff_model *model, const char *dir)
         int64_t offsets[2] = {0, r.n_atoms};
         mlff_batch b = {.n_systems = 1, .system_offsets = offsets, .atomic_numbers = r.species,
                         .positions = r.positions};
-        double energy;
-        CHECK(mlff_evaluate(model, &b, &energy, NULL) == MLFF_OK, "%s: evaluate", names[k]);
-        CHECK(mlff_plan_rows(model->plan, aev) == r.n_atoms &&
-                  model->graph->tensors[aev].cols == 1008,
+        CHECK(mlff_evaluate(model, &b, &energies[k], NULL) == MLFF_OK, "%s: evaluate", names[k]);
+        const mlff_graph *g = model->active->graph;
+        const int aev = mlff_graph_find(g, "aev");
+        int columns[1008];
+        const int n_columns = kept_columns(&r, every_element, columns);
+        CHECK(aev >= 0 && mlff_plan_rows(model->active->plan, aev) == r.n_atoms &&
+                  g->tensors[aev].cols == n_columns,
               "%s: AEV shape", names[k]);
-        CHECK(mlff_plan_read(model->plan, aev, got, &model->ctx->error) == MLFF_OK, "read aev");
-        double worst = 0;
-        for (long i = 0; i < len; i++)
-            worst = fmax(worst, fabs(got[i] - want[i]));
-        printf("aev       %-18s max error %9.2e\n", names[k], worst);
+        if (aev < 0 || g->tensors[aev].cols != n_columns)
+            continue;
+        CHECK(mlff_plan_read(model->active->plan, aev, got, &model->ctx->error) == MLFF_OK, "read aev");
+        char kept[1008] = {0};
+        for (int c = 0; c < n_columns; c++)
+            kept[columns[c]] = 1;
+        double worst = 0, left_out = 0;
+        for (long i = 0; i < r.n_atoms; i++) {
+            for (int c = 0; c < n_columns; c++)
+                worst = fmax(worst, fabs(got[i * n_columns + c] - want[i * 1008 + columns[c]]));
+            for (int c = 0; c < 1008; c++)
+                left_out = kept[c] ? left_out : fmax(left_out, fabs(want[i * 1008 + c]));
+        }
+        printf("aev       %-18s %4d columns, max error %9.2e\n", names[k], n_columns, worst);
         CHECK(worst <= 1e-10, "%s: AEV differs by %g", names[k], worst);
+        CHECK(left_out == 0.0, "%s: a column left out holds %g", names[k], left_out);
         free(want);
         free(got);
         free(json);
@@ -91,6 +136,24 @@ static void check_float64_refused(void)
     printf("float64   refused: %s\n", message);
     CHECK(status == MLFF_ERROR_UNSUPPORTED && strstr(message, "float64"),
           "float64 on a device without doubles: status %d, '%s'", (int)status, message);
+    mlff_context_destroy(ctx);
+}
+
+/* The graph of a structure's elements (the default) and the graph of every
+ * element (MLFF_ELEMENT_PLANS=off): the AEVs as TorchANI's, the energies
+ * equal to rounding. */
+static void check_every_element(mlff_model *model, const char *dir)
+{
+    double kept[AEV_STRUCTURES], every[AEV_STRUCTURES];
+    check_aevs(model, dir, 0, kept);
+    setenv("MLFF_ELEMENT_PLANS", "off", 1);
+    mlff_context *ctx;
+    mlff_model *all = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_AUTO, 0.0);
+    unsetenv("MLFF_ELEMENT_PLANS");
+    check_aevs(all, dir, 1, every);
+    for (int k = 0; k < AEV_STRUCTURES; k++)
+        CHECK(fabs(kept[k] - every[k]) <= 1e-9, "structure %d: %.12f eV with its elements' graph, %.12f "
+              "with every element's", k, kept[k], every[k]);
     mlff_context_destroy(ctx);
 }
 
@@ -118,7 +181,7 @@ int main(int argc, char **argv)
             reference_free(&r);
         }
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
-            check_aevs(model, argv[1]);
+            check_every_element(model, argv[1]);
         mlff_context_destroy(ctx);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");

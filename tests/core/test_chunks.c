@@ -124,7 +124,7 @@ static void check_same(const char *names_label, const test_batch *tb, mlff_preci
 /* Bytes of the model's working tensors as bound now, and the largest one. */
 static void bound_bytes(const mlff_model *m, size_t real_size, size_t *total, size_t *largest)
 {
-    const mlff_graph *g = m->graph;
+    const mlff_graph *g = m->active->graph;
     *total = *largest = 0;
     for (int t = 0; t < g->n_tensors; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
@@ -145,22 +145,26 @@ static void check_planner(const test_batch *tb)
     mlff_model *m = test_open_model(&ctx, MLFF_PRECISION_FLOAT32, MLFF_NEIGHBORS_SPARSE, 0.0);
     const mlff_batch b = {tb->n_systems, tb->offsets, tb->z, tb->pos, tb->cells, tb->pbc};
     const mlff_pair_options pairs = {0, 0.0, NULL, NULL};
-    mlff_status s = mlff_batch_prepare(m->graph, &b, m->species_index, m->name, m->element_list, &pairs, &m->work,
-                                       &ctx->error);
-    const size_t params = mlff_plan_param_bytes(m->plan);
-    const mlff_chunk_limits limits = {params + (24u << 20), 1u << 20, 0};
+    mlff_status s = mlff_batch_check(&b, m->species_index, m->name, m->element_list, &m->work, &ctx->error);
     if (s == MLFF_OK)
-        s = mlff_chunks_plan(&m->chunks, m->graph, m->plan, &limits, &b, &m->work, &ctx->error);
+        s = mlff_model_use_elements(m, &ctx->error);
+    if (s == MLFF_OK)
+        s = mlff_batch_find_pairs(m->active->graph, &b, &pairs, &m->work, &ctx->error);
+    const mlff_graph *g = s == MLFF_OK ? m->active->graph : NULL;
+    const mlff_plan *plan = s == MLFF_OK ? m->active->plan : NULL;
+    const mlff_chunk_limits limits = {(plan ? mlff_plan_param_bytes(plan) : 0) + (6u << 20), 1u << 18, 0};
+    if (s == MLFF_OK)
+        s = mlff_chunks_plan(&m->chunks, g, plan, &limits, &b, &m->work, &ctx->error);
     CHECK(s == MLFF_OK, "planning: %s", mlff_last_error(ctx));
     const int64_t n_chunks = s == MLFF_OK ? m->chunks.n_chunks : 0;
-    printf("planner: %lld atoms in %lld chunks under 24 MB and 1 MB buffers\n", (long long)tb->n_atoms,
+    printf("planner: %lld atoms in %lld chunks under 6 MB and 256 kB buffers\n", (long long)tb->n_atoms,
            (long long)n_chunks);
     CHECK(n_chunks > 2, "%lld chunks under a small budget", (long long)n_chunks);
     int *owner = calloc((size_t)tb->n_atoms, sizeof *owner);
     for (int64_t k = 0; k < n_chunks; k++) {
         s = mlff_chunks_select(&m->chunks, k, &m->work, &ctx->error);
         if (s == MLFF_OK)
-            s = mlff_batch_fill(m->graph, &b, &m->chunks.view, &m->work, &ctx->error);
+            s = mlff_batch_fill(g, &b, &m->chunks.view, &m->work, &ctx->error);
         CHECK(s == MLFF_OK, "chunk %lld: %s", (long long)k, mlff_last_error(ctx));
         if (s != MLFF_OK)
             break;
@@ -173,7 +177,7 @@ static void check_planner(const test_batch *tb)
         size_t total, largest;
         bound_bytes(m, sizeof(float), &total, &largest);
         CHECK(largest <= limits.max_buffer, "chunk %lld: a tensor of %zu bytes", (long long)k, largest);
-        CHECK(total <= limits.budget - params, "chunk %lld: %zu bytes of tensors", (long long)k, total);
+        CHECK(total <= limits.budget - mlff_plan_param_bytes(plan), "chunk %lld: %zu bytes of tensors", (long long)k, total);
     }
     for (int64_t a = 0; a < tb->n_atoms && n_chunks; a++)
         CHECK(owner[a] == 1, "atom %lld owned by %d chunks", (long long)a, owner[a]);

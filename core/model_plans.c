@@ -1,0 +1,139 @@
+/*
+ * One graph and plan per set of elements that batches hold.
+ *
+ * The graph of all of a model's elements computes, for a batch of water,
+ * the AEV columns and first-layer products of five elements that are not
+ * there: zeros, at eight times the work of what is (ANI-2x: 128 of its 1008
+ * AEV columns for H and O; bench/RESULTS.md). So a batch runs through the
+ * graph of the elements it holds, built from the model file when first
+ * needed (a few milliseconds) and kept with its plan for the batches after
+ * it: an MD run, or systems of the same elements, use one.
+ * MLFF_ELEMENT_PLANS=off runs every batch through the graph of all elements.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../backends/common/device_cells.h"
+#include "../models/ani.h"
+#include "../models/model_file.h"
+#include "context.h"
+
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_model_file *mf, const mlff_element_set *subset,
+                                   mlff_graph **out, mlff_error *err)
+{
+    *out = NULL;
+    const char *family = mlff_model_file_meta(mf, "family");
+    if (!family || strcmp(family, "ani") != 0)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "model %s: unknown model family '%s'", m->path,
+                         family ? family : "(none)");
+    mlff_graph *g = mlff_graph_create();
+    if (!g)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    mlff_status s = mlff_ani_build_graph(mf, subset, g, err);
+    if (s == MLFF_OK) {
+        /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
+        int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
+        if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2, -1.0, grads) == MLFF_OK) {
+            mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
+            mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
+        }
+        if (mlff_graph_status(g) != MLFF_OK)
+            s = mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
+    }
+    if (s != MLFF_OK) {
+        mlff_graph_destroy(g);
+        return s;
+    }
+    *out = g;
+    return MLFF_OK;
+}
+
+static void plan_free(mlff_model_plan *p)
+{
+    mlff_plan_destroy(p->plan);
+    mlff_graph_destroy(p->graph);
+    memset(p, 0, sizeof *p);
+}
+
+void mlff_model_plans_free(mlff_model *m)
+{
+    for (int k = 0; k < MLFF_MODEL_PLANS; k++)
+        plan_free(&m->plans[k]);
+    m->active = NULL;
+}
+
+/* The plan of a set of elements, or the slot to make it in: an empty one,
+ * else the least recently used. */
+static mlff_model_plan *find_plan(mlff_model *m, const mlff_element_set *set, int *found)
+{
+    mlff_model_plan *slot = NULL;
+    for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
+        mlff_model_plan *p = &m->plans[k];
+        if (p->graph && !memcmp(&p->elements, set, sizeof *set)) {
+            *found = 1;
+            return p;
+        }
+        if (!slot || (slot->graph && (!p->graph || p->last_used < slot->last_used)))
+            slot = p;
+    }
+    *found = 0;
+    return slot;
+}
+
+static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, mlff_error *err)
+{
+    mlff_context *ctx = m->ctx;
+    mlff_status s = MLFF_OK;
+    if (!p->graph) {
+        p->elements = *set;
+        s = mlff_model_build_graph(m, m->file, set, &p->graph, err);
+        ctx->stats.element_plans += s == MLFF_OK;
+    }
+    if (s == MLFF_OK)
+        s = mlff_plan_create(p->graph, ctx->iface, ctx->backend, ctx->real, &p->plan, err);
+    if (s == MLFF_OK)
+        s = mlff_batch_work_fit(&m->work, p->graph, err);
+    if (s != MLFF_OK) {
+        plan_free(p);
+        return s;
+    }
+    p->lists_on_device = m->device_cells && mlff_batch_device_lists_of(p->graph, &p->device_lists);
+    return MLFF_OK;
+}
+
+mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
+{
+    mlff_batch_work *w = &m->work;
+    mlff_element_set set;
+    memset(&set, 0, sizeof set);
+    for (int e = 0; e < m->n_elements; e++)
+        if (m->all_elements || w->n_atoms == 0)
+            mlff_element_set_add(&set, e);
+    for (int64_t a = 0; a < w->n_atoms; a++)
+        mlff_element_set_add(&set, w->species[a]);
+    int found;
+    mlff_model_plan *p = find_plan(m, &set, &found);
+    if (!found)
+        plan_free(p);
+    if (!p->plan) {
+        mlff_status s = make_plan(m, p, &set, err);
+        if (s != MLFF_OK)
+            return s;
+    }
+    /* One plan holds working buffers at a time: memory stays what one
+     * batch needs, whatever the number of sets. */
+    if (m->active != p) {
+        if (m->active)
+            mlff_plan_release(m->active->plan);
+        mlff_chunks_forget_plan(&m->chunks);
+    }
+    m->active = p;
+    p->last_used = ++m->runs;
+    /* The graph's elements are the set's, numbered in the model's order. */
+    int graph_element[MLFF_MAX_ATOMIC_NUMBER], n = 0;
+    for (int e = 0; e < m->n_elements; e++)
+        graph_element[e] = mlff_element_set_has(&set, e) ? n++ : -1;
+    for (int64_t a = 0; a < w->n_atoms; a++)
+        w->species[a] = graph_element[w->species[a]];
+    return MLFF_OK;
+}
