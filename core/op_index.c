@@ -26,8 +26,8 @@ OP_VJP(mlff_vjp_gather_rows)
     grads[0] = mlff_op_scatter_add_rows(g, gy, n.inputs[1], x->rows_symbol, x->rows, x->dtype);
 }
 
-int mlff_op_scatter_add_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
-                             mlff_dtype out_dtype)
+static int scatter_add_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows, mlff_dtype out_dtype,
+                            int few_rows)
 {
     int in[2] = {x, index};
     if (!op_inputs_valid(g, in, 2))
@@ -36,8 +36,22 @@ int mlff_op_scatter_add_rows(mlff_graph *g, int x, int index, int rows_symbol, i
                            op_tensor(g, x)->dtype != MLFF_DTYPE_I32 && out_dtype != MLFF_DTYPE_I32,
                     MLFF_OP_SCATTER_ADD_ROWS, "needs real rows and an I32 index per row"))
         return -1;
-    return mlff_graph_add_node(g, MLFF_OP_SCATTER_ADD_ROWS, in, 2, NULL, out_dtype, rows_symbol,
+    mlff_op_attrs a = {0};
+    a.i[0] = few_rows;
+    return mlff_graph_add_node(g, MLFF_OP_SCATTER_ADD_ROWS, in, 2, &a, out_dtype, rows_symbol,
                                rows, op_tensor(g, x)->cols);
+}
+
+int mlff_op_scatter_add_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
+                             mlff_dtype out_dtype)
+{
+    return scatter_add_rows(g, x, index, rows_symbol, rows, out_dtype, 0);
+}
+
+int mlff_op_scatter_add_few_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
+                                 mlff_dtype out_dtype)
+{
+    return scatter_add_rows(g, x, index, rows_symbol, rows, out_dtype, 1);
 }
 
 OP_VJP(mlff_vjp_scatter_add_rows)

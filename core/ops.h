@@ -46,7 +46,8 @@
     /* out [m, k] = x[idx[r], :]; out dtype may differ from x's (converted). */                   \
     X(GATHER_ROWS, "gather_rows")                                                                 \
     /* out [n, k] = sum over r with idx[r] = row of x[r, :]; n from the output shape;             \
-     * out dtype may be wider than x's (F64 sums of REAL). Deterministic order. */                \
+     * out dtype may be wider than x's (F64 sums of REAL). Deterministic order. i[0] = 1: few     \
+     * rows, each the sum of many (per-system sums; GPUs reduce each entry in a work-group). */   \
     X(SCATTER_ADD_ROWS, "scatter_add_rows")                                                       \
     /* out [n, 1] = f[0] * sum of x[:, c] for c < i[0] (i[0] = cols: every column). */           \
     X(SUM_COLS, "sum_cols")                                                                       \
@@ -172,6 +173,9 @@ int mlff_op_slice_cols(struct mlff_graph *g, int x, int64_t start, int64_t count
 int mlff_op_gather_rows(struct mlff_graph *g, int x, int index, mlff_dtype out_dtype);
 int mlff_op_scatter_add_rows(struct mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
                              mlff_dtype out_dtype);
+/* The same into few rows that each sum many (a row per system). */
+int mlff_op_scatter_add_few_rows(struct mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
+                                 mlff_dtype out_dtype);
 int mlff_op_sum_cols(struct mlff_graph *g, int x, double factor);
 int mlff_op_sum_first_cols(struct mlff_graph *g, int x, int64_t count, double factor);
 int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, int64_t filled, double factor);

@@ -352,14 +352,14 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
         return err->status;
     /* Sums per system in double; the self energies never leave double. */
     mlff_graph_set_name(g, atomic, "atomic_network_energies");
-    int network = mlff_op_scatter_add_rows(g, atomic, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
+    int network = mlff_op_scatter_add_few_rows(g, atomic, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
     double self_energies[ANI_MAX_ELEMENTS];
     for (int e = 0; e < n; e++)
         self_energies[e] = ((const double *)sae->data)[model_element[e]];
     int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n, 1, MLFF_DTYPE_F64, self_energies);
     int sae_atoms = mlff_op_mul(g, mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64),
                                 mlff_graph_input_owned(g));
-    int self = mlff_op_scatter_add_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
+    int self = mlff_op_scatter_add_few_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
     int energy = mlff_op_scale(g, mlff_op_add(g, network, self), HARTREE_TO_EV);
     mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, energy);
 

@@ -17,14 +17,14 @@ int mlff_op_uses_segments(mlff_op op)
            op == MLFF_OP_ANI_ANGULAR_VJP;
 }
 
-int mlff_op_reduces_in_groups(mlff_op op)
+int mlff_op_reduces_in_groups(mlff_op op, const mlff_op_attrs *attrs)
 {
-    return op == MLFF_OP_PAIR_SHIFTS_VJP;
+    return op == MLFF_OP_PAIR_SHIFTS_VJP || (op == MLFF_OP_SCATTER_ADD_ROWS && attrs->i[0]);
 }
 
 int64_t mlff_node_work_items(const mlff_exec_node *n)
 {
-    if (mlff_op_reduces_in_groups(n->op))
+    if (mlff_op_reduces_in_groups(n->op, &n->attrs))
         return n->output.rows * n->output.cols * MLFF_REDUCE_LANES;
     switch (n->op) {
     case MLFF_OP_LINEAR:
@@ -227,7 +227,7 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
     if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
-    if (mlff_op_reduces_in_groups((mlff_op)s->op))
+    if (mlff_op_reduces_in_groups((mlff_op)s->op, &s->attrs))
         mlff_text_put(t, "#define REDUCE_LANES %d\n", MLFF_REDUCE_LANES);
     if (mlff_op_is_mlp((mlff_op)s->op))
         emit_mlp_constants(t, s, dialect, fp64);

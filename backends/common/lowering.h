@@ -35,13 +35,14 @@ int mlff_op_is_gemm(mlff_op op);
 int64_t mlff_node_work_items(const mlff_exec_node *n);
 
 /* Ops whose outputs sum very long segments (the cell gradient: every pair of
- * a system) give each output entry a whole work-group of this many items,
+ * a system; the per-system sums of SCATTER_ADD_ROWS with i[0] = 1: every
+ * atom) give each output entry a whole work-group of this many items,
  * which add their partial sums in a fixed tree: reproducible, and not one
  * item summing a million pairs alone. Kernels see it as REDUCE_LANES; 256
  * keeps enough loads in flight (64 left the H100's 12288-atom box's cell
  * gradient at 2.3 ms), and every GPU allows groups that large. */
 #define MLFF_REDUCE_LANES 256
-int mlff_op_reduces_in_groups(mlff_op op);
+int mlff_op_reduces_in_groups(mlff_op op, const mlff_op_attrs *attrs);
 /* Ops that sum many entries into one row through segments (see segments.h). */
 int mlff_op_uses_segments(mlff_op op);
 

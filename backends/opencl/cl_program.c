@@ -152,7 +152,7 @@ static mlff_status reduction_group(const mlff_backend *be, cl_kernel kernel, siz
         clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
     if (most < MLFF_REDUCE_LANES)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
-                         "opencl: the device runs at most %zu work-items in a group; the cell gradient needs %d",
+                         "opencl: the device runs at most %zu work-items in a group; the sums per system need %d",
                          most, MLFF_REDUCE_LANES);
     *group = MLFF_REDUCE_LANES;
     return MLFF_OK;
@@ -249,7 +249,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
-        if (mlff_op_reduces_in_groups((mlff_op)sigs[k].op))
+        if (mlff_op_reduces_in_groups((mlff_op)sigs[k].op, &sigs[k].attrs))
             s = reduction_group(be, p->kernels[k], &p->group[k], err);
     }
     free(src.s);

@@ -56,7 +56,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     /* Dense layers: x the row blocks, y the column blocks, z the groups. */
     const uint64_t per_group = subgroup                              ? VK_SG_ROWS
                                : gemm                                ? VK_GEMM_TILE
-                               : mlff_op_reduces_in_groups(n->op) ? MLFF_REDUCE_LANES
+                               : mlff_op_reduces_in_groups(n->op, &n->attrs) ? MLFF_REDUCE_LANES
                                                                      : VK_GROUP_1D;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];

@@ -133,6 +133,19 @@ CASE(case_scatter_add_rows_wide)
                                     MLFF_DTYPE_REAL);
 }
 
+/* Sums per system: 2000 rows into 4, one of them empty, every segment
+ * longer than a work-group on the GPUs (each entry reduced by one). */
+CASE(case_scatter_add_few_rows)
+{
+    int32_t idx[2000];
+    for (int k = 0; k < 2000; k++)
+        idx[k] = k % 4 == 2 ? 3 : k % 4;
+    int x = random_param(g, rng, 2000, 2, -1, 1);
+    WRT1(x);
+    return mlff_op_scatter_add_few_rows(g, x, index_param(g, 2000, 1, idx), MLFF_FIXED_ROWS, 4,
+                                        MLFF_DTYPE_REAL);
+}
+
 /* An element the batch lacks (its atom list has no rows, as the tests bind
  * every size symbol to 0): its scatter is zeros, which the plan does not
  * launch; x + 0 is then x itself, and a zero read by another op (the mul)
@@ -382,6 +395,7 @@ const op_case op_cases[] = {
     {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows},
     {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide},
     {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element},
+    {"scatter_add_rows (few rows, long segments)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows},
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
     {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols},
     {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp},
