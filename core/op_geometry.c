@@ -38,9 +38,11 @@ int mlff_op_pair_shifts(mlff_graph *g, int images, int cells, int pairs, int sys
 OP_VJP(mlff_vjp_pair_shifts)
 {
     mlff_graph_node n = op_node(g, node);
-    int in[4] = {gy, n.inputs[0], n.inputs[2], n.inputs[3]};
-    grads[1] = op_node_like(g, MLFF_OP_PAIR_SHIFTS_VJP, in, 4, NULL, op_tensor(g, gy)->dtype,
-                            n.inputs[1], 9);
+    const mlff_graph_tensor *cells = op_tensor(g, n.inputs[1]);
+    int in[3] = {gy, n.inputs[0], n.inputs[2]};
+    int per_atom = op_node_like(g, MLFF_OP_PAIR_SHIFTS_VJP, in, 3, NULL, op_tensor(g, gy)->dtype, n.inputs[3], 9);
+    grads[1] = mlff_op_scatter_add_few_rows(g, per_atom, n.inputs[3], cells->rows_symbol, cells->rows,
+                                            cells->dtype);
 }
 
 int mlff_op_pair_vectors_vjp(mlff_graph *g, int gvec, int pairs, int positions_like)

@@ -75,8 +75,11 @@
      * out [P, 3] = n . cell of the system of pair p's first atom, i.e.                           \
      * out[p, b] = sum_a n_a * cells[s, 3a + b] (cell rows are lattice vectors). */               \
     X(PAIR_SHIFTS, "pair_shifts")                                                                 \
-    /* backward. inputs (g [P, 3], images, pairs, system); out [S, 9], the gradient with          \
-     * respect to the cells: sum over the system's pairs of n_a * g[p, b]. */                    \
+    /* backward, per atom. inputs (g [P, 3], images, pairs); out [A, 9] (rows of the forward's   \
+     * system input): out[i, 3a + b] = sum over the pairs centred on i of n_a * g[p, b]. Their  \
+     * sums per system are the gradient with respect to the cells (the reverse pass adds a      \
+     * few-rows scatter; a sum per system straight from the pairs left one work-group with a    \
+     * million pairs). */                                                                        \
     X(PAIR_SHIFTS_VJP, "pair_shifts_vjp")                                                         \
     /* out [P, 1] = |v| for v [P, 3]. */                                                          \
     X(NORM3, "norm3")                                                                             \

@@ -19,7 +19,7 @@ int mlff_op_uses_segments(mlff_op op)
 
 int mlff_op_reduces_in_groups(mlff_op op, const mlff_op_attrs *attrs)
 {
-    return op == MLFF_OP_PAIR_SHIFTS_VJP || (op == MLFF_OP_SCATTER_ADD_ROWS && attrs->i[0]);
+    return op == MLFF_OP_SCATTER_ADD_ROWS && attrs->i[0];
 }
 
 int64_t mlff_node_work_items(const mlff_exec_node *n)

@@ -28,9 +28,8 @@ static int spec_for(const mlff_exec_node *n, segment_spec *s)
         keys = 1;
         per_row = 2;
         break;
-    case MLFF_OP_PAIR_SHIFTS_VJP: /* pairs by the system of their first atom */
+    case MLFF_OP_PAIR_SHIFTS_VJP: /* pairs by center */
         keys = 2;
-        map = 3;
         break;
     case MLFF_OP_ANI_RADIAL: /* pairs by center */
         keys = 1;

@@ -344,39 +344,32 @@ KERNEL(pair_shifts)
     return MLFF_OK;
 }
 
-/* Each system sums its pairs in pair order: deterministic. */
-RANGE(pair_shifts_vjp_systems)
+/* Each atom sums the pairs it centres in pair order: deterministic. */
+RANGE(pair_shifts_vjp_atoms)
 {
-    const cpu_csr by_system = *(const cpu_csr *)extra;
+    const cpu_csr by_center = *(const cpu_csr *)extra;
     const real *g = IN(0);
     const int32_t *images = IDX(1);
-    real *gcell = OUT;
-    for (int64_t s = begin; s < end; s++) {
+    real *out = OUT;
+    for (int64_t i = begin; i < end; i++) {
         double sum[9] = {0};
-        for (int64_t q = by_system.offsets[s]; q < by_system.offsets[s + 1]; q++) {
-            const int64_t p = by_system.items[q];
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t p = by_center.items[q];
             for (int a = 0; a < 3; a++)
                 for (int b = 0; b < 3; b++)
                     sum[3 * a + b] += (double)mlff_image_offset(images[p], a) * g[3 * p + b];
         }
         for (int k = 0; k < 9; k++)
-            gcell[9 * s + k] = (real)sum[k];
+            out[9 * i + k] = (real)sum[k];
     }
 }
 
 KERNEL(pair_shifts_vjp)
 {
-    const int64_t pairs = n->inputs[0].rows;
-    const int32_t *ij = IDX(2), *system = IDX(3);
-    int32_t *pair_system = cpu_arena_alloc(&be->arena, (size_t)(pairs > 0 ? pairs : 1) * sizeof *pair_system);
-    if (!pair_system)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for the cell gradient");
-    for (int64_t p = 0; p < pairs; p++)
-        pair_system[p] = system[ij[2 * p]];
-    cpu_csr by_system;
-    mlff_status s = cpu_csr_build(be, pair_system, 1, pairs, n->output.rows, &by_system, err);
+    cpu_csr by_center;
+    mlff_status s = cpu_csr_build(be, IDX(2), 2, n->inputs[0].rows, n->output.rows, &by_center, err);
     if (s == MLFF_OK)
-        cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(pair_shifts_vjp_systems), n, &by_system);
+        cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(pair_shifts_vjp_atoms), n, &by_center);
     return s;
 }
 

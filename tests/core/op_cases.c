@@ -271,9 +271,10 @@ CASE(case_pair_shifts)
                                index_param(g, 5, 1, system));
 }
 
-/* A system's cell gradient sums all its pairs (millions in a large box; GPU
- * kernels split that over a work-group): 611 pairs in one system and 289 in
- * the other, more than a group has items and not a multiple of it. */
+/* A system's cell gradient sums all its pairs (millions in a large box: per
+ * center, then per system, where GPU kernels split each sum over a
+ * work-group): 611 pairs in one system and 289 in the other, more than a
+ * group has items and not a multiple of it, their centers out of order. */
 CASE(case_pair_shifts_long)
 {
     enum { N_PAIRS = 900, IN_FIRST = 611 };
