@@ -117,6 +117,22 @@ int mlff_op_celu_mlp(mlff_graph *g, int x, const int *weights, const int *biases
                         mlp_out_cols(widths, layers, groups));
 }
 
+/* gy of a CELU_MLP, or the gradient of its result block alone when gy is a
+ * broadcast over that block and zeros after it (the VJP of the members'
+ * mean): then the zeros of the hidden blocks are neither written nor read. */
+static int result_gradient(mlff_graph *g, int gy, int64_t result_cols)
+{
+    for (int k = g->n_nodes - 1; k >= 0; k--) {
+        const mlff_graph_node *n = &g->nodes[k];
+        if (n->output != gy)
+            continue;
+        if (n->op == MLFF_OP_BROADCAST_COLS && n->attrs.i[0] == result_cols)
+            return mlff_op_broadcast_cols(g, n->inputs[0], result_cols, result_cols, n->attrs.f[0]);
+        break;
+    }
+    return gy;
+}
+
 OP_VJP(mlff_vjp_celu_mlp)
 {
     mlff_graph_node n = op_node(g, node);
@@ -124,7 +140,8 @@ OP_VJP(mlff_vjp_celu_mlp)
     int weights[MLFF_MLP_MAX_LAYERS];
     for (int l = 0; l < layers; l++)
         weights[l] = n.inputs[1 + 2 * l];
-    grads[0] = mlff_op_celu_mlp_vjp(g, gy, n.output, weights, layers, n.attrs.i[0], n.attrs.f[0]);
+    grads[0] = mlff_op_celu_mlp_vjp(g, result_gradient(g, gy, op_tensor(g, weights[layers - 1])->rows), n.output,
+                                    weights, layers, n.attrs.i[0], n.attrs.f[0]);
 }
 
 int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int layers, int64_t groups,
@@ -142,7 +159,9 @@ int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int l
     int ok = groups > 0 && mlp_widths(g, op_tensor(g, weights[0])->cols, weights, layers, groups,
                                       op_tensor(g, gy)->dtype, widths);
     const int64_t cols = ok ? mlp_out_cols(widths, layers, groups) : -1;
-    ok = ok && op_tensor(g, gy)->cols == cols && op_tensor(g, y)->cols == cols && mlff_graph_same_rows(g, gy, y);
+    const int64_t gy_cols = op_tensor(g, gy)->cols;
+    ok = ok && (gy_cols == cols || gy_cols == groups * widths[layers]) && op_tensor(g, y)->cols == cols &&
+         mlff_graph_same_rows(g, gy, y);
     if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights do not match"))
         return -1;
     mlff_op_attrs a = {.f = {alpha}, .i = {groups}};

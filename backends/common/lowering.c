@@ -199,6 +199,8 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
     const int f64 = s->out_dtype == MLFF_DTYPE_F64;
     mlff_text_put(t, "#define TO4 %s\n", dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     mlff_text_put(t, "#define EPILOGUE %d\n", s->epilogue);
+    /* CELU_MLP_VJP: whether gy has the hidden blocks too (core/ops.h). */
+    mlff_text_put(t, "#define GY_HIDDEN %d\n", s->op == MLFF_OP_CELU_MLP_VJP && s->in_cols[0] == m.cols);
     put_real(t, "ALPHA", s->alpha, dialect, fp64);
 }
 

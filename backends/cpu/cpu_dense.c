@@ -191,13 +191,16 @@ mlff_status cpu_celu_mlp_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff
     float *scratch = m.layers > 1 ? cpu_arena_alloc(&be->arena, (size_t)(rows * m.cols) * sizeof *scratch) : NULL;
     if (m.layers > 1 && !scratch)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
-    const float *gz = gy; /* the gradient of layer l's output, row stride m.cols */
+    /* The gradient of layer l's output: gy's result block, then scratch, row stride m.cols. */
+    const float *gz = gy;
+    const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
+    int64_t gz_stride = gy_cols;
     for (int l = m.layers; l >= 1; l--) {
         const cpu_packed_b *w = packed_weights(m.weights[l], m.groups, 0, err);
         if (!w)
             return err->status;
         if (l == 1) {
-            gemm_job job = {rows, m.groups, m.cols, m.groups * m.width[0], gz, w, n->output.buffer, NULL,
+            gemm_job job = {rows, m.groups, gz_stride, m.groups * m.width[0], gz, w, n->output.buffer, NULL,
                             {.alpha = (float)n->epilogue_alpha}};
             if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
                 job.epilogue.celu_y = n->epilogue_input.buffer;
@@ -205,14 +208,15 @@ mlff_status cpu_celu_mlp_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff
             break;
         }
         const int64_t at = m.block[l - 1], width = m.groups * m.width[l - 1];
-        gemm_job job = {rows, m.groups, m.cols, m.cols, gz, w, scratch + at, NULL,
+        gemm_job job = {rows, m.groups, gz_stride, m.cols, gz, w, scratch + at, NULL,
                         {.celu_y = y + at, .alpha = alpha}};
         run_gemm(be, n, &job);
         /* gy's own share of the hidden block, through the same derivative. */
-        for (int64_t r = 0; r < rows; r++)
+        for (int64_t r = 0; gy_hidden && r < rows; r++)
             cpu_celu_vjp_accumulate_f32(gy + r * m.cols + at, y + r * m.cols + at, scratch + r * m.cols + at, width,
                                         alpha);
         gz = scratch + at;
+        gz_stride = m.cols;
     }
     return MLFF_OK;
 }

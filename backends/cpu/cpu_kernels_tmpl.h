@@ -251,10 +251,11 @@ RANGE(celu_mlp_vjp_rows)
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
     real *gx = OUT, gz[MLFF_MLP_MAX_WIDTH], gin[MLFF_MLP_MAX_WIDTH];
+    const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
     for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < m.groups; g++) {
             const int64_t top = m.width[m.layers];
-            memcpy(gz, gy + r * m.cols + g * top, (size_t)top * sizeof *gz);
+            memcpy(gz, gy + r * gy_cols + g * top, (size_t)top * sizeof *gz);
             for (int l = m.layers; l >= 1; l--) {
                 const int64_t in = m.width[l - 1], out = m.width[l];
                 const real *w = (const real *)m.weights[l]->buffer + g * out * in;
@@ -270,7 +271,7 @@ RANGE(celu_mlp_vjp_rows)
                 const int64_t at = r * m.cols + m.block[l - 1] + g * in;
                 for (int64_t c = 0; c < in; c++) {
                     const real h = y[at + c], d = h > 0 ? 1 : h / alpha + 1;
-                    gz[c] = (gin[c] + gy[at + c]) * d;
+                    gz[c] = (gin[c] + (gy_hidden ? gy[at + c] : 0)) * d;
                 }
             }
         }

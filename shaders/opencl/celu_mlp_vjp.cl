@@ -5,8 +5,8 @@
  * reading a column of the weights (neighbouring items, neighbouring words),
  * CHUNK loads issued before any is used, the gradients read four at a time;
  * absent rows are skipped.
- * in0 = gy, in1 = y, in2.. = W; EPILOGUE 2: the planner folded the CELU
- * before this op in (epi: its y). */
+ * in0 = gy (GY_HIDDEN 0: the result block's alone), in1 = y, in2.. = W;
+ * EPILOGUE 2: the planner folded the CELU before this op in (epi: its y). */
 #define CHUNK 32
 #if EPILOGUE == 2
 #define STORE_X_GRADIENT(at, v) ((v) * (epi[at] > 0 ? (TO)1 : epi[at] / (TO)ALPHA + (TO)1))
@@ -40,7 +40,7 @@
                 const long at = (r0 + r) * MLP_COLS + BLOCK + g * IN_W + c;                           \
                 const TO h = r < rows ? in1[at] : (TO)0;                                              \
                 grad[dst + r * MLP_STRIDE + c] =                                                      \
-                    (acc[r] + (r < rows ? in0[at] : (TO)0)) * (h > 0 ? (TO)1 : h / (TO)F0 + (TO)1);   \
+                    (acc[r] + (GY_HIDDEN && r < rows ? in0[at] : (TO)0)) * (h > 0 ? (TO)1 : h / (TO)F0 + (TO)1); \
             } else if (r < rows) {                                                                    \
                 const long at = (r0 + r) * (GROUPS * MLP_W0) + g * MLP_W0 + c;                        \
                 out[at] = STORE_X_GRADIENT(at, acc[r]);                                               \
@@ -68,7 +68,7 @@ kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int k = t; k < MLP_ROWS * MLP_WTOP; k += MLP_THREADS) {
         const int r = k / MLP_WTOP, o = k % MLP_WTOP;
-        grad[r * MLP_STRIDE + o] = r < rows ? in0[(r0 + r) * MLP_COLS + g * MLP_WTOP + o] : (TO)0;
+        grad[r * MLP_STRIDE + o] = r < rows ? in0[(r0 + r) * IN0_COLS + g * MLP_WTOP + o] : (TO)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 #if MLP_LAYERS > 2

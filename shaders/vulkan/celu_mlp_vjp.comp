@@ -42,7 +42,7 @@ shared TO4 grad[2 * MLP_ROWS * MLP_STRIDE / 4];
                 const uint at = (r0 + r) * MLP_COLS + BLOCK + g * IN_W + c;                           \
                 const TO h = r < rows ? TO(in1[at]) : TO(0);                                          \
                 GRAD(dst + r * MLP_STRIDE + c) =                                                      \
-                    (acc[r] + (r < rows ? TO(in0[at]) : TO(0))) * (h > TO(0) ? TO(1) : h / TO(F0) + TO(1)); \
+                    (acc[r] + (GY_HIDDEN != 0 && r < rows ? TO(in0[at]) : TO(0))) * (h > TO(0) ? TO(1) : h / TO(F0) + TO(1)); \
             } else if (r < rows) {                                                                    \
                 const uint at = (r0 + r) * (GROUPS * MLP_W0) + g * MLP_W0 + c;                        \
                 outp[at] = STORE_X_GRADIENT(at, acc[r]);                                              \
@@ -68,7 +68,7 @@ void main()
     barrier();
     for (uint k = t; k < MLP_ROWS * MLP_WTOP; k += MLP_THREADS) {
         const uint r = k / MLP_WTOP, o = k % MLP_WTOP;
-        GRAD(r * MLP_STRIDE + o) = r < rows ? TO(in0[(r0 + r) * MLP_COLS + g * MLP_WTOP + o]) : TO(0);
+        GRAD(r * MLP_STRIDE + o) = r < rows ? TO(in0[(r0 + r) * IN0_COLS + g * MLP_WTOP + o]) : TO(0);
     }
     barrier();
 #if MLP_LAYERS > 2

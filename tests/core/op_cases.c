@@ -204,6 +204,14 @@ CASE(case_celu_mlp_one_layer)
     return random_mlp(g, rng, 3, 3, widths, 1, 0, wrt, n_wrt);
 }
 
+/* The members' mean of the results, as in ANI: the reverse pass hands the
+ * VJP the result block's gradient alone (no zeros for the hidden blocks). */
+CASE(case_celu_mlp_mean)
+{
+    static const int64_t widths[] = {9, 11, 6, 1};
+    return mlff_op_sum_first_cols(g, random_mlp(g, rng, 7, 3, widths, 3, 0, wrt, n_wrt), 3, 1.0 / 3);
+}
+
 /* Wider than a GPU work-group (300), a row count that leaves a partial row
  * block, and after a CELU (as in ANI, whose first layer's CELU comes before). */
 CASE(case_celu_mlp_wide)
@@ -401,6 +409,7 @@ const op_case op_cases[] = {
     {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols},
     {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp},
     {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer},
+    {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean},
     {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide},
     {"linear", MLFF_OP_LINEAR, case_linear},
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
