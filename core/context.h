@@ -49,7 +49,7 @@ struct mlff_model {
     int species_index[MLFF_MAX_ATOMIC_NUMBER + 1]; /* atomic number -> element index or -1 */
     double cutoff;
     struct mlff_model_file *file;           /* kept (mapped) for the graphs of other element sets */
-    mlff_model_plan plans[MLFF_MODEL_PLANS]; /* plans[0]: every element, built when read */
+    mlff_model_plan plans[MLFF_MODEL_PLANS]; /* the first: every element's graph, built when read */
     mlff_model_plan *active;                /* the batch's (mlff_model_use_elements) */
     uint64_t runs;
     int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
