@@ -85,6 +85,8 @@ mlff_status mlff_model_build_graph(const mlff_model *model, const struct mlff_mo
  * model->work (made if needed) and renumbers work.species to its graph's
  * elements. */
 mlff_status mlff_model_use_elements(mlff_model *model, mlff_error *err);
+/* Device bytes of the weights of the plans other than the active one. */
+size_t mlff_model_parked_bytes(const mlff_model *model);
 void mlff_model_plans_free(mlff_model *model);
 
 /* The file mlff_model_load(ctx, NULL) uses; see api/mlff.h. */

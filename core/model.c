@@ -416,9 +416,6 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     unsigned outputs = (results->energies ? 1u << MLFF_OUTPUT_ENERGY : 0) |
                        (results->forces || results->virials ? 1u << MLFF_OUTPUT_FORCES : 0) |
                        (results->virials ? 1u << MLFF_OUTPUT_CELL_FORCES : 0);
-    mlff_memory_limits device;
-    ctx->iface->memory_limits(ctx->backend, &device);
-    const mlff_chunk_limits limits = {device.budget, device.max_buffer, ctx->settings.max_chunk_atoms};
     double t = mlff_seconds();
     mlff_status s = mlff_batch_check(batch, m->species_index, m->name, m->element_list, &m->work, err);
     if (s != MLFF_OK)
@@ -427,6 +424,12 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     if ((s = mlff_model_use_elements(m, err)) != MLFF_OK)
         return s;
     phase_done(m, PHASE_ELEMENTS, "host: plan of the batch's elements", &t);
+    /* The weights of the plans set aside stay on the device too. */
+    mlff_memory_limits device;
+    ctx->iface->memory_limits(ctx->backend, &device);
+    const size_t parked = mlff_model_parked_bytes(m);
+    const mlff_chunk_limits limits = {device.budget > parked ? device.budget - parked : 0, device.max_buffer,
+                                      ctx->settings.max_chunk_atoms};
 
     /* Virials need the forces and the cell forces, asked for or not. */
     const int64_t n_atoms = m->work.n_atoms;

@@ -7,8 +7,11 @@
  * AEV columns for H and O; bench/RESULTS.md). So a batch runs through the
  * graph of the elements it holds, built from the model file when first
  * needed (a few milliseconds) and kept with its plan for the batches after
- * it: an MD run, or systems of the same elements, use one.
- * MLFF_ELEMENT_PLANS=off runs every batch through the graph of all elements.
+ * it: an MD run, or systems of the same elements, use one. A stream of
+ * systems of more element sets than a model keeps plans for would make a
+ * plan at every call; there a plan of more elements serves instead (the
+ * elements a batch lacks only cost their zeros), down to the plan of every
+ * element. MLFF_ELEMENT_PLANS=off runs every batch through that one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,20 +65,31 @@ void mlff_model_plans_free(mlff_model *m)
     m->active = NULL;
 }
 
-/* The plan of a set of elements, or the slot to make it in: an empty one,
- * else the least recently used. */
-static mlff_model_plan *find_plan(mlff_model *m, const mlff_element_set *set, int *found)
+/* The plan for a batch of the elements in *set: its own; else the slot to
+ * make it in (an empty one, else the least recently used); but when that
+ * slot served within the last 2 MLFF_MODEL_PLANS runs (a stream of more sets
+ * than there are slots), the smallest plan that holds the set, else the
+ * slot for the plan of every element (*set becomes that), which holds any. */
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int *found)
 {
-    mlff_model_plan *slot = NULL;
+    mlff_model_plan *slot = NULL, *holder = NULL;
+    *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        if (p->graph && !memcmp(&p->elements, set, sizeof *set)) {
-            *found = 1;
+        if (p->graph && !memcmp(&p->elements, set, sizeof *set))
             return p;
-        }
+        if (p->graph && mlff_element_set_holds(&p->elements, set) &&
+            (!holder || mlff_element_set_size(&p->elements) < mlff_element_set_size(&holder->elements)))
+            holder = p;
         if (!slot || (slot->graph && (!p->graph || p->last_used < slot->last_used)))
             slot = p;
     }
+    const int streaming = slot->graph && m->runs - slot->last_used < 2 * MLFF_MODEL_PLANS;
+    if (streaming && holder)
+        return holder;
+    if (streaming)
+        for (int e = 0; e < m->n_elements; e++)
+            mlff_element_set_add(set, e);
     *found = 0;
     return slot;
 }
@@ -112,7 +126,7 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
     for (int64_t a = 0; a < w->n_atoms; a++)
         mlff_element_set_add(&set, w->species[a]);
     int found;
-    mlff_model_plan *p = find_plan(m, &set, &found);
+    mlff_model_plan *p = choose_plan(m, &set, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
@@ -129,11 +143,20 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
     }
     m->active = p;
     p->last_used = ++m->runs;
-    /* The graph's elements are the set's, numbered in the model's order. */
+    /* The graph's elements are the plan's, numbered in the model's order. */
     int graph_element[MLFF_MAX_ATOMIC_NUMBER], n = 0;
     for (int e = 0; e < m->n_elements; e++)
-        graph_element[e] = mlff_element_set_has(&set, e) ? n++ : -1;
+        graph_element[e] = mlff_element_set_has(&p->elements, e) ? n++ : -1;
     for (int64_t a = 0; a < w->n_atoms; a++)
         w->species[a] = graph_element[w->species[a]];
     return MLFF_OK;
+}
+
+size_t mlff_model_parked_bytes(const mlff_model *m)
+{
+    size_t bytes = 0;
+    for (int k = 0; k < MLFF_MODEL_PLANS; k++)
+        if (m->plans[k].plan && &m->plans[k] != m->active)
+            bytes += mlff_plan_param_bytes(m->plans[k].plan);
+    return bytes;
 }

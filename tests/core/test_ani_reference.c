@@ -40,19 +40,14 @@ static void check_structure(mlff_model *model, const reference *r, mlff_precisio
 }
 
 /* Which of TorchANI's 1008 AEV columns (ANI-2x: H C N O S F Cl; 16 radial
- * per element, 32 angular per pair) a graph of the elements of a structure
- * keeps, in its order; all of them when every element is kept. */
-static int kept_columns(const reference *r, int every_element, int *columns)
+ * per element, 32 angular per pair) the graph of a set of elements keeps,
+ * in its order. */
+static int kept_columns(const mlff_element_set *set, int *columns)
 {
-    static const int order[] = {1, 6, 7, 8, 16, 9, 17};
     int kept[7], n = 0;
-    for (int e = 0; e < 7; e++) {
-        int present = every_element;
-        for (int a = 0; a < r->n_atoms; a++)
-            present |= r->species[a] == order[e];
-        if (present)
+    for (int e = 0; e < 7; e++)
+        if (mlff_element_set_has(set, e))
             kept[n++] = e;
-    }
     int k = 0;
     for (int a = 0; a < n; a++)
         for (int c = 0; c < 16; c++)
@@ -70,10 +65,11 @@ static int kept_columns(const reference *r, int every_element, int *columns)
 }
 
 /* Per-atom AEVs of the five structures in intermediates/, float64: the
- * columns the graph keeps match TorchANI's, and TorchANI's others are zero
- * (which is why leaving them out changes no number). */
+ * columns the graph that ran keeps (of the structure's elements, or of more
+ * after a stream of other sets) match TorchANI's, and TorchANI's others are
+ * zero (which is why leaving them out changes no number). */
 #define AEV_STRUCTURES 5
-static void check_aevs(mlff_model *model, const char *dir, int every_element, double *energies)
+static void check_aevs(mlff_model *model, const char *dir, double *energies)
 {
     static const char *const names[AEV_STRUCTURES] = {"g2_CH4", "g2_HCF3", "g2_CH3Cl", "g2_CH3CONH2",
                                                       "g2_C4H4S"};
@@ -96,7 +92,7 @@ static void check_aevs(mlff_model *model, const char *dir, int every_element, do
         const mlff_graph *g = model->active->graph;
         const int aev = mlff_graph_find(g, "aev");
         int columns[1008];
-        const int n_columns = kept_columns(&r, every_element, columns);
+        const int n_columns = kept_columns(&model->active->elements, columns);
         CHECK(aev >= 0 && mlff_plan_rows(model->active->plan, aev) == r.n_atoms &&
                   g->tensors[aev].cols == n_columns,
               "%s: AEV shape", names[k]);
@@ -145,12 +141,13 @@ static void check_float64_refused(void)
 static void check_every_element(mlff_model *model, const char *dir)
 {
     double kept[AEV_STRUCTURES], every[AEV_STRUCTURES];
-    check_aevs(model, dir, 0, kept);
+    check_aevs(model, dir, kept);
     setenv("MLFF_ELEMENT_PLANS", "off", 1);
     mlff_context *ctx;
     mlff_model *all = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_AUTO, 0.0);
     unsetenv("MLFF_ELEMENT_PLANS");
-    check_aevs(all, dir, 1, every);
+    check_aevs(all, dir, every);
+    CHECK(mlff_element_set_size(&all->active->elements) == 7, "MLFF_ELEMENT_PLANS=off: every element's graph");
     for (int k = 0; k < AEV_STRUCTURES; k++)
         CHECK(fabs(kept[k] - every[k]) <= 1e-9, "structure %d: %.12f eV with its elements' graph, %.12f "
               "with every element's", k, kept[k], every[k]);

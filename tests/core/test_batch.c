@@ -2,8 +2,10 @@
  * One batch of different molecules (and an empty system) gives the same
  * numbers as each molecule alone, in one plan execution; repeating a batch
  * of the same shape allocates nothing new. Each molecule alone runs through
- * the plan of its own elements (nine sets, more than a model keeps): plans
- * set aside and made again give the same numbers to the bit.
+ * the plan of its own elements, nine sets, more than a model keeps: once
+ * that stream fills the slots, plans of more elements serve (up to the plan
+ * of every element) instead of a plan made at every call, with the same
+ * numbers to rounding.
  * Usage: test_batch REFERENCE_DIR
  */
 #include <math.h>
@@ -56,6 +58,8 @@ static void run(mlff_precision precision, const char *dir)
     mlff_context *ctx;
     mlff_model *model = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
 
+    const double e_tol = precision == MLFF_PRECISION_FLOAT64 ? 1e-9 : 1e-5;
+    const double f_tol = precision == MLFF_PRECISION_FLOAT64 ? 1e-10 : 1e-5;
     mlff_stats before, after;
     for (int round = 0; round < 2; round++) {
         double e;
@@ -66,17 +70,20 @@ static void run(mlff_precision precision, const char *dir)
             double *mine = round == 0 ? alone_f : f;
             check(mlff_evaluate(model, &b, round == 0 ? &alone_e[s] : &e, mine + 3 * offsets[s]) == MLFF_OK,
                   "evaluate alone");
-            check(round == 0 || (e == alone_e[s] && !memcmp(f + 3 * offsets[s], alone_f + 3 * offsets[s],
-                                                            (size_t)(3 * one[1]) * sizeof *f)),
-                  "a plan made again gives the same numbers");
+            double df = 0;
+            for (int64_t k = 3 * offsets[s]; round == 1 && k < 3 * offsets[s + 1]; k++)
+                df = fmax(df, fabs(f[k] - alone_f[k]));
+            check(round == 0 || (fabs(e - alone_e[s]) <= e_tol && df <= f_tol),
+                  "another plan of the same elements gives the same numbers");
         }
         free(f);
         mlff_get_stats(ctx, round == 0 ? &before : &after);
     }
     printf("plans for the elements of each molecule alone: %llu made in the first round, %llu in the second\n",
            (unsigned long long)before.element_plans, (unsigned long long)(after.element_plans - before.element_plans));
-    check(before.element_plans >= 9 && after.element_plans > before.element_plans,
-          "a plan per set of elements, the least recently used set aside");
+    check(before.element_plans >= 7, "a plan per set of elements while there are free slots");
+    check(after.element_plans == before.element_plans,
+          "in a stream of more sets than slots, plans that hold the sets serve: none made at every call");
 
     mlff_get_stats(ctx, &before);
     mlff_batch batch = {n + 1, offsets, z, pos, NULL, NULL};
@@ -84,8 +91,6 @@ static void run(mlff_precision precision, const char *dir)
     mlff_get_stats(ctx, &after);
     check(after.plan_executions == before.plan_executions + 1, "the batch runs as one plan execution");
 
-    const double e_tol = precision == MLFF_PRECISION_FLOAT64 ? 1e-9 : 1e-5;
-    const double f_tol = precision == MLFF_PRECISION_FLOAT64 ? 1e-10 : 1e-5;
     double worst_e = 0, worst_f = 0;
     for (int s = 0; s <= n; s++)
         worst_e = fmax(worst_e, fabs(energies[s] - alone_e[s]));
