@@ -78,9 +78,9 @@ void mlff_model_close(mlff_model *model);
 mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlff_results *results);
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
- * forward and reverse. */
-mlff_status mlff_model_build_graph(const mlff_model *model, const struct mlff_model_file *file,
-                                   const mlff_element_set *subset, mlff_graph **out, mlff_error *err);
+ * forward and reverse, from model->file. */
+mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, mlff_graph **out,
+                                   mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
  * model->work (made if needed) and renumbers work.species to its graph's
  * elements. */

@@ -69,7 +69,7 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
 static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
     mlff_graph *g;
-    mlff_status s = mlff_model_build_graph(m, m->file, NULL, &g, err);
+    mlff_status s = mlff_model_build_graph(m, NULL, &g, err);
     if (s != MLFF_OK)
         return s;
     for (int t = 0; t < g->n_tensors; t++)

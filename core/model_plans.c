@@ -21,9 +21,10 @@
 #include "../models/model_file.h"
 #include "context.h"
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_model_file *mf, const mlff_element_set *subset,
-                                   mlff_graph **out, mlff_error *err)
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, mlff_graph **out,
+                                   mlff_error *err)
 {
+    const mlff_model_file *mf = m->file;
     *out = NULL;
     const char *family = mlff_model_file_meta(mf, "family");
     if (!family || strcmp(family, "ani") != 0)
@@ -100,7 +101,7 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
     mlff_status s = MLFF_OK;
     if (!p->graph) {
         p->elements = *set;
-        s = mlff_model_build_graph(m, m->file, set, &p->graph, err);
+        s = mlff_model_build_graph(m, set, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)

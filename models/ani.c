@@ -118,8 +118,9 @@ static void copy_weight_rows(float *dst, const float *src, int64_t rows, int64_t
             dst[o * keep->length + c] = src[o * in + keep->model_column[c]];
 }
 
-/* keep: the AEV columns the first layer reads (NULL for later layers). */
-static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int members, int l,
+/* width: the inputs layer l must take (the model's AEV length for the
+ * first); keep: the AEV columns the first layer reads (NULL for later layers). */
+static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int members, int l, int64_t width,
                        const ani_columns *keep, ani_layer *layer)
 {
     char name[96];
@@ -129,9 +130,9 @@ static int stack_layer(mlff_graph *g, ani_source *src, const char *el, int membe
         return 0;
     layer->out = w0->rows;
     layer->in = w0->cols;
-    if (keep && layer->in != keep->model_length) {
-        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer 0 takes %lld inputs, not the "
-                  "AEV's %lld", el, (long long)layer->in, (long long)keep->model_length);
+    if (layer->in != width) {
+        mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d takes %lld inputs, not %lld", el, l,
+                  (long long)layer->in, (long long)width);
         return 0;
     }
     const int64_t cols = keep ? keep->length : layer->in;
@@ -221,13 +222,8 @@ static int element_network(mlff_graph *g, ani_source *src, const char *el, int m
     for (int l = 0; l < n_layers; l++) {
         ani_layer *layer = &layers[l];
         memset(layer, 0, sizeof *layer);
-        if (!stack_layer(g, src, el, members, l, l == 0 ? aev_columns : NULL, layer))
+        if (!stack_layer(g, src, el, members, l, width, l == 0 ? aev_columns : NULL, layer))
             return -1;
-        if (layer->in != width) {
-            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d takes %lld inputs, "
-                      "not %lld", el, l, (long long)layer->in, (long long)width);
-            return -1;
-        }
         if (layer->activation != MLFF_ACTIVATION_CELU && layer->activation != MLFF_ACTIVATION_IDENTITY) {
             mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s layer %d: unknown activation "
                       "%d", el, l, layer->activation);
