@@ -213,6 +213,37 @@ int mlff_graph_ascending(const mlff_graph *g, int t)
     return 0;
 }
 
+/* A parameter first[] that is the running count of pair_triples(pairs, .)'s triples. */
+static int is_running_count(const mlff_graph_tensor *pairs, const mlff_graph_tensor *first)
+{
+    if (pairs->kind != MLFF_TENSOR_PARAM || first->kind != MLFF_TENSOR_PARAM || pairs->host_dtype != MLFF_DTYPE_I32 ||
+        first->host_dtype != MLFF_DTYPE_I32 || pairs->cols != 2 || first->cols != 1 || first->rows != pairs->rows)
+        return 0;
+    const int32_t *p = pairs->host_data, *f = first->host_data;
+    int64_t count = 0;
+    for (int64_t a = 0; a < pairs->rows; a++) {
+        if (f[a] != count)
+            return 0;
+        for (int64_t c = a + 1; c < pairs->rows && p[2 * c] == p[2 * a]; c++)
+            count++;
+    }
+    return 1;
+}
+
+int mlff_graph_pair_triples_of(const mlff_graph *g, int triples, int pairs)
+{
+    for (int k = 0; k < g->n_nodes; k++) {
+        const mlff_graph_node *n = &g->nodes[k];
+        if (n->output != triples)
+            continue;
+        if (n->op != MLFF_OP_PAIR_TRIPLES || n->inputs[0] != pairs)
+            return 0;
+        return is_input(g, n->inputs[1], MLFF_INPUT_TRIPLE_STARTS) ||
+               is_running_count(&g->tensors[pairs], &g->tensors[n->inputs[1]]);
+    }
+    return 0;
+}
+
 int mlff_graph_input_element_atoms(mlff_graph *g, int element)
 {
     if (g->error.status != MLFF_OK)

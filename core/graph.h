@@ -159,6 +159,13 @@ int mlff_graph_same_rows(const mlff_graph *g, int a, int b);
  * such an index without sorting it (backends/common/segments.h). */
 int mlff_graph_ascending(const mlff_graph *g, int t);
 
+/* True when tensor triples is pair_triples(pairs, first) with first[] the
+ * running count of each center's triples (a TRIPLE_STARTS input, or a
+ * parameter that holds it): every unordered pair of each run of a center's
+ * consecutive pairs, in order. A pair's triples then follow from the pairs
+ * around it (the ANI angular gradient on a GPU, core/ops.h). */
+int mlff_graph_pair_triples_of(const mlff_graph *g, int triples, int pairs);
+
 /*
  * The reverse pass: appends to g the nodes computing seed * d(output)/d(wrt),
  * where output is summed over all its entries, by walking the nodes backwards

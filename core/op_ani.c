@@ -65,7 +65,9 @@ OP_VJP(mlff_vjp_ani_angular)
 {
     mlff_graph_node n = op_node(g, node);
     int in[7] = {gy, n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3], n.inputs[4], n.inputs[5]};
-    grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &n.attrs, op_tensor(g, gy)->dtype,
+    mlff_op_attrs a = n.attrs;
+    a.i[1] = mlff_graph_pair_triples_of(g, n.inputs[2], n.inputs[1]);
+    grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &a, op_tensor(g, gy)->dtype,
                             n.inputs[0], 3);
 }
 

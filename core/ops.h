@@ -105,7 +105,9 @@
      *                             * exp(-eta ((d_a + d_b)/2 - shift_r_s)^2) fc(d_a) fc(d_b). */   \
     X(ANI_ANGULAR, "ani_angular")                                                                 \
     /* backward. inputs (g [A, ...], vec, pairs, triples, species, shift_theta, shift_r),         \
-     * attrs as the forward op; out [P, 3], the gradient with respect to vec. */                  \
+     * attrs as the forward op; out [P, 3], the gradient with respect to vec. i[1] = 1 when the   \
+     * triples are pair_triples(pairs, first) (mlff_graph_pair_triples_of): a GPU then finds a    \
+     * pair's triples from the pairs around it instead of sorting the triples by pair. */         \
     X(ANI_ANGULAR_VJP, "ani_angular_vjp")                                                         \
     /* Angular triples of a pair list whose pairs of one center are consecutive. inputs          \
      * (pairs [P, 2], first [P, 1] I32); out [T, 2] I32 (T from the output shape): for pair a     \

@@ -10,22 +10,26 @@ int mlff_op_is_gemm(mlff_op op)
     return op == MLFF_OP_LINEAR || op == MLFF_OP_LINEAR_VJP;
 }
 
-int mlff_op_uses_segments(mlff_op op)
+int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs)
 {
-    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP ||
-           op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR ||
-           op == MLFF_OP_ANI_ANGULAR_VJP;
+    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP || op == MLFF_OP_PAIR_SHIFTS_VJP ||
+           op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR || (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]);
 }
 
-int mlff_op_reduces_in_groups(mlff_op op, const mlff_op_attrs *attrs)
+int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs)
 {
-    return op == MLFF_OP_SCATTER_ADD_ROWS && attrs->i[0];
+    if (op == MLFF_OP_SCATTER_ADD_ROWS && attrs->i[0])
+        return MLFF_REDUCE_LANES;
+    return op == MLFF_OP_ANI_ANGULAR ? MLFF_ANGULAR_LANES : 0;
 }
 
 int64_t mlff_node_work_items(const mlff_exec_node *n)
 {
-    if (mlff_op_reduces_in_groups(n->op, &n->attrs))
-        return n->output.rows * n->output.cols * MLFF_REDUCE_LANES;
+    const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
+    if (n->op == MLFF_OP_ANI_ANGULAR)
+        return n->output.rows * lanes; /* a group per atom */
+    if (lanes)
+        return n->output.rows * n->output.cols * lanes; /* a group per output entry */
     switch (n->op) {
     case MLFF_OP_LINEAR:
     case MLFF_OP_LINEAR_VJP:
@@ -42,8 +46,6 @@ int64_t mlff_node_work_items(const mlff_exec_node *n)
         return n->output.rows;
     case MLFF_OP_ANI_RADIAL:
         return n->output.rows * n->inputs[3].rows;
-    case MLFF_OP_ANI_ANGULAR:
-        return n->output.rows * n->inputs[4].rows * n->inputs[5].rows;
     case MLFF_OP_PAIR_TRIPLES:
         return n->inputs[0].rows;
     default:
@@ -120,9 +122,9 @@ void mlff_text_put(mlff_text *t, const char *fmt, ...)
 const char *const mlff_constant_names[] = {
     "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
     "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
-    "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "REDUCE_LANES",
-    "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS",
-    "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4"};
+    "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
+    "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP",
+    "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -204,6 +206,21 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
     put_real(t, "ALPHA", s->alpha, dialect, fp64);
 }
 
+/* ANI_ANGULAR (ani_angular.cl): how many triples a group works out at a time
+ * (ANGULAR_CHUNK: their factors in local memory, at most
+ * MLFF_ANGULAR_LOCAL_BYTES), and whether its sums fit there too
+ * (ANGULAR_SUMS_LOCAL; else each item keeps its own in private memory). */
+#define MLFF_ANGULAR_LOCAL_BYTES 8192
+static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
+{
+    const int64_t real = s->out_dtype == MLFF_DTYPE_F64 ? 8 : 4, n_z = s->fixed[0], n_ra = s->fixed[1];
+    const int64_t slots = s->attrs.i[0] * (s->attrs.i[0] + 1) / 2;
+    int64_t chunk = MLFF_ANGULAR_LOCAL_BYTES / ((n_z + n_ra) * real + 4);
+    chunk = chunk > MLFF_ANGULAR_LANES ? MLFF_ANGULAR_LANES : chunk < 1 ? 1 : chunk;
+    mlff_text_put(t, "#define ANGULAR_CHUNK %lld\n#define ANGULAR_SUMS_LOCAL %d\n", (long long)chunk,
+                  slots * n_z * n_ra * real <= MLFF_ANGULAR_LOCAL_BYTES);
+}
+
 void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     mlff_text_put(t, "#define TO %s\n", type_name(s->out_dtype));
@@ -229,8 +246,11 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
     if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
-    if (mlff_op_reduces_in_groups((mlff_op)s->op, &s->attrs))
-        mlff_text_put(t, "#define REDUCE_LANES %d\n", MLFF_REDUCE_LANES);
+    const int lanes = mlff_op_group_lanes((mlff_op)s->op, &s->attrs);
+    if (lanes)
+        mlff_text_put(t, "#define GROUP_LANES %d\n", lanes);
+    if (s->op == MLFF_OP_ANI_ANGULAR)
+        emit_angular_constants(t, s);
     if (mlff_op_is_mlp((mlff_op)s->op))
         emit_mlp_constants(t, s, dialect, fp64);
 }

@@ -31,20 +31,26 @@ int mlff_op_is_gemm(mlff_op op);
 /* What a kernel's n_items counts: rows of the output for the dense layers
  * (their kernels tile the columns themselves), for ops whose work-item
  * writes a whole row, and for the ANI gradients (one per pair); atoms times
- * shifts for the ANI features; else one per output entry. */
+ * shifts for the ANI radial features; the items of every group for ops
+ * with fixed groups (below); else one per output entry. */
 int64_t mlff_node_work_items(const mlff_exec_node *n);
 
-/* Ops whose outputs sum very long segments (the cell gradient: every pair of
- * a system; the per-system sums of SCATTER_ADD_ROWS with i[0] = 1: every
- * atom) give each output entry a whole work-group of this many items,
- * which add their partial sums in a fixed tree: reproducible, and not one
- * item summing a million pairs alone. Kernels see it as REDUCE_LANES; 256
- * keeps enough loads in flight (64 left the H100's 12288-atom box's cell
- * gradient at 2.3 ms), and every GPU allows groups that large. */
+/* Ops whose kernels need work-groups of a fixed size (0: any), which they
+ * see as GROUP_LANES:
+ * - Outputs that sum very long segments (the cell gradient: every pair of a
+ *   system; the per-system sums of SCATTER_ADD_ROWS with i[0] = 1: every
+ *   atom) give each output entry a group of MLFF_REDUCE_LANES items, which
+ *   add their partial sums in a fixed tree: reproducible, and not one item
+ *   summing a million pairs alone. 256 keeps enough loads in flight (64 left
+ *   the H100's 12288-atom box's cell gradient at 2.3 ms), and every GPU
+ *   allows groups that large.
+ * - ANI_ANGULAR gives each atom a group of MLFF_ANGULAR_LANES items, which
+ *   share the factors of its triples in local memory (ani_angular.cl). */
 #define MLFF_REDUCE_LANES 256
-int mlff_op_reduces_in_groups(mlff_op op, const mlff_op_attrs *attrs);
+#define MLFF_ANGULAR_LANES 64
+int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs);
 /* Ops that sum many entries into one row through segments (see segments.h). */
-int mlff_op_uses_segments(mlff_op op);
+int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
 
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
  * mlff_mlp_node_rows() rows of one group through every layer, its activations in

@@ -39,6 +39,8 @@ static int spec_for(const mlff_exec_node *n, segment_spec *s)
         map = 1;
         break;
     case MLFF_OP_ANI_ANGULAR_VJP: /* both pairs of every triple, entry 2t + side */
+        if (n->attrs.i[1])
+            return 0; /* pair_triples' triples: the kernel finds a pair's own */
         keys = 3;
         per_row = 2;
         break;

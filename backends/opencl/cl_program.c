@@ -40,9 +40,9 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         mlff_text_put(t, "#define KARGS global TO *out");
         for (int k = 0; k < s->n_inputs; k++)
             mlff_text_put(t, ", global const T%d *in%d", k, k);
+        const int segments = mlff_op_uses_segments((mlff_op)s->op, &s->attrs);
         mlff_text_put(t, ", const long n_items%s%s\n",
-                      mlff_op_uses_segments((mlff_op)s->op) ? ", global const int *seg_off, global const int *seg_items"
-                                                            : "",
+                      segments ? ", global const int *seg_off, global const int *seg_items" : "",
                       s->epilogue == MLFF_EPILOGUE_CELU_GRAD ? ", global const TO *epi" : "");
     }
     mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);
@@ -144,17 +144,18 @@ size_t cl_group_size(const mlff_backend *be, cl_kernel kernel)
     return most >= 64 ? 64 : most > 0 ? most : 1;
 }
 
-/* A kernel that reduces in work-groups (lowering.h) needs groups of MLFF_REDUCE_LANES. */
-static mlff_status reduction_group(const mlff_backend *be, cl_kernel kernel, size_t *group, mlff_error *err)
+/* A kernel whose op needs work-groups of a fixed size (lowering.h). */
+static mlff_status fixed_group(const mlff_backend *be, cl_kernel kernel, mlff_op op, size_t lanes, size_t *group,
+                               mlff_error *err)
 {
     size_t most = 0;
     if (kernel)
         clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
-    if (most < MLFF_REDUCE_LANES)
+    if (most < lanes)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
-                         "opencl: the device runs at most %zu work-items in a group; the sums per system need %d",
-                         most, MLFF_REDUCE_LANES);
-    *group = MLFF_REDUCE_LANES;
+                         "opencl: the device runs at most %zu work-items in a group of %s; it needs %zu", most,
+                         mlff_op_get(op)->name, lanes);
+    *group = lanes;
     return MLFF_OK;
 }
 
@@ -249,8 +250,9 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
-        if (mlff_op_reduces_in_groups((mlff_op)sigs[k].op, &sigs[k].attrs))
-            s = reduction_group(be, p->kernels[k], &p->group[k], err);
+        const int lanes = mlff_op_group_lanes((mlff_op)sigs[k].op, &sigs[k].attrs);
+        if (lanes)
+            s = fixed_group(be, p->kernels[k], (mlff_op)sigs[k].op, (size_t)lanes, &p->group[k], err);
     }
     free(src.s);
     free(unique_of);

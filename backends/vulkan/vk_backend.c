@@ -247,7 +247,7 @@ static mlff_status vk_buffer_read(mlff_backend *be, const void *buffer, size_t o
  * before a later node sorts by it, so what is pending runs first. */
 static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
-    if (be->segments.on_device || !mlff_op_uses_segments(n->op))
+    if (be->segments.on_device || !mlff_op_uses_segments(n->op, &n->attrs))
         return MLFF_OK;
     for (int j = 0; j < n->n_inputs; j++) {
         if (n->inputs[j].dtype != MLFF_DTYPE_I32)

@@ -54,10 +54,8 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     const uint32_t *most = be->props.limits.maxComputeWorkGroupCount;
     const int gemm = mlff_op_is_gemm(n->op), subgroup = gemm && vk_gemm_for(be, items) == VK_GEMM_SUBGROUP;
     /* Dense layers: x the row blocks, y the column blocks, z the groups. */
-    const uint64_t per_group = subgroup                              ? VK_SG_ROWS
-                               : gemm                                ? VK_GEMM_TILE
-                               : mlff_op_reduces_in_groups(n->op, &n->attrs) ? MLFF_REDUCE_LANES
-                                                                     : VK_GROUP_1D;
+    const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
+    const uint64_t per_group = subgroup ? VK_SG_ROWS : gemm ? VK_GEMM_TILE : lanes ? (uint64_t)lanes : VK_GROUP_1D;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;

@@ -44,7 +44,7 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     if (mlff_op_is_mlp((mlff_op)s->op)) /* [[unroll]] */
         mlff_text_put(src, "#extension GL_EXT_control_flow_attributes : require\n");
     mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
-    if (mlff_op_uses_segments((mlff_op)s->op))
+    if (mlff_op_uses_segments((mlff_op)s->op, &s->attrs))
         mlff_text_put(src, "#define SEGMENTS 1\n");
     if (s->epilogue == MLFF_EPILOGUE_CELU_GRAD)
         mlff_text_put(src, "#define EPI 1\n");

@@ -1,33 +1,78 @@
 /* inputs (vec [P, 3], pairs, triples [T, 2], species, shift_theta [N_Z, 1],
  * shift_r [N_RA, 1]); F0 = zeta, F1 = eta, F2 = rc, I0 = species.
- * One work-item per atom and (radial shift, angle shift): it walks the atom's
- * triples (the segments: triples by center, in order) and keeps one sum per
- * unordered species pair. */
+ * A work-group of GROUP_LANES items per atom walks the atom's triples (the
+ * segments: triples by center, in order), ANGULAR_CHUNK at a time. First
+ * each item works out one triple: its species pair, its N_Z angular and
+ * N_RA radial factors, into local memory, so that every factor is computed
+ * once per triple rather than once per feature. Then each item adds the
+ * chunk's products to the features it owns (columns c = lane, lane +
+ * GROUP_LANES, ... of the radial-shift-major (s, z) block), one sum per
+ * unordered species pair, in triple order. */
 #define N_SLOTS (I0 * (I0 + 1) / 2)
-kernel void KNAME(KARGS)
+#define N_COLS (N_RA * N_Z)
+#define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
+#if ANGULAR_SUMS_LOCAL
+#define SUM(k, slot) sums[(slot) * N_COLS + lane + (k) * GROUP_LANES]
+#else
+#define SUM(k, slot) sums[k][slot]
+#endif
+kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS)
 {
-    ITEM();
-    const long i = item / (N_RA * N_Z);
-    const int s = (int)(item % (N_RA * N_Z)) / N_Z, z = (int)(item % N_Z);
-    const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2, shift_z = in4[z], shift_r = in5[s];
-    TO sum[N_SLOTS];
-    for (int k = 0; k < N_SLOTS; k++)
-        sum[k] = 0;
-    for (int q = seg_off[i]; q < seg_off[i + 1]; q++) {
-        const long t = seg_items[q], a = in2[2 * t], b = in2[2 * t + 1];
-        const global T0 *va = in0 + 3 * a, *vb = in0 + 3 * b;
-        const TO da = (TO)LENGTH3(va), db = (TO)LENGTH3(vb);
-        const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
-        if (fca == 0 || fcb == 0)
-            continue;
-        const TO cos_raw = (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2]) / (da * db);
-        const TO theta = acos((TO)0.95 * cos_raw);
-        const TO angular = pow((1 + cos(theta - shift_z)) / 2, zeta);
-        const TO u = (da + db) / 2 - shift_r;
-        const TO radial = exp(-eta * u * u) * (2 * fca * fcb);
-        sum[species_pair(in3[in1[2 * a + 1]], in3[in1[2 * b + 1]], I0)] += angular * radial;
+    local TO angular[ANGULAR_CHUNK][N_Z], radial[ANGULAR_CHUNK][N_RA];
+    local int slot_of[ANGULAR_CHUNK];
+#if ANGULAR_SUMS_LOCAL
+    local TO sums[N_SLOTS * N_COLS];
+#else
+    TO sums[PER_LANE][N_SLOTS];
+#endif
+    const long i = get_group_id(0);
+    const int lane = (int)get_local_id(0);
+    const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;
+    for (int k = 0; k < PER_LANE; k++)
+        if (lane + k * GROUP_LANES < N_COLS)
+            for (int slot = 0; slot < N_SLOTS; slot++)
+                SUM(k, slot) = 0;
+    const int first = seg_off[i], last = seg_off[i + 1];
+    for (int q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
+        const int m = min(ANGULAR_CHUNK, last - q0);
+        if (lane < m) {
+            const long t = seg_items[q0 + lane], a = in2[2 * t], b = in2[2 * t + 1];
+            const global T0 *va = in0 + 3 * a, *vb = in0 + 3 * b;
+            const TO da = (TO)LENGTH3(va), db = (TO)LENGTH3(vb);
+            const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
+            const int inside = fca != 0 && fcb != 0;
+            /* A triple beyond the cutoff adds nothing (zero factors, not NaN). */
+            const TO cos_raw = inside ? (va[0] * vb[0] + va[1] * vb[1] + va[2] * vb[2]) / (da * db) : 0;
+            const TO theta = acos((TO)0.95 * cos_raw);
+            for (int z = 0; z < N_Z; z++)
+                angular[lane][z] = inside ? pow((1 + cos(theta - in4[z])) / 2, zeta) : 0;
+            const TO mean_d = (da + db) / 2;
+            for (int s = 0; s < N_RA; s++) {
+                const TO u = mean_d - in5[s];
+                radial[lane][s] = inside ? exp(-eta * u * u) * (2 * fca * fcb) : 0;
+            }
+            slot_of[lane] = species_pair(in3[in1[2 * a + 1]], in3[in1[2 * b + 1]], I0);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < PER_LANE; k++) {
+            const int c = lane + k * GROUP_LANES;
+            if (c >= N_COLS)
+                break;
+            const int s = c / N_Z, z = c % N_Z;
+            for (int j = 0; j < m; j++)
+                SUM(k, slot_of[j]) += angular[j][z] * radial[j][s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (int k = 0; k < N_SLOTS; k++)
-        out[i * OUT_COLS + (k * N_RA + s) * N_Z + z] = sum[k];
+    for (int k = 0; k < PER_LANE; k++) {
+        const int c = lane + k * GROUP_LANES;
+        if (c >= N_COLS)
+            break;
+        for (int slot = 0; slot < N_SLOTS; slot++)
+            out[i * OUT_COLS + slot * N_COLS + c] = SUM(k, slot);
+    }
 }
 #undef N_SLOTS
+#undef N_COLS
+#undef PER_LANE
+#undef SUM

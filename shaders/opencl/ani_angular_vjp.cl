@@ -1,16 +1,33 @@
 /* inputs (g [A, ...], vec, pairs, triples, species, shift_theta [N_Z, 1],
  * shift_r [N_RA, 1]), attrs as the forward op; out [P, 3], the gradient with
- * respect to vec. One work-item per pair: the segments list the entries
- * 2t + side of the flattened triples that name this pair; each such triple
- * adds its derivative with respect to this side's vector. */
+ * respect to vec. One work-item per pair: each triple that names this pair
+ * adds its derivative with respect to this side's vector, in the order of
+ * the entries 2t + side of the flattened triples. The segments list those
+ * entries; with I1 (the triples are pair_triples of the pairs) they follow
+ * from the run of pairs with this pair's center instead: triples (b, p) for
+ * the pairs b before p, then (p, c) for the pairs c after it. */
 kernel void KNAME(KARGS)
 {
     ITEM();
     const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;
     acc_t grad[3] = {0, 0, 0};
+#if I1
+    const int center_of_item = in2[2 * item];
+    long run_first = item, run_end = item + 1;
+    while (run_first > 0 && in2[2 * (run_first - 1)] == center_of_item)
+        run_first--;
+    while (run_end < n_items && in2[2 * run_end] == center_of_item)
+        run_end++;
+    for (long other = run_first; other < run_end; other++) {
+        if (other == item)
+            continue;
+        const int second = other < item; /* this pair is the triple's second */
+        const long a = second ? other : item, b = second ? item : other;
+#else
     for (int q = seg_off[item]; q < seg_off[item + 1]; q++) {
-        const int e = seg_items[q];
-        const long t = e >> 1, a = in3[2 * t], b = in3[2 * t + 1];
+        const int second = seg_items[q] & 1;
+        const long t = seg_items[q] >> 1, a = in3[2 * t], b = in3[2 * t + 1];
+#endif
         const global T1 *va = in1 + 3 * a, *vb = in1 + 3 * b;
         const TO da = (TO)LENGTH3(va), db = (TO)LENGTH3(vb);
         const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
@@ -49,7 +66,7 @@ kernel void KNAME(KARGS)
         const TO c95 = (TO)0.95 * cos_raw;
         const TO de_dcos = fcc * s_dtheta * ((TO)-0.95 / sqrt(1 - c95 * c95));
         const TO inv_dadb = 1 / (da * db);
-        if ((e & 1) == 0) {
+        if (!second) {
             const TO de_dda = fcc * s_dmean / 2 + 2 * CUTOFF_GRAD(TO, da, rc) * fcb * s_ab;
             for (int k = 0; k < 3; k++)
                 grad[k] += de_dda * (va[k] / da) + de_dcos * (vb[k] * inv_dadb - cos_raw * va[k] / (da * da));

@@ -1,23 +1,23 @@
 /* One work-item per output entry sums the rows that target its row, in row
  * order (seg_items is a stable sort of the rows by target): deterministic,
  * no atomics, the same order as the CPU backend. Into few rows that each
- * sum many (REDUCE_LANES defined: per-system sums of every atom), a
- * work-group per output entry instead: each item sums every REDUCE_LANES-th
+ * sum many (GROUP_LANES defined: per-system sums of every atom), a
+ * work-group per output entry instead: each item sums every GROUP_LANES-th
  * row of the segment, then the group adds the partial sums in a fixed tree,
  * the same on every run. */
-#ifdef REDUCE_LANES
-kernel __attribute__((reqd_work_group_size(REDUCE_LANES, 1, 1))) void KNAME(KARGS)
+#ifdef GROUP_LANES
+kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS)
 {
-    local TO part[REDUCE_LANES];
+    local TO part[GROUP_LANES];
     const long entry = get_group_id(0);
     const int lane = (int)get_local_id(0);
     const long t = entry / OUT_COLS, c = entry % OUT_COLS;
     TO sum = 0;
-    for (int q = seg_off[t] + lane; q < seg_off[t + 1]; q += REDUCE_LANES)
+    for (int q = seg_off[t] + lane; q < seg_off[t + 1]; q += GROUP_LANES)
         sum += (TO)in0[(long)seg_items[q] * OUT_COLS + c];
     part[lane] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int width = REDUCE_LANES / 2; width > 0; width /= 2) {
+    for (int width = GROUP_LANES / 2; width > 0; width /= 2) {
         if (lane < width)
             part[lane] += part[lane + width];
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -1,38 +1,83 @@
 /* inputs (vec [P, 3], pairs, triples [T, 2], species, shift_theta [N_Z, 1],
  * shift_r [N_RA, 1]); F0 = zeta, F1 = eta, F2 = rc, I0 = species.
- * One work-item per atom and (radial shift, angle shift): it walks the atom's
- * triples (the segments: triples by center, in order) and keeps one sum per
- * unordered species pair. */
+ * A work-group of GROUP_LANES items per atom walks the atom's triples (the
+ * segments: triples by center, in order), ANGULAR_CHUNK at a time. First
+ * each item works out one triple: its species pair, its N_Z angular and
+ * N_RA radial factors, into shared memory, so that every factor is computed
+ * once per triple rather than once per feature. Then each item adds the
+ * chunk's products to the features it owns (columns c = lane, lane +
+ * GROUP_LANES, ... of the radial-shift-major (s, z) block), one sum per
+ * unordered species pair, in triple order. */
 #define N_SLOTS (I0 * (I0 + 1) / 2)
+#define N_COLS (N_RA * N_Z)
+#define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
 /* Entry k of the triple's two vectors (at va and vb in in0). */
 #define VA(k) TO(in0[va + (k)])
 #define VB(k) TO(in0[vb + (k)])
+shared TO angular[ANGULAR_CHUNK][N_Z];
+shared TO radial[ANGULAR_CHUNK][N_RA];
+shared int slot_of[ANGULAR_CHUNK];
+#if ANGULAR_SUMS_LOCAL
+shared TO sums[N_SLOTS * N_COLS];
+#define SUM(k, slot) sums[(slot) * N_COLS + lane + (k) * GROUP_LANES]
+#else
+#define SUM(k, slot) sums[k][slot]
+#endif
 void main()
 {
-    ITEM();
-    const uint i = item / (N_RA * N_Z), s = (item % (N_RA * N_Z)) / N_Z, z = item % N_Z;
-    const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2), shift_z = TO(in4[z]), shift_r = TO(in5[s]);
-    TO sum[N_SLOTS];
-    for (int k = 0; k < N_SLOTS; k++)
-        sum[k] = TO(0);
-    for (int q = seg_off[i]; q < seg_off[i + 1]; q++) {
-        const uint t = uint(seg_items[q]);
-        const int a = in2[2 * t], b = in2[2 * t + 1];
-        const uint va = 3 * uint(a), vb = 3 * uint(b);
-        const TO da = TO(LENGTH3(in0, va)), db = TO(LENGTH3(in0, vb));
-        const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
-        if (fca == 0 || fcb == 0)
-            continue;
-        const TO cos_raw = (VA(0) * VB(0) + VA(1) * VB(1) + VA(2) * VB(2)) / (da * db);
-        const TO theta = acos_(TO(ANI_COS_SCALE) * cos_raw);
-        const TO angular = pow_((1 + cos_(theta - shift_z)) / 2, zeta);
-        const TO u = (da + db) / 2 - shift_r;
-        const TO radial = exp_(-eta * u * u) * (2 * fca * fcb);
-        sum[species_pair(in3[in1[2 * a + 1]], in3[in1[2 * b + 1]], I0)] += angular * radial;
+#if !ANGULAR_SUMS_LOCAL
+    TO sums[PER_LANE][N_SLOTS];
+#endif
+    const uint i = (pc.base + gl_GlobalInvocationID.x) / GROUP_LANES, lane = gl_LocalInvocationID.x;
+    const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2);
+    for (uint k = 0; k < PER_LANE; k++)
+        if (lane + k * GROUP_LANES < N_COLS)
+            for (int slot = 0; slot < N_SLOTS; slot++)
+                SUM(k, slot) = TO(0);
+    const int first = seg_off[i], last = seg_off[i + 1];
+    for (int q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
+        const int m = min(ANGULAR_CHUNK, last - q0);
+        if (int(lane) < m) {
+            const uint t = uint(seg_items[q0 + int(lane)]);
+            const int a = in2[2 * t], b = in2[2 * t + 1];
+            const uint va = 3 * uint(a), vb = 3 * uint(b);
+            const TO da = TO(LENGTH3(in0, va)), db = TO(LENGTH3(in0, vb));
+            const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
+            const bool inside = fca != 0 && fcb != 0;
+            /* A triple beyond the cutoff adds nothing (zero factors, not NaN). */
+            const TO cos_raw = inside ? (VA(0) * VB(0) + VA(1) * VB(1) + VA(2) * VB(2)) / (da * db) : TO(0);
+            const TO theta = acos_(TO(ANI_COS_SCALE) * cos_raw);
+            for (uint z = 0; z < N_Z; z++)
+                angular[lane][z] = inside ? pow_((1 + cos_(theta - TO(in4[z]))) / 2, zeta) : TO(0);
+            const TO mean_d = (da + db) / 2;
+            for (uint s = 0; s < N_RA; s++) {
+                const TO u = mean_d - TO(in5[s]);
+                radial[lane][s] = inside ? exp_(-eta * u * u) * (2 * fca * fcb) : TO(0);
+            }
+            slot_of[lane] = species_pair(in3[in1[2 * a + 1]], in3[in1[2 * b + 1]], I0);
+        }
+        barrier();
+        for (uint k = 0; k < PER_LANE; k++) {
+            const uint c = lane + k * GROUP_LANES;
+            if (c >= N_COLS)
+                break;
+            const uint s = c / N_Z, z = c % N_Z;
+            for (int j = 0; j < m; j++)
+                SUM(k, slot_of[j]) += angular[j][z] * radial[j][s];
+        }
+        barrier();
     }
-    for (uint k = 0; k < N_SLOTS; k++)
-        outp[i * OUT_COLS + (k * N_RA + s) * N_Z + z] = sum[k];
+    for (uint k = 0; k < PER_LANE; k++) {
+        const uint c = lane + k * GROUP_LANES;
+        if (c >= N_COLS)
+            break;
+        for (int slot = 0; slot < N_SLOTS; slot++)
+            outp[i * OUT_COLS + slot * N_COLS + c] = SUM(k, slot);
+    }
 }
 #undef N_SLOTS
+#undef N_COLS
+#undef PER_LANE
+#undef SUM
 #undef VA
 #undef VB

@@ -1,8 +1,11 @@
 /* inputs (g [A, ...], vec, pairs, triples, species, shift_theta [N_Z, 1],
  * shift_r [N_RA, 1]), attrs as the forward op; out [P, 3], the gradient with
- * respect to vec. One work-item per pair: the segments list the entries
- * 2t + side of the flattened triples that name this pair; each such triple
- * adds its derivative with respect to this side's vector. */
+ * respect to vec. One work-item per pair: each triple that names this pair
+ * adds its derivative with respect to this side's vector, in the order of
+ * the entries 2t + side of the flattened triples. The segments list those
+ * entries; with I1 (the triples are pair_triples of the pairs) they follow
+ * from the run of pairs with this pair's center instead: triples (b, p) for
+ * the pairs b before p, then (p, c) for the pairs c after it. */
 /* Entry k of the triple's two vectors (at va and vb in in1). */
 #define VA(k) TO(in1[va + (k)])
 #define VB(k) TO(in1[vb + (k)])
@@ -11,11 +14,25 @@ void main()
     ITEM();
     const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2);
     acc_t grad[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
+#if I1
+    const int center_of_item = in2[2 * item];
+    uint run_first = item, run_end = item + 1;
+    while (run_first > 0 && in2[2 * (run_first - 1)] == center_of_item)
+        run_first--;
+    while (run_end < pc.n_items && in2[2 * run_end] == center_of_item)
+        run_end++;
+    for (uint other = run_first; other < run_end; other++) {
+        if (other == item)
+            continue;
+        const bool second = other < item; /* this pair is the triple's second */
+        const uint a = second ? other : item, b = second ? item : other;
+#else
     for (int q = seg_off[item]; q < seg_off[item + 1]; q++) {
-        const int e = seg_items[q];
-        const uint t = uint(e >> 1);
-        const int a = in3[2 * t], b = in3[2 * t + 1];
-        const uint va = 3 * uint(a), vb = 3 * uint(b);
+        const bool second = (seg_items[q] & 1) != 0;
+        const uint t = uint(seg_items[q] >> 1);
+        const uint a = uint(in3[2 * t]), b = uint(in3[2 * t + 1]);
+#endif
+        const uint va = 3 * a, vb = 3 * b;
         const TO da = TO(LENGTH3(in1, va)), db = TO(LENGTH3(in1, vb));
         const TO fca = CUTOFF_FN(TO, da, rc), fcb = CUTOFF_FN(TO, db, rc);
         if (fca == 0 || fcb == 0)
@@ -53,7 +70,7 @@ void main()
         const TO c95 = TO(ANI_COS_SCALE) * cos_raw;
         const TO de_dcos = fcc * s_dtheta * (-TO(ANI_COS_SCALE) / sqrt(1 - c95 * c95));
         const TO inv_dadb = 1 / (da * db);
-        if ((e & 1) == 0) {
+        if (!second) {
             const TO de_dda = fcc * s_dmean / 2 + 2 * CUTOFF_GRAD(TO, da, rc) * fcb * s_ab;
             for (uint k = 0; k < 3; k++)
                 grad[k] += de_dda * (VA(k) / da) + de_dcos * (VB(k) * inv_dadb - cos_raw * VA(k) / (da * da));

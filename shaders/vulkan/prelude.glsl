@@ -76,8 +76,8 @@ layout(push_constant) uniform Push {
 } pc;
 
 #if !defined(GEMM_N) && !defined(MLP_THREADS)
-#ifdef REDUCE_LANES
-layout(local_size_x = REDUCE_LANES) in; /* a work-group per output entry (lowering.h) */
+#ifdef GROUP_LANES
+layout(local_size_x = GROUP_LANES) in; /* ops that need work-groups of this size (lowering.h) */
 #else
 layout(local_size_x = 64) in;
 #endif

@@ -104,7 +104,7 @@ static void evaluate(batch_data *d, const char *where, double *out, double *move
     const uint64_t in_order = after.segments_in_order - before.segments_in_order;
     CHECK(resorted > 0, "%s sort: moved atoms sorted nothing", where);
     if (strcmp(where, "device") == 0)
-        /* Pairs by center and triples by center of both lists, at least; not the pair and triple gradients. */
+        /* Pairs by center and triples by center of both lists, at least; not the pair gradients by neighbour. */
         CHECK(in_order >= 3 && in_order < resorted, "device sort, atoms moved: %llu of %llu indices in order",
               (unsigned long long)in_order, (unsigned long long)resorted);
     printf("%s sorts, atoms moved: %llu indices sorted, %llu of them found in order\n", where,

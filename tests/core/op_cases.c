@@ -365,7 +365,8 @@ static int angular_features(mlff_graph *g, int vec, int pairs, int triples)
                                column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
 }
 
-CASE(case_ani_angular)
+/* Every unordered pair of each center's four pairs, listed explicitly. */
+static int every_triple(mlff_graph *g)
 {
     int32_t triples[5 * 6 * 2];
     int t = 0;
@@ -376,9 +377,14 @@ CASE(case_ani_angular)
                 triples[2 * t + 1] = center * 4 + b;
                 t++;
             }
+    return index_param(g, t, 2, triples);
+}
+
+CASE(case_ani_angular)
+{
     int vec = random_vectors(g, rng, 20, 0.9, 3.2);
     WRT1(vec);
-    return angular_features(g, vec, all_pairs(g), index_param(g, t, 2, triples));
+    return angular_features(g, vec, all_pairs(g), every_triple(g));
 }
 
 /* The same, its triples built by pair_triples from where each pair's triples start. */
@@ -392,6 +398,21 @@ CASE(case_ani_angular_pair_triples)
     WRT1(vec);
     return angular_features(g, vec, pairs,
                             mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30));
+}
+
+/* The same with 16 x 16 shifts: more features than a GPU group has items
+ * and than fit its local memory (ani_angular.cl's other paths). */
+CASE(case_ani_angular_many_shifts)
+{
+    double shift_theta[16], shift_r[16];
+    for (int k = 0; k < 16; k++) {
+        shift_theta[k] = 0.1 + 0.19 * k;
+        shift_r[k] = 0.8 + 0.15 * k;
+    }
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2);
+    WRT1(vec);
+    return mlff_op_ani_angular(g, vec, all_pairs(g), every_triple(g), index_param(g, 5, 1, atom_species),
+                               column(g, 16, shift_theta), column(g, 16, shift_r), 8.0, 2.0, 3.0, 3);
 }
 
 const op_case op_cases[] = {
@@ -424,5 +445,6 @@ const op_case op_cases[] = {
     {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial},
     {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular},
     {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples},
+    {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;
