@@ -55,16 +55,23 @@ int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
  * mlff_mlp_node_rows() rows of one group through every layer, its activations in
  * local memory (at most MLFF_MLP_LOCAL_BYTES, which every GPU, PoCL and
- * lavapipe have). The forward pass sums each output with MLFF_MLP_LANES
- * items, which read its weight row side by side. Kernels see these as
+ * lavapipe have). The reverse pass sums the gradient of each input of a
+ * layer with one item. The forward pass on OpenCL reads the weights
+ * transposed per group and sums each output with one item likewise; on
+ * Vulkan it sums each output with MLFF_MLP_LANES items, which read its
+ * weight row side by side, and adds their partial sums in local memory (the
+ * transposed form, twice as fast through OpenCL on the H200, was slower
+ * through NVIDIA's Vulkan driver: bench/RESULTS.md). Kernels see these as
  * MLP_THREADS, MLP_ROWS, MLP_LANES, with the widths MLP_W0..MLP_W3 (MLP_WTOP
  * the last), where each layer's block starts in the output (MLP_B1..MLP_B3),
  * its width MLP_COLS and the words between rows in local memory MLP_STRIDE. */
 #define MLFF_MLP_THREADS 256
 #define MLFF_MLP_LANES 4
 #define MLFF_MLP_LOCAL_BYTES 32768
-/* The rows a work-group takes (MLP_ROWS of the node's kernel). */
-int mlff_mlp_node_rows(const mlff_exec_node *n);
+/* The rows a work-group takes (MLP_ROWS of the node's kernel; transposed:
+ * the forward kernel that reads the weights transposed, without partial
+ * sums, so with more rows). */
+int mlff_mlp_node_rows(const mlff_exec_node *n, int transposed);
 static inline int mlff_op_is_mlp(mlff_op op)
 {
     return op == MLFF_OP_CELU_MLP || op == MLFF_OP_CELU_MLP_VJP;

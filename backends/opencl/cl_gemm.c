@@ -1,8 +1,9 @@
 /* Our dense-layer kernel (shaders/opencl/linear.cl): its launch, and for
  * the reverse pass the weights transposed per group, so that both passes
- * read the weights along their rows. The copy is made on the device the
- * first time (weights never change after that: their buffer's version
- * stays) and kept with the buffer. */
+ * read the weights along their rows (so does CELU_MLP's kernel for many
+ * rows). The copy is made on the device the first time (weights never
+ * change after that: their buffer's version stays) and kept with the
+ * buffer. */
 #include "cl_internal.h"
 
 /* LANES * OUTS and OUTS, ROWS of shaders/opencl/linear.cl */
@@ -19,14 +20,13 @@ static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
     return s;
 }
 
-/* W [groups * k, n] transposed per group into w->transposed. */
-static mlff_status transposed_weights(mlff_backend *be, const mlff_exec_node *n, cl_mem *out, mlff_error *err)
+mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *wt, int64_t groups, cl_mem *out,
+                                  mlff_error *err)
 {
-    const mlff_exec_tensor *wt = &n->inputs[1];
     cl_buffer *w = wt->buffer;
     const size_t word = mlff_dtype_size(wt->dtype), bytes = (size_t)(wt->rows * wt->cols) * word;
     *out = w->transposed;
-    if (w->transposed && w->transposed_version == w->host.version && w->transposed_groups == n->attrs.i[0] &&
+    if (w->transposed && w->transposed_version == w->host.version && w->transposed_groups == groups &&
         w->transposed_bytes >= bytes)
         return MLFF_OK;
     if (!be->transpose_program) {
@@ -46,7 +46,7 @@ static mlff_status transposed_weights(mlff_backend *be, const mlff_exec_node *n,
         be->allocations++;
     }
     cl_kernel k = be->transpose_kernels[word == 8];
-    const cl_int k_rows = (cl_int)(wt->rows / n->attrs.i[0]), n_cols = (cl_int)wt->cols;
+    const cl_int k_rows = (cl_int)(wt->rows / groups), n_cols = (cl_int)wt->cols;
     const cl_long total = wt->rows * wt->cols;
     rc = clSetKernelArg(k, 0, sizeof w->transposed, &w->transposed);
     if (rc == CL_SUCCESS)
@@ -63,7 +63,7 @@ static mlff_status transposed_weights(mlff_backend *be, const mlff_exec_node *n,
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "transposing weights");
     w->transposed_version = w->host.version;
-    w->transposed_groups = n->attrs.i[0];
+    w->transposed_groups = groups;
     *out = w->transposed;
     return MLFF_OK;
 }
@@ -74,7 +74,7 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_
     const int vjp = n->op == MLFF_OP_LINEAR_VJP;
     if (vjp) {
         cl_mem transposed;
-        mlff_status s = transposed_weights(be, n, &transposed, err);
+        mlff_status s = cl_transposed_weights(be, &n->inputs[1], groups, &transposed, err);
         if (s != MLFF_OK)
             return s;
         cl_int rc = clSetKernelArg(kernel, 2, sizeof transposed, &transposed); /* in1: after out, in0 */

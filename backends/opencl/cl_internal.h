@@ -23,7 +23,8 @@ typedef struct cl_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
     cl_mem mem;
     /* Dense-layer weights transposed per group for our GEMM's reverse pass
-     * (cl_gemm.c), made again when the buffer's version or the groups change. */
+     * and CELU_MLP (cl_gemm.c), made again when the buffer's version or the
+     * groups change. */
     cl_mem transposed;
     size_t transposed_bytes;
     uint64_t transposed_version;
@@ -156,6 +157,10 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
 /* cl_gemm.c: our GEMM kernel's launch (its arguments set up to the weights),
  * and the transposed weights it reads in the reverse pass. */
 mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err);
+/* Weights w [groups * k, n] transposed per group ([groups * n, k]): a copy
+ * made on the device at the first call and kept with the buffer. */
+mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *w, int64_t groups, cl_mem *out,
+                                  mlff_error *err);
 void cl_gemm_free(mlff_backend *be);
 
 /* cl_cells.c: the cell-list kernels (backend.h) */

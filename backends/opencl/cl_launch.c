@@ -27,7 +27,7 @@ static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, i
 /* CELU_MLP and its VJP: a work-group per block of rows (x) and group (y). */
 static mlff_status launch_mlp(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err)
 {
-    const size_t rows = (size_t)mlff_mlp_node_rows(n);
+    const size_t rows = (size_t)mlff_mlp_node_rows(n, n->op == MLFF_OP_CELU_MLP);
     const size_t local[2] = {MLFF_MLP_THREADS, 1};
     const size_t global[2] = {((size_t)n->output.rows + rows - 1) / rows * MLFF_MLP_THREADS, (size_t)n->attrs.i[0]};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 2, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
@@ -62,6 +62,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     cl_kernel kernel = prep->kernels[k];
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
+    const int transposed = n->op == MLFF_OP_CELU_MLP; /* its kernel reads W^T (celu_mlp.cl) */
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     const cl_long items = mlff_node_work_items(n);
@@ -76,8 +77,15 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return MLFF_OK;
     cl_uint arg = 0;
     cl_int rc = set_mem(kernel, arg++, mem_of(&n->output));
-    for (int j = 0; j < n->n_inputs && rc == CL_SUCCESS; j++)
-        rc = set_mem(kernel, arg++, mem_of(&n->inputs[j]));
+    for (int j = 0; j < n->n_inputs && rc == CL_SUCCESS; j++) {
+        cl_mem mem = mem_of(&n->inputs[j]);
+        if (transposed && j % 2 == 1) { /* W1, W2, ...: inputs 1, 3, ... */
+            s = cl_transposed_weights(be, &n->inputs[j], n->attrs.i[0], &mem, err);
+            if (s != MLFF_OK)
+                return s;
+        }
+        rc = set_mem(kernel, arg++, mem);
+    }
     if (rc == CL_SUCCESS)
         rc = clSetKernelArg(kernel, arg++, sizeof items, &items);
     if (rc == CL_SUCCESS && seg) {
