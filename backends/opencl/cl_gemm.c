@@ -1,9 +1,8 @@
 /* Our dense-layer kernel (shaders/opencl/linear.cl): its launch, and for
  * the reverse pass the weights transposed per group, so that both passes
- * read the weights along their rows (so does CELU_MLP's kernel for many
- * rows). The copy is made on the device the first time (weights never
- * change after that: their buffer's version stays) and kept with the
- * buffer. */
+ * read the weights along their rows (so does CELU_MLP's forward kernel).
+ * The copy is made on the device the first time (weights never change
+ * after that: their buffer's version stays) and kept with the buffer. */
 #include "cl_internal.h"
 
 /* LANES * OUTS and OUTS, ROWS of shaders/opencl/linear.cl */
