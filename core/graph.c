@@ -213,11 +213,14 @@ int mlff_graph_ascending(const mlff_graph *g, int t)
     return 0;
 }
 
-/* A parameter first[] that is the running count of pair_triples(pairs, .)'s triples. */
-static int is_running_count(const mlff_graph_tensor *pairs, const mlff_graph_tensor *first)
+/* A parameter first[] that is the running count of pair_triples(pairs, .)'s
+ * triples, and triples with that many rows. */
+static int is_running_count(const mlff_graph_tensor *pairs, const mlff_graph_tensor *first,
+                            const mlff_graph_tensor *triples)
 {
     if (pairs->kind != MLFF_TENSOR_PARAM || first->kind != MLFF_TENSOR_PARAM || pairs->host_dtype != MLFF_DTYPE_I32 ||
-        first->host_dtype != MLFF_DTYPE_I32 || pairs->cols != 2 || first->cols != 1 || first->rows != pairs->rows)
+        first->host_dtype != MLFF_DTYPE_I32 || pairs->cols != 2 || first->cols != 1 || first->rows != pairs->rows ||
+        triples->rows_symbol != MLFF_FIXED_ROWS)
         return 0;
     const int32_t *p = pairs->host_data, *f = first->host_data;
     int64_t count = 0;
@@ -227,7 +230,7 @@ static int is_running_count(const mlff_graph_tensor *pairs, const mlff_graph_ten
         for (int64_t c = a + 1; c < pairs->rows && p[2 * c] == p[2 * a]; c++)
             count++;
     }
-    return 1;
+    return triples->rows == count;
 }
 
 int mlff_graph_pair_triples_of(const mlff_graph *g, int triples, int pairs)
@@ -238,8 +241,10 @@ int mlff_graph_pair_triples_of(const mlff_graph *g, int triples, int pairs)
             continue;
         if (n->op != MLFF_OP_PAIR_TRIPLES || n->inputs[0] != pairs)
             return 0;
-        return is_input(g, n->inputs[1], MLFF_INPUT_TRIPLE_STARTS) ||
-               is_running_count(&g->tensors[pairs], &g->tensors[n->inputs[1]]);
+        const int first = n->inputs[1];
+        if (is_input(g, first, MLFF_INPUT_TRIPLE_STARTS)) /* written with the triples' count (core/batch.c) */
+            return g->tensors[first].role_link == pairs;
+        return is_running_count(&g->tensors[pairs], &g->tensors[first], &g->tensors[triples]);
     }
     return 0;
 }

@@ -213,7 +213,8 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
 /* ANI_ANGULAR (ani_angular.cl): how many triples a group works out at a time
  * (ANGULAR_CHUNK: their factors in local memory, at most
  * MLFF_ANGULAR_LOCAL_BYTES), and whether its sums fit there too
- * (ANGULAR_SUMS_LOCAL; else each item keeps its own in private memory). */
+ * (ANGULAR_SUMS_LOCAL; else each item keeps its own in private memory).
+ * Both together stay within 16 KiB, the least shared memory Vulkan allows. */
 #define MLFF_ANGULAR_LOCAL_BYTES 8192
 static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
 {

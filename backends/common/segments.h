@@ -2,8 +2,9 @@
  * Segments: how the GPU backends run ops that sum many entries into one row
  * (scatters, pair gradients, ANI features) without float atomics, which many
  * devices (PoCL among them) lack, and deterministically. The entries are
- * sorted by target with a stable sort (a CSR); each work-item then owns one
- * target and sums its entries in entry order, as the CPU backend does.
+ * sorted by target with a stable sort (a CSR); a work-item (or a work-group,
+ * lowering.h) then owns one target and sums its entries in entry order, as
+ * the CPU backend does (a group: in a fixed tree).
  *
  * The keys are index tensors (pairs, triples, systems, element lists). The
  * sort runs on the device, a radix sort from the index's device buffer

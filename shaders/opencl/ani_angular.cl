@@ -32,9 +32,9 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
         if (lane + k * GROUP_LANES < N_COLS)
             for (int slot = 0; slot < N_SLOTS; slot++)
                 SUM(k, slot) = 0;
-    const int first = seg_off[i], last = seg_off[i + 1];
-    for (int q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
-        const int m = min(ANGULAR_CHUNK, last - q0);
+    const long first = seg_off[i], last = seg_off[i + 1];
+    for (long q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
+        const int m = (int)min((long)ANGULAR_CHUNK, last - q0);
         if (lane < m) {
             const long t = seg_items[q0 + lane], a = in2[2 * t], b = in2[2 * t + 1];
             const global T0 *va = in0 + 3 * a, *vb = in0 + 3 * b;

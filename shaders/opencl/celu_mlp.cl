@@ -53,7 +53,9 @@ kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS
     const long r0 = (long)get_group_id(0) * MLP_ROWS;
     const int rows = (int)min((long)MLP_ROWS, n_items - r0);
     int src = 0, dst = MLP_ROWS * MLP_STRIDE;
-    /* Zeros past each layer's width: the 4-word reads take them times zero weights. */
+    /* Zeros past the input's width: the 4-word reads take what lies past a
+     * layer's width (zeros, or finite activations of a wider layer before)
+     * times zero weights. */
     for (int k = t; k < 2 * MLP_ROWS * MLP_STRIDE / 4; k += MLP_THREADS)
         act4[k] = (TO4)0;
     barrier(CLK_LOCAL_MEM_FENCE);

@@ -34,11 +34,11 @@ void main()
         if (lane + k * GROUP_LANES < N_COLS)
             for (int slot = 0; slot < N_SLOTS; slot++)
                 SUM(k, slot) = TO(0);
-    const int first = seg_off[i], last = seg_off[i + 1];
-    for (int q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
-        const int m = min(ANGULAR_CHUNK, last - q0);
-        if (int(lane) < m) {
-            const uint t = uint(seg_items[q0 + int(lane)]);
+    const uint first = uint(seg_off[i]), last = uint(seg_off[i + 1]);
+    for (uint q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
+        const uint m = min(uint(ANGULAR_CHUNK), last - q0);
+        if (lane < m) {
+            const uint t = uint(seg_items[q0 + lane]);
             const int a = in2[2 * t], b = in2[2 * t + 1];
             const uint va = 3 * uint(a), vb = 3 * uint(b);
             const TO da = TO(LENGTH3(in0, va)), db = TO(LENGTH3(in0, vb));
@@ -62,7 +62,7 @@ void main()
             if (c >= N_COLS)
                 break;
             const uint s = c / N_Z, z = c % N_Z;
-            for (int j = 0; j < m; j++)
+            for (uint j = 0; j < m; j++)
                 SUM(k, slot_of[j]) += angular[j][z] * radial[j][s];
         }
         barrier();

@@ -13,6 +13,8 @@
  *                    input: seg_off, seg_items)
  *   EPI              for a dense-layer VJP with the CELU-gradient epilogue
  *   GEMM_N, ...      for linear.comp (see there); N_SHIFTS, N_Z, N_RA for ANI
+ *                    (ANGULAR_CHUNK, ANGULAR_SUMS_LOCAL: ani_angular.comp)
+ *   GROUP_LANES      for ops that need work-groups of this size (lowering.h)
  * The op semantics are in core/ops.h; the CPU kernels are the reference, and
  * shaders/opencl/ holds the same kernels for OpenCL. */
 

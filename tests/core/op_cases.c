@@ -400,6 +400,33 @@ CASE(case_ani_angular_pair_triples)
                             mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30));
 }
 
+/* Fourteen atoms, each the center of 13 pairs: 78 triples a center, more
+ * than a GPU group works out at a time, built by pair_triples (the
+ * gradient's walk along long runs of pairs). */
+CASE(case_ani_angular_many_triples)
+{
+    enum { ATOMS = 14, PAIRS = ATOMS * (ATOMS - 1), PER_CENTER = (ATOMS - 1) * (ATOMS - 2) / 2 };
+    int32_t pairs[2 * PAIRS], first[PAIRS], species[ATOMS];
+    int p = 0;
+    for (int i = 0; i < ATOMS; i++) {
+        species[i] = i % 3;
+        for (int j = 0, a = 0; j < ATOMS; j++)
+            if (j != i) {
+                pairs[2 * p] = i;
+                pairs[2 * p + 1] = j;
+                first[p] = i * PER_CENTER + a * (ATOMS - 2) - a * (a - 1) / 2; /* pair a makes ATOMS - 2 - a */
+                p++, a++;
+            }
+    }
+    static const double shift_theta[4] = {0.39, 1.18, 1.96, 2.75}, shift_r[2] = {1.0, 2.0};
+    int vec = random_vectors(g, rng, PAIRS, 0.9, 3.2), pair_list = index_param(g, PAIRS, 2, pairs);
+    WRT1(vec);
+    int triples = mlff_op_pair_triples(g, pair_list, index_param(g, PAIRS, 1, first), MLFF_FIXED_ROWS,
+                                       ATOMS * PER_CENTER);
+    return mlff_op_ani_angular(g, vec, pair_list, triples, index_param(g, ATOMS, 1, species),
+                               column(g, 4, shift_theta), column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+}
+
 /* The same with 16 x 16 shifts: more features than a GPU group has items
  * and than fit its local memory (ani_angular.cl's other paths). */
 CASE(case_ani_angular_many_shifts)
@@ -446,5 +473,6 @@ const op_case op_cases[] = {
     {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular},
     {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples},
     {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts},
+    {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;
