@@ -201,16 +201,22 @@ int mlff_graph_triples(mlff_graph *g, int pairs)
     return starts < 0 ? -1 : mlff_op_pair_triples(g, pairs, starts, sym, 0);
 }
 
+const mlff_graph_node *mlff_graph_producer(const mlff_graph *g, int t)
+{
+    for (int k = g->n_nodes - 1; k >= 0; k--)
+        if (g->nodes[k].output == t)
+            return &g->nodes[k];
+    return NULL;
+}
+
 int mlff_graph_ascending(const mlff_graph *g, int t)
 {
     const mlff_graph_tensor *x = &g->tensors[t];
     if (x->kind == MLFF_TENSOR_INPUT)
         return x->role == MLFF_INPUT_PAIRS || x->role == MLFF_INPUT_ELEMENT_ATOMS;
-    for (int k = 0; k < g->n_nodes; k++)
-        if (g->nodes[k].output == t)
-            return g->nodes[k].op == MLFF_OP_PAIR_TRIPLES && is_input(g, g->nodes[k].inputs[0], MLFF_INPUT_PAIRS) &&
-                   is_input(g, g->nodes[k].inputs[1], MLFF_INPUT_TRIPLE_STARTS);
-    return 0;
+    const mlff_graph_node *n = mlff_graph_producer(g, t);
+    return n && n->op == MLFF_OP_PAIR_TRIPLES && is_input(g, n->inputs[0], MLFF_INPUT_PAIRS) &&
+           is_input(g, n->inputs[1], MLFF_INPUT_TRIPLE_STARTS);
 }
 
 /* A parameter first[] that is the running count of pair_triples(pairs, .)'s
@@ -235,18 +241,13 @@ static int is_running_count(const mlff_graph_tensor *pairs, const mlff_graph_ten
 
 int mlff_graph_pair_triples_of(const mlff_graph *g, int triples, int pairs)
 {
-    for (int k = 0; k < g->n_nodes; k++) {
-        const mlff_graph_node *n = &g->nodes[k];
-        if (n->output != triples)
-            continue;
-        if (n->op != MLFF_OP_PAIR_TRIPLES || n->inputs[0] != pairs)
-            return 0;
-        const int first = n->inputs[1];
-        if (is_input(g, first, MLFF_INPUT_TRIPLE_STARTS)) /* written with the triples' count (core/batch.c) */
-            return g->tensors[first].role_link == pairs;
-        return is_running_count(&g->tensors[pairs], &g->tensors[first], &g->tensors[triples]);
-    }
-    return 0;
+    const mlff_graph_node *n = mlff_graph_producer(g, triples);
+    if (!n || n->op != MLFF_OP_PAIR_TRIPLES || n->inputs[0] != pairs)
+        return 0;
+    const int first = n->inputs[1];
+    if (is_input(g, first, MLFF_INPUT_TRIPLE_STARTS)) /* written with the triples' count (core/batch.c) */
+        return g->tensors[first].role_link == pairs;
+    return is_running_count(&g->tensors[pairs], &g->tensors[first], &g->tensors[triples]);
 }
 
 int mlff_graph_input_element_atoms(mlff_graph *g, int element)

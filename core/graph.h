@@ -152,6 +152,9 @@ int mlff_graph_add_node(mlff_graph *g, mlff_op op, const int *inputs, int n_inpu
 /* True when tensors a and b have the same row count by construction. */
 int mlff_graph_same_rows(const mlff_graph *g, int a, int b);
 
+/* The node whose output is tensor t, or NULL (inputs, parameters). */
+const mlff_graph_node *mlff_graph_producer(const mlff_graph *g, int t);
+
 /* True when column 0 of index tensor t never decreases from row to row, by
  * how it is made: pair lists (sorted by center), element atom lists, and
  * the triples pair_triples builds from a pair list and its TRIPLE_STARTS

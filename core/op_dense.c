@@ -122,14 +122,9 @@ int mlff_op_celu_mlp(mlff_graph *g, int x, const int *weights, const int *biases
  * mean): then the zeros of the hidden blocks are neither written nor read. */
 static int result_gradient(mlff_graph *g, int gy, int64_t result_cols)
 {
-    for (int k = g->n_nodes - 1; k >= 0; k--) {
-        const mlff_graph_node *n = &g->nodes[k];
-        if (n->output != gy)
-            continue;
-        if (n->op == MLFF_OP_BROADCAST_COLS && n->attrs.i[0] == result_cols)
-            return mlff_op_broadcast_cols(g, n->inputs[0], result_cols, result_cols, n->attrs.f[0]);
-        break;
-    }
+    const mlff_graph_node *n = mlff_graph_producer(g, gy);
+    if (n && n->op == MLFF_OP_BROADCAST_COLS && n->attrs.i[0] == result_cols)
+        return mlff_op_broadcast_cols(g, n->inputs[0], result_cols, result_cols, n->attrs.f[0]);
     return gy;
 }
 

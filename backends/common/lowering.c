@@ -170,11 +170,16 @@ static int64_t mlp_stride(const mlff_mlp_shape *m)
     return (widest + 3) / 4 * 4;
 }
 
-static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, int transposed)
+int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect)
+{
+    return op == MLFF_OP_CELU_MLP && dialect == MLFF_DIALECT_OPENCL; /* lowering.h */
+}
+
+static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_kernel_dialect dialect)
 {
     /* Per row: two activation rows, and the partial sums of the forward
      * kernel that reads the weights as they are. */
-    const int partial_sums = op == MLFF_OP_CELU_MLP && !transposed;
+    const int partial_sums = op == MLFF_OP_CELU_MLP && !mlff_mlp_reads_transposed(op, dialect);
     const int64_t per_row = (2 * mlp_stride(m) + (partial_sums ? MLFF_MLP_THREADS : 0)) *
                             (dtype == MLFF_DTYPE_F64 ? 8 : 4);
     int rows = 16;
@@ -183,16 +188,15 @@ static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, int tran
     return rows;
 }
 
-int mlff_mlp_node_rows(const mlff_exec_node *n, int transposed)
+int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
-    return mlp_rows(&m, n->op, n->output.dtype, transposed);
+    return mlp_rows(&m, n->op, n->output.dtype, dialect);
 }
 
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);
-    const int transposed = s->op == MLFF_OP_CELU_MLP && dialect == MLFF_DIALECT_OPENCL; /* lowering.h */
     for (int l = 0; l <= MLFF_MLP_MAX_LAYERS; l++)
         mlff_text_put(t, "#define MLP_W%d %lld\n", l, (long long)m.width[l]);
     for (int l = 1; l <= MLFF_MLP_MAX_LAYERS; l++)
@@ -200,7 +204,7 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
     mlff_text_put(t, "#define MLP_LAYERS %d\n#define MLP_WTOP %lld\n#define MLP_COLS %lld\n#define MLP_STRIDE %lld\n"
                      "#define GROUPS %lld\n#define MLP_ROWS %d\n#define MLP_THREADS %d\n#define MLP_LANES %d\n",
                   m.layers, (long long)m.width[m.layers], (long long)m.cols, (long long)mlp_stride(&m),
-                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, transposed), MLFF_MLP_THREADS,
+                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect), MLFF_MLP_THREADS,
                   MLFF_MLP_LANES);
     const int f64 = s->out_dtype == MLFF_DTYPE_F64;
     mlff_text_put(t, "#define TO4 %s\n", dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));

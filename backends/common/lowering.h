@@ -27,6 +27,9 @@ typedef struct mlff_node_sig {
 
 void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *sig);
 
+/* The kernel languages: OpenCL C (shaders/opencl/), GLSL (shaders/vulkan/). */
+typedef enum mlff_kernel_dialect { MLFF_DIALECT_OPENCL, MLFF_DIALECT_GLSL } mlff_kernel_dialect;
+
 int mlff_op_is_gemm(mlff_op op);
 /* What a kernel's n_items counts: rows of the output for the dense layers
  * (their kernels tile the columns themselves), for ops whose work-item
@@ -68,10 +71,12 @@ int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
 #define MLFF_MLP_THREADS 256
 #define MLFF_MLP_LANES 4
 #define MLFF_MLP_LOCAL_BYTES 32768
-/* The rows a work-group takes (MLP_ROWS of the node's kernel; transposed:
- * the forward kernel that reads the weights transposed, without partial
- * sums, so with more rows). */
-int mlff_mlp_node_rows(const mlff_exec_node *n, int transposed);
+/* Whether the kernel of op (CELU_MLP or its VJP) in dialect reads the
+ * weights transposed per group (the OpenCL forward pass). */
+int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect);
+/* The rows a work-group takes (MLP_ROWS of the node's kernel in dialect;
+ * the transposed forward kernel keeps no partial sums, so takes more). */
+int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect);
 static inline int mlff_op_is_mlp(mlff_op op)
 {
     return op == MLFF_OP_CELU_MLP || op == MLFF_OP_CELU_MLP_VJP;
@@ -85,8 +90,6 @@ typedef struct mlff_text {
 } mlff_text;
 
 void mlff_text_put(mlff_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-typedef enum mlff_kernel_dialect { MLFF_DIALECT_OPENCL, MLFF_DIALECT_GLSL } mlff_kernel_dialect;
 
 /* The #defines of a node's constants: TO, T<k>, OUT_COLS, IN<k>_COLS, F0-F3,
  * I0-I3, and GROUPS/GEMM_N/GEMM_K/VJP/EPILOGUE/ALPHA for dense layers,

@@ -27,7 +27,7 @@ static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, i
 /* CELU_MLP and its VJP: a work-group per block of rows (x) and group (y). */
 static mlff_status launch_mlp(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err)
 {
-    const size_t rows = (size_t)mlff_mlp_node_rows(n, n->op == MLFF_OP_CELU_MLP);
+    const size_t rows = (size_t)mlff_mlp_node_rows(n, MLFF_DIALECT_OPENCL);
     const size_t local[2] = {MLFF_MLP_THREADS, 1};
     const size_t global[2] = {((size_t)n->output.rows + rows - 1) / rows * MLFF_MLP_THREADS, (size_t)n->attrs.i[0]};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 2, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
@@ -62,7 +62,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     cl_kernel kernel = prep->kernels[k];
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
-    const int transposed = n->op == MLFF_OP_CELU_MLP; /* its kernel reads W^T (celu_mlp.cl) */
+    const int transposed = mlff_mlp_reads_transposed(n->op, MLFF_DIALECT_OPENCL); /* W^T: celu_mlp.cl */
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     const cl_long items = mlff_node_work_items(n);

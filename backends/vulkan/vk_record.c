@@ -72,7 +72,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         if (d.groups[1] > most[1])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %u groups of layers are too many for the device",
                              d.groups[1]);
-        return vk_add_dispatch(be, &d, items, (uint64_t)mlff_mlp_node_rows(n, 0), err);
+        return vk_add_dispatch(be, &d, items, (uint64_t)mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL), err);
     } else {
         d.groups[1] = d.groups[2] = 1;
     }
