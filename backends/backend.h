@@ -122,10 +122,17 @@ typedef struct mlff_memory_limits {
 typedef enum mlff_cell_kernel {
     MLFF_CELL_BIN,   /* per atom: its bin and wrapping shift; counts atoms per bin */
     MLFF_CELL_PLACE, /* per atom: its slot in bin order */
-    MLFF_CELL_COUNT, /* per atom: its pairs within the search radius, counted */
-    MLFF_CELL_PAIRS, /* per atom of a range: its pairs, written and sorted */
+    MLFF_CELL_COUNT, /* a work-group per atom: its pairs within the search radius, counted */
+    MLFF_CELL_PAIRS, /* a work-group per atom of a range: its pairs, written and sorted */
     MLFF_CELL_KERNELS
 } mlff_cell_kernel;
+
+/* True for the kernels that take a work-group per item (of any size the
+ * backend chooses; the Vulkan shaders' is 64). */
+static inline int mlff_cell_kernel_per_group(mlff_cell_kernel k)
+{
+    return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS;
+}
 
 typedef enum mlff_cell_buffer {
     MLFF_CELL_BUF_PARAMS,
@@ -170,7 +177,8 @@ typedef struct mlff_backend_iface {
     mlff_status (*compute)(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                            mlff_error *err);
     /* Runs one cell-list kernel over n_items work-items with buffers[0 ..
-     * MLFF_CELL_BUFFERS) bound, and waits. NULL: the host searches. */
+     * MLFF_CELL_BUFFERS) bound, in order with the buffer transfers and the
+     * nodes (it may return before it ran). NULL: the host searches. */
     mlff_status (*cell_kernel)(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
                                mlff_error *err);
     /* May be NULL (nothing to count). */

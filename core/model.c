@@ -284,6 +284,8 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
     }
     if (s == MLFF_OK)
         s = mlff_plan_run(plan, outputs, err);
+    if (s == MLFF_OK && v->device_lists)
+        s = mlff_device_cells_check_lists(m->device_cells, err);
     if (s != MLFF_OK)
         return s;
     phase_done(m, PHASE_COMPUTE, "device work (waited for)", &t);

@@ -454,10 +454,13 @@ mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_devic
     memcpy(params, c->params, sizeof params);
     params[PARAM_WRITE_LISTS] = 1;
     mlff_status s = write(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
-    if (s == MLFF_OK)
-        s = run_with(c, MLFF_CELL_PAIRS, c->params[PARAM_ATOMS], lists, err);
-    if (s == MLFF_OK)
-        s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
+    return s == MLFF_OK ? run_with(c, MLFF_CELL_PAIRS, c->params[PARAM_ATOMS], lists, err) : s;
+}
+
+mlff_status mlff_device_cells_check_lists(mlff_device_cells *c, mlff_error *err)
+{
+    int32_t params[PARAMS];
+    mlff_status s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
     if (s == MLFF_OK && params[PARAM_MISMATCH])
         s = mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs");
     return s;

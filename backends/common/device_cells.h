@@ -57,8 +57,12 @@ typedef struct mlff_device_lists {
 mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_batch *batch,
                                           mlff_device_lists *lists, int *usable, mlff_error *err);
 
-/* Writes the lists counted last (the same batch) into their buffers. */
+/* Writes the lists counted last (the same batch) into their buffers,
+ * without waiting: the graph's nodes may follow at once. */
 mlff_status mlff_device_cells_write_lists(mlff_device_cells *cells, const mlff_device_lists *lists,
                                           mlff_error *err);
+/* After the nodes that read them: an error if the lists were not written as
+ * counted (a read-back; the wait comes after the graph, not before it). */
+mlff_status mlff_device_cells_check_lists(mlff_device_cells *cells, mlff_error *err);
 
 #endif

@@ -38,10 +38,13 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
         rc = clSetKernelArg(k, MLFF_CELL_BUFFERS, sizeof items, &items);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (cell lists)");
-    const size_t local = cl_group_size(be, k), global = ((size_t)n_items + local - 1) / local * local;
-    rc = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (rc == CL_SUCCESS)
-        rc = clFinish(be->queue);
+    /* Counting and writing pairs take a work-group per atom. */
+    const size_t local = cl_group_size(be, k);
+    const size_t global = mlff_cell_kernel_per_group(kernel) ? (size_t)n_items * local
+                                                             : ((size_t)n_items + local - 1) / local * local;
+    /* No wait: the queue is in order, and the reads that need the results block. */
+    rc = clEnqueueNDRangeKernel(be->queue, k, 1, NULL, &global, &local, 0, NULL,
+                                cl_profile_event(be, CL_ROW_CELLS + kernel));
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "running the cell-list kernels");
 }
 

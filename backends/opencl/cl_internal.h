@@ -112,6 +112,7 @@ enum {
     CL_ROW_SEGMENTS,
     CL_ROW_READ_BACK,
     CL_ROW_IDLE,
+    CL_ROW_CELLS, /* + mlff_cell_kernel */
 };
 
 /* cl_error.c */

@@ -35,6 +35,14 @@ static const char *row_name(int row)
         return "gemm epilogue";
     case CL_ROW_DEVICE_SORTS:
         return "segment sorts";
+    case CL_ROW_CELLS + MLFF_CELL_BIN:
+        return "cell lists: bins";
+    case CL_ROW_CELLS + MLFF_CELL_PLACE:
+        return "cell lists: atoms placed";
+    case CL_ROW_CELLS + MLFF_CELL_COUNT:
+        return "cell lists: pairs counted";
+    case CL_ROW_CELLS + MLFF_CELL_PAIRS:
+        return "cell lists: pairs written";
     default:
         return mlff_op_get((mlff_op)row)->name;
     }

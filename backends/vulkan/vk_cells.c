@@ -39,7 +39,9 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
         d.bindings[k] = b->buffer;
     }
     d.groups[1] = d.groups[2] = 1;
-    s = vk_add_dispatch(be, &d, n_items, VK_GROUP_1D, err);
+    /* Counting and writing pairs take a work-group per atom. */
+    const int64_t items = mlff_cell_kernel_per_group(kernel) ? n_items * VK_GROUP_1D : n_items;
+    s = vk_add_dispatch(be, &d, items, VK_GROUP_1D, err);
     if (s == MLFF_OK)
         s = vk_run(be, err);
     be->n_pending = 0;

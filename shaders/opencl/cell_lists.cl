@@ -26,6 +26,10 @@ typedef struct walk_out {
     global int *pairs, *images, *list_pairs[2], *list_images[2];
 } walk_out;
 
+/* Pairs a work-group collects in local memory per list, to sort and write
+ * them side by side; an atom with more takes the serial path. */
+#define GROUP_PAIRS 256
+
 inline float3 lattice(global const float *h, const int3 m)
 {
     return (float3)(m.x * h[0] + m.y * h[3] + m.z * h[6], m.x * h[1] + m.y * h[4] + m.z * h[7],
@@ -82,78 +86,168 @@ kernel void cell_place(CELL_ARGS)
     slot_shift[slot] = (int4)(b.yzw, a);
 }
 
-/* The pairs (a, j, n) within the search radius, in stencil order: bins
- * within reach, walked over "extended" coordinates e = bin + m * nb along
- * periodic axes (m the image); n = m + shift_a - shift_j. Written as `w`
- * says; returns how many there are in the master list (x) and within each
- * list's cutoff (y, z). Raises params[5] for a pair closer than the closest
- * allowed and params[6] for a listed pair whose images do not pack. */
-inline int3 walk(const int a, const walk_out *w, global int *params, global const float4 *pos,
-                 global const float *sys_f, global const int *sys_i, global const int4 *atom_bins,
-                 global const int *bin_ends, global const float4 *slot_pos, global const int4 *slot_shift)
+/* One atom's view of the bins: the bins within reach, visited in "stencil
+ * order" (cell 0, 1, ... of the (2 reach + 1)^3 around its own), over
+ * extended coordinates e = bin + m * nb along periodic axes (m the image). */
+typedef struct atom_view {
+    int a, bi[3], stencil[3]; /* stencil[k]: 2 reach + 1 */
+    int4 b;                   /* bin, shift */
+    float3 wi;                /* wrapped position */
+    global const float *f;
+    global const int *g;
+} atom_view;
+
+inline atom_view view_of(const int a, global const float4 *pos, global const float *sys_f,
+                         global const int *sys_i, global const int4 *atom_bins)
 {
+    atom_view v;
     const float4 p = pos[a];
-    global const float *f = sys_f + SYS_REALS * (int)p.w;
-    global const int *g = sys_i + SYS_INTS * (int)p.w;
-    const int4 b = atom_bins[a];
-    const int own = b.x - g[7];
-    const int bi[3] = {own / (g[1] * g[2]), (own / g[2]) % g[1], own % g[2]};
-    const int per[3] = {g[6] & 1, (g[6] >> 1) & 1, (g[6] >> 2) & 1};
-    const float3 wi = p.xyz - lattice(f, b.yzw);
-    const float radius2 = f[24], cut2[2] = {f[25], f[26]}, closest2 = f[27];
+    v.a = a;
+    v.f = sys_f + SYS_REALS * (int)p.w;
+    v.g = sys_i + SYS_INTS * (int)p.w;
+    v.b = atom_bins[a];
+    const int own = v.b.x - v.g[7];
+    v.bi[0] = own / (v.g[1] * v.g[2]);
+    v.bi[1] = (own / v.g[2]) % v.g[1];
+    v.bi[2] = own % v.g[2];
+    for (int k = 0; k < 3; k++)
+        v.stencil[k] = 2 * v.g[3 + k] + 1;
+    v.wi = p.xyz - lattice(v.f, v.b.yzw);
+    return v;
+}
+
+/* Stencil cell c: its bin, or -1 beyond a non-periodic edge; *m its image. */
+inline int stencil_bin(const atom_view *v, const int c, int3 *m)
+{
+    const int d[3] = {c / (v->stencil[1] * v->stencil[2]) - v->g[3], (c / v->stencil[2]) % v->stencil[1] - v->g[4],
+                      c % v->stencil[2] - v->g[5]};
+    int bin[3], im[3];
+    for (int k = 0; k < 3; k++) {
+        const int e = v->bi[k] + d[k], periodic = (v->g[6] >> k) & 1;
+        if (!periodic && (e < 0 || e >= v->g[k]))
+            return -1;
+        im[k] = periodic ? floor_div(e, v->g[k]) : 0;
+        bin[k] = e - im[k] * v->g[k];
+    }
+    *m = (int3)(im[0], im[1], im[2]);
+    return v->g[7] + (bin[0] * v->g[1] + bin[1]) * v->g[2] + bin[2];
+}
+
+/* The atom in `slot` seen through image m: its squared distance, or -1
+ * when it is beyond the search radius or the atom itself; *n the image
+ * offset of the pair. Raises params[5] for a pair closer than allowed. */
+inline float pair_at(const atom_view *v, const int slot, const int3 m, global int *params,
+                     global const float4 *slot_pos, global const int4 *slot_shift, int4 *sj, int3 *n)
+{
+    const float3 d = slot_pos[slot].xyz - (v->wi - lattice(v->f, m));
+    const float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    if (r2 > v->f[24])
+        return -1.0f;
+    *sj = slot_shift[slot];
+    *n = m + v->b.yzw - sj->xyz;
+    if (sj->w == v->a && n->x == 0 && n->y == 0 && n->z == 0)
+        return -1.0f;
+    if (r2 < v->f[27])
+        params[5] = 1;
+    return r2;
+}
+
+/* A listed pair: raises params[6] when its image offset does not pack. */
+inline int packed_image(const int3 n, global int *params)
+{
+    if (abs(n.x) > 511 || abs(n.y) > 511 || abs(n.z) > 511)
+        params[6] = 1;
+    return (n.x + 512) | (n.y + 512) << 10 | (n.z + 512) << 20;
+}
+
+/* The pairs (a, j, n) within the search radius, in stencil order, one
+ * work-item alone. Written as `w` says; returns how many there are in the
+ * master list (x) and within each list's cutoff (y, z). */
+inline int3 walk(const atom_view *v, const walk_out *w, global int *params, global const int *bin_ends,
+                 global const float4 *slot_pos, global const int4 *slot_shift)
+{
     int found = 0, listed[2] = {0, 0};
-    for (int d0 = -g[3]; d0 <= g[3]; d0++) {
-        const int e0 = bi[0] + d0;
-        if (!per[0] && (e0 < 0 || e0 >= g[0]))
+    const int cells = v->stencil[0] * v->stencil[1] * v->stencil[2];
+    for (int c = 0; c < cells; c++) {
+        int3 m;
+        const int cell = stencil_bin(v, c, &m);
+        if (cell < 0)
             continue;
-        const int m0 = per[0] ? floor_div(e0, g[0]) : 0, c0 = e0 - m0 * g[0];
-        for (int d1 = -g[4]; d1 <= g[4]; d1++) {
-            const int e1 = bi[1] + d1;
-            if (!per[1] && (e1 < 0 || e1 >= g[1]))
+        const int lo = cell > 0 ? bin_ends[cell - 1] : 0, hi = bin_ends[cell];
+        for (int slot = lo; slot < hi; slot++) {
+            int4 sj;
+            int3 n;
+            const float r2 = pair_at(v, slot, m, params, slot_pos, slot_shift, &sj, &n);
+            if (r2 < 0.0f)
                 continue;
-            const int m1 = per[1] ? floor_div(e1, g[1]) : 0, c1 = e1 - m1 * g[1];
-            for (int d2 = -g[5]; d2 <= g[5]; d2++) {
-                const int e2 = bi[2] + d2;
-                if (!per[2] && (e2 < 0 || e2 >= g[2]))
+            if (w->master && found < w->most) {
+                const int q = w->out + found;
+                w->pairs[2 * q] = v->a;
+                w->pairs[2 * q + 1] = sj.w;
+                w->images[3 * q] = n.x;
+                w->images[3 * q + 1] = n.y;
+                w->images[3 * q + 2] = n.z;
+            }
+            found++;
+            for (int k = 0; k < 2; k++) {
+                if (r2 > v->f[25 + k])
                     continue;
-                const int m2 = per[2] ? floor_div(e2, g[2]) : 0, c2 = e2 - m2 * g[2];
-                const int cell = g[7] + (c0 * g[1] + c1) * g[2] + c2;
-                const int lo = cell > 0 ? bin_ends[cell - 1] : 0, hi = bin_ends[cell];
-                const int3 m = (int3)(m0, m1, m2);
-                const float3 ci = wi - lattice(f, m);
-                for (int slot = lo; slot < hi; slot++) {
-                    const float3 d = slot_pos[slot].xyz - ci;
-                    const float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-                    if (r2 > radius2)
-                        continue;
-                    const int4 sj = slot_shift[slot];
-                    const int3 n = m + b.yzw - sj.xyz;
-                    if (sj.w == a && n.x == 0 && n.y == 0 && n.z == 0)
-                        continue;
-                    if (r2 < closest2)
-                        params[5] = 1;
-                    if (w->master && found < w->most) {
-                        const int q = w->out + found;
-                        w->pairs[2 * q] = a;
-                        w->pairs[2 * q + 1] = sj.w;
-                        w->images[3 * q] = n.x;
-                        w->images[3 * q + 1] = n.y;
-                        w->images[3 * q + 2] = n.z;
-                    }
-                    found++;
-                    for (int k = 0; k < 2; k++) {
-                        if (r2 > cut2[k])
-                            continue;
-                        if (abs(n.x) > 511 || abs(n.y) > 511 || abs(n.z) > 511)
-                            params[6] = 1;
-                        if (w->lists && listed[k] < w->room[k]) {
-                            const int q = w->at[k] + listed[k];
-                            w->list_pairs[k][2 * q] = a;
-                            w->list_pairs[k][2 * q + 1] = sj.w;
-                            w->list_images[k][q] = (n.x + 512) | (n.y + 512) << 10 | (n.z + 512) << 20;
-                        }
-                        listed[k]++;
-                    }
+                const int packed = packed_image(n, params);
+                if (w->lists && listed[k] < w->room[k]) {
+                    const int q = w->at[k] + listed[k];
+                    w->list_pairs[k][2 * q] = v->a;
+                    w->list_pairs[k][2 * q + 1] = sj.w;
+                    w->list_images[k][q] = packed;
+                }
+                listed[k]++;
+            }
+        }
+    }
+    return (int3)(found, listed[0], listed[1]);
+}
+
+/* A work-group's walk: lane `lane` of `lanes` takes its share of the
+ * stencil's bins (several lanes per bin when there are fewer bins than
+ * lanes), counts its pairs as walk does, and, when collect is set, appends
+ * each pair of list k (the master list as list 0 when master is set) to
+ * entries[k] as (j, stencil cell, slot), fill[k] counting them. */
+inline int3 walk_share(const atom_view *v, const int lane, const int lanes, const int collect, const int master,
+                       local int *fill, local int *entries, global int *params, global const int *bin_ends,
+                       global const float4 *slot_pos, global const int4 *slot_shift)
+{
+    int found = 0, listed[2] = {0, 0};
+    const int cells = v->stencil[0] * v->stencil[1] * v->stencil[2];
+    const int share = max(lanes / cells, 1); /* lanes per bin */
+    for (int x = lane; x < cells * share; x += lanes) {
+        const int c = x / share;
+        int3 m;
+        const int cell = stencil_bin(v, c, &m);
+        if (cell < 0)
+            continue;
+        const int lo = cell > 0 ? bin_ends[cell - 1] : 0, hi = bin_ends[cell];
+        for (int slot = lo + x % share; slot < hi; slot += share) {
+            int4 sj;
+            int3 n;
+            const float r2 = pair_at(v, slot, m, params, slot_pos, slot_shift, &sj, &n);
+            if (r2 < 0.0f)
+                continue;
+            found++;
+            int in_list[2];
+            for (int k = 0; k < 2; k++) {
+                in_list[k] = r2 <= v->f[25 + k];
+                if (in_list[k])
+                    packed_image(n, params);
+                listed[k] += in_list[k];
+            }
+            for (int k = 0; collect && k < 2; k++) {
+                if (!(master ? k == 0 : in_list[k]))
+                    continue;
+                const int e = atomic_inc(&fill[k]);
+                if (e < GROUP_PAIRS) {
+                    local int *entry = entries + 3 * (k * GROUP_PAIRS + e);
+                    entry[0] = sj.w;
+                    entry[1] = c;
+                    entry[2] = slot;
                 }
             }
         }
@@ -161,21 +255,32 @@ inline int3 walk(const int a, const walk_out *w, global int *params, global cons
     return (int3)(found, listed[0], listed[1]);
 }
 
-#define WALK_BUFFERS params, pos, sys_f, sys_i, atom_bins, bin_ends, slot_pos, slot_shift
+#define WALK_BUFFERS params, bin_ends, slot_pos, slot_shift
+#define VIEW_BUFFERS pos, sys_f, sys_i, atom_bins
 
-/* Each atom's pairs: in the master list (counts[a]), and within the cutoff
- * of list k (counts[(k + 1) * (params[2] + 1) + a]). */
+/* A work-group per atom: its pairs in the master list (counts[a]), and
+ * within the cutoff of list k (counts[(k + 1) * (params[2] + 1) + a]). */
 kernel void cell_count(CELL_ARGS)
 {
-    const int a = (int)get_global_id(0);
+    local int totals[3];
+    const int a = (int)get_group_id(0), lane = (int)get_local_id(0);
     if (a >= n_items)
         return;
-    const walk_out none = {0};
-    const int3 c = walk(a, &none, WALK_BUFFERS);
-    const int stride = params[2] + 1;
-    counts[a] = c.x;
-    counts[stride + a] = c.y;
-    counts[2 * stride + a] = c.z;
+    if (lane < 3)
+        totals[lane] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const atom_view v = view_of(a, VIEW_BUFFERS);
+    const int3 c = walk_share(&v, lane, (int)get_local_size(0), 0, 0, totals, totals, WALK_BUFFERS);
+    atomic_add(&totals[0], c.x);
+    atomic_add(&totals[1], c.y);
+    atomic_add(&totals[2], c.z);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lane == 0) {
+        const int stride = params[2] + 1;
+        counts[a] = totals[0];
+        counts[stride + a] = totals[1];
+        counts[2 * stride + a] = totals[2];
+    }
 }
 
 /* Pairs [first, first + n) of one atom by j, stably (for one j the stencil
@@ -201,18 +306,56 @@ inline void sort_by_neighbour(global int *pairs, global int *images, const int i
     }
 }
 
-/* params[3] == 0: the master list of atom params[0] + item, at counts[a]
- * (relative to the range's first pair). params[3] == 1: atom item's pairs
- * of each cutoff list, at that list's offsets in counts, and for list
- * params[4] where each pair's angular triples start (the atom's first at
- * counts[3 * (params[2] + 1) + a]). Sorted by i, j, n as on the host. A
- * count that differs from cell_count's sets params[1]. */
+/* The entries a work-group collected for one list, written from `first`
+ * on in the order of (j, stencil cell): the order of the serial walk
+ * sorted stably by j (one atom j appears once per stencil cell). Writes at
+ * most `room`; images as three ints (image_ints 3) or packed. */
+inline void write_sorted(const atom_view *v, local const int *entries, const int n, const int room, const int lane,
+                         const int lanes, global int *pairs, global int *images, const int image_ints,
+                         const int first, global int *params, global const int4 *slot_shift)
+{
+    for (int e = lane; e < n; e += lanes) {
+        local const int *x = entries + 3 * e;
+        int rank = 0;
+        for (int y = 0; y < n; y++) {
+            local const int *o = entries + 3 * y;
+            rank += o[0] < x[0] || (o[0] == x[0] && o[1] < x[1]);
+        }
+        if (rank >= room)
+            continue;
+        int3 m;
+        stencil_bin(v, x[1], &m);
+        const int3 nn = m + v->b.yzw - slot_shift[x[2]].xyz;
+        const int q = first + rank;
+        pairs[2 * q] = v->a;
+        pairs[2 * q + 1] = x[0];
+        if (image_ints == 3) {
+            images[3 * q] = nn.x;
+            images[3 * q + 1] = nn.y;
+            images[3 * q + 2] = nn.z;
+        } else {
+            images[q] = packed_image(nn, params);
+        }
+    }
+}
+
+/* A work-group per atom. params[3] == 0: the master list of atom
+ * params[0] + group, at counts[a] (relative to the range's first pair).
+ * params[3] == 1: the atom's pairs of each cutoff list, at that list's
+ * offsets in counts, and for list params[4] where each pair's angular
+ * triples start (the atom's first at counts[3 * (params[2] + 1) + a]).
+ * Sorted by i, j, n as on the host: in local memory, side by side, or by
+ * one work-item (walk, then sort_by_neighbour) for an atom with more than
+ * GROUP_PAIRS pairs in a list. A count that differs from cell_count's sets
+ * params[1]. */
 kernel void cell_pairs(CELL_ARGS)
 {
-    const int item = (int)get_global_id(0);
+    local int fill[2], entries[2 * 3 * GROUP_PAIRS];
+    const int item = (int)get_group_id(0), lane = (int)get_local_id(0), lanes = (int)get_local_size(0);
     if (item >= n_items)
         return;
-    const int stride = params[2] + 1;
+    const int stride = params[2] + 1, master = params[3] == 0;
+    const int a = master ? params[0] + item : item;
     walk_out w = {0};
     w.pairs = pairs;
     w.images = images;
@@ -220,33 +363,51 @@ kernel void cell_pairs(CELL_ARGS)
     w.list_pairs[1] = pairs1;
     w.list_images[0] = images0;
     w.list_images[1] = images1;
-    if (params[3] == 0) {
-        const int a = params[0] + item;
+    if (master) {
         w.master = 1;
         w.out = counts[a];
         w.most = counts[a + 1] - w.out;
-        const int found = walk(a, &w, WALK_BUFFERS).x;
-        if (found != w.most)
-            params[1] = 1;
-        sort_by_neighbour(pairs, images, 3, w.out, min(found, w.most));
-        return;
+    } else {
+        w.lists = 1;
+        for (int k = 0; k < 2; k++) {
+            w.at[k] = counts[(k + 1) * stride + a];
+            w.room[k] = counts[(k + 1) * stride + a + 1] - w.at[k];
+        }
     }
-    const int a = item;
-    w.lists = 1;
-    for (int k = 0; k < 2; k++) {
-        w.at[k] = counts[(k + 1) * stride + a];
-        w.room[k] = counts[(k + 1) * stride + a + 1] - w.at[k];
+    const atom_view v = view_of(a, VIEW_BUFFERS);
+    if (master ? w.most > GROUP_PAIRS : max(w.room[0], w.room[1]) > GROUP_PAIRS) {
+        if (lane == 0) {
+            const int3 found = walk(&v, &w, WALK_BUFFERS);
+            if (master ? found.x != w.most : found.y != w.room[0] || found.z != w.room[1])
+                params[1] = 1;
+            if (master)
+                sort_by_neighbour(pairs, images, 3, w.out, min(found.x, w.most));
+            for (int k = 0; !master && k < 2; k++)
+                sort_by_neighbour(w.list_pairs[k], w.list_images[k], 1, w.at[k],
+                                  min(k ? found.z : found.y, w.room[k]));
+        }
+    } else {
+        if (lane < 2)
+            fill[lane] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        walk_share(&v, lane, lanes, 1, master, fill, entries, WALK_BUFFERS);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int k = 0; k < (master ? 1 : 2); k++) {
+            const int n = min(fill[k], GROUP_PAIRS), room = master ? w.most : w.room[k];
+            if (lane == 0 && fill[k] != room)
+                params[1] = 1;
+            if (master)
+                write_sorted(&v, entries, n, room, lane, lanes, pairs, images, 3, w.out, params, slot_shift);
+            else
+                write_sorted(&v, entries + 3 * k * GROUP_PAIRS, n, room, lane, lanes, w.list_pairs[k],
+                             w.list_images[k], 1, w.at[k], params, slot_shift);
+        }
     }
-    const int3 found = walk(a, &w, WALK_BUFFERS);
-    if (found.y != w.room[0] || found.z != w.room[1])
-        params[1] = 1;
-    for (int k = 0; k < 2; k++)
-        sort_by_neighbour(w.list_pairs[k], w.list_images[k], 1, w.at[k], min(k ? found.z : found.y, w.room[k]));
     const int t = params[4];
-    if (t < 0)
+    if (master || t < 0)
         return;
     /* Pair x of the atom's c makes a triple with each later pair. */
     const int c = w.room[t], base = counts[3 * stride + a];
-    for (int x = 0; x < c; x++)
+    for (int x = lane; x < c; x += lanes)
         triple_starts[w.at[t] + x] = base + x * (c - 1) - x * (x - 1) / 2;
 }

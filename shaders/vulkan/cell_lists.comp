@@ -5,7 +5,8 @@
  * "#version 450". The distance test is `precise`: the counting and the
  * writing pass must find exactly the same pairs.
  */
-layout(local_size_x = 64) in;
+#define LANES 64 /* the work-group: VK_GROUP_1D */
+layout(local_size_x = LANES) in;
 
 #define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0 and 1, closest^2 */
 #define SYS_INTS 8   /* nb[3], reach[3], periodic axes (bits), first bin */
@@ -47,89 +48,185 @@ int floor_div(int a, int b)
 }
 
 #if CELL_KERNEL == 2 || CELL_KERNEL == 3
+/* Pairs a work-group collects in shared memory per list (GROUP_PAIRS of
+ * cell_lists.cl). */
+#define GROUP_PAIRS 256
+
+/* One atom's view of the bins (atom_view of cell_lists.cl): the bins
+ * within reach in stencil order, over extended coordinates. */
+struct AtomView {
+    int a, f, g; /* atom, its system's rows of sys_f and sys_i */
+    ivec3 bi, stencil;
+    ivec4 b;
+    vec3 wi;
+};
+
+AtomView view_of(int a)
+{
+    AtomView v;
+    const vec4 p = pos[a];
+    v.a = a;
+    v.f = SYS_REALS * int(p.w);
+    v.g = SYS_INTS * int(p.w);
+    v.b = atom_bins[a];
+    const int nb1 = sys_i[v.g + 1], nb2 = sys_i[v.g + 2], own = v.b.x - sys_i[v.g + 7];
+    v.bi = ivec3(own / (nb1 * nb2), (own / nb2) % nb1, own % nb2);
+    v.stencil = 2 * ivec3(sys_i[v.g + 3], sys_i[v.g + 4], sys_i[v.g + 5]) + 1;
+    v.wi = p.xyz - lattice(v.f, v.b.yzw);
+    return v;
+}
+
+/* Stencil cell c: its bin, or -1 beyond a non-periodic edge; m its image. */
+int stencil_bin(AtomView v, int c, out ivec3 m)
+{
+    const ivec3 d = ivec3(c / (v.stencil.y * v.stencil.z), (c / v.stencil.z) % v.stencil.y, c % v.stencil.z) -
+                    ivec3(sys_i[v.g + 3], sys_i[v.g + 4], sys_i[v.g + 5]);
+    ivec3 bin;
+    m = ivec3(0);
+    for (int k = 0; k < 3; k++) {
+        const int e = v.bi[k] + d[k], nb = sys_i[v.g + k];
+        const bool periodic = ((sys_i[v.g + 6] >> k) & 1) != 0;
+        if (!periodic && (e < 0 || e >= nb))
+            return -1;
+        m[k] = periodic ? floor_div(e, nb) : 0;
+        bin[k] = e - m[k] * nb;
+    }
+    return sys_i[v.g + 7] + (bin.x * sys_i[v.g + 1] + bin.y) * sys_i[v.g + 2] + bin.z;
+}
+
+/* The atom in `slot` seen through image m: its squared distance, or -1
+ * when beyond the search radius or the atom itself; sj its slot, n the
+ * pair's image offset. Raises params[5] for a pair closer than allowed. */
+float pair_at(AtomView v, int slot, ivec3 m, out ivec4 sj, out ivec3 n)
+{
+    precise vec3 d = slot_pos[slot].xyz - (v.wi - lattice(v.f, m));
+    precise float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    sj = ivec4(0);
+    n = ivec3(0);
+    if (r2 > sys_f[v.f + 24])
+        return -1.0;
+    sj = slot_shift[slot];
+    n = m + v.b.yzw - sj.xyz;
+    if (sj.w == v.a && n == ivec3(0))
+        return -1.0;
+    if (r2 < sys_f[v.f + 27])
+        params[5] = 1;
+    return r2;
+}
+
+/* A listed pair: raises params[6] when its image offset does not pack. */
+int packed_image(ivec3 n)
+{
+    if (any(greaterThan(abs(n), ivec3(511))))
+        params[6] = 1;
+    return (n.x + 512) | (n.y + 512) << 10 | (n.z + 512) << 20;
+}
+
+/* Writes pair q of `target` (0 the master list, 1 and 2 lists 0 and 1). */
+void put_pair(int target, int q, int a, int j, ivec3 n)
+{
+    if (target == 0) {
+        pairs[2 * q] = a;
+        pairs[2 * q + 1] = j;
+        images[3 * q] = n.x;
+        images[3 * q + 1] = n.y;
+        images[3 * q + 2] = n.z;
+    } else if (target == 1) {
+        pairs0[2 * q] = a;
+        pairs0[2 * q + 1] = j;
+        images0[q] = packed_image(n);
+    } else {
+        pairs1[2 * q] = a;
+        pairs1[2 * q + 1] = j;
+        images1[q] = packed_image(n);
+    }
+}
+
 #define WRITE_NOTHING 0
 #define WRITE_MASTER 1
 #define WRITE_LISTS 2
 
-/* The pairs of atom a within the search radius, in stencil order: the
- * master list written from start on (at most most), or list k's from at[k]
- * on (at most room[k]), as `write` says; returns how many there are in the
- * master list (x) and within each list's cutoff (y, z). Raises params[5]
- * for a pair closer than the closest allowed and params[6] for a listed
- * pair whose images do not pack. */
-ivec3 walk(int a, int write, int start, int most, ivec2 at, ivec2 room)
+/* The pairs of atom a within the search radius, in stencil order, one
+ * invocation alone: the master list written from start on (at most most),
+ * or list k's from at[k] on (at most room[k]), as `write` says; returns how
+ * many there are in the master list (x) and within each list's cutoff (y, z). */
+ivec3 walk(AtomView v, int write, int start, int most, ivec2 at, ivec2 room)
 {
-    const vec4 p = pos[a];
-    const int f = SYS_REALS * int(p.w), g = SYS_INTS * int(p.w);
-    const ivec4 b = atom_bins[a];
-    const int nb0 = sys_i[g], nb1 = sys_i[g + 1], nb2 = sys_i[g + 2], bits = sys_i[g + 6];
-    const int own = b.x - sys_i[g + 7];
-    const int bi0 = own / (nb1 * nb2), bi1 = (own / nb2) % nb1, bi2 = own % nb2;
-    const bool per0 = (bits & 1) != 0, per1 = (bits & 2) != 0, per2 = (bits & 4) != 0;
-    const vec3 wi = p.xyz - lattice(f, b.yzw);
-    const float radius2 = sys_f[f + 24], closest2 = sys_f[f + 27];
-    const vec2 cut2 = vec2(sys_f[f + 25], sys_f[f + 26]);
     int found = 0;
     ivec2 listed = ivec2(0);
-    for (int d0 = -sys_i[g + 3]; d0 <= sys_i[g + 3]; d0++) {
-        const int e0 = bi0 + d0;
-        if (!per0 && (e0 < 0 || e0 >= nb0))
+    const int cells = v.stencil.x * v.stencil.y * v.stencil.z;
+    for (int c = 0; c < cells; c++) {
+        ivec3 m;
+        const int cell = stencil_bin(v, c, m);
+        if (cell < 0)
             continue;
-        const int m0 = per0 ? floor_div(e0, nb0) : 0, c0 = e0 - m0 * nb0;
-        for (int d1 = -sys_i[g + 4]; d1 <= sys_i[g + 4]; d1++) {
-            const int e1 = bi1 + d1;
-            if (!per1 && (e1 < 0 || e1 >= nb1))
+        const int lo = cell > 0 ? bin_ends[cell - 1] : 0, hi = bin_ends[cell];
+        for (int slot = lo; slot < hi; slot++) {
+            ivec4 sj;
+            ivec3 n;
+            const float r2 = pair_at(v, slot, m, sj, n);
+            if (r2 < 0.0)
                 continue;
-            const int m1 = per1 ? floor_div(e1, nb1) : 0, c1 = e1 - m1 * nb1;
-            for (int d2 = -sys_i[g + 5]; d2 <= sys_i[g + 5]; d2++) {
-                const int e2 = bi2 + d2;
-                if (!per2 && (e2 < 0 || e2 >= nb2))
+            if (write == WRITE_MASTER && found < most)
+                put_pair(0, start + found, v.a, sj.w, n);
+            found++;
+            for (int k = 0; k < 2; k++) {
+                if (r2 > sys_f[v.f + 25 + k])
                     continue;
-                const int m2 = per2 ? floor_div(e2, nb2) : 0, c2 = e2 - m2 * nb2;
-                const int cell = sys_i[g + 7] + (c0 * nb1 + c1) * nb2 + c2;
-                const int lo = cell > 0 ? bin_ends[cell - 1] : 0, hi = bin_ends[cell];
-                const ivec3 m = ivec3(m0, m1, m2);
-                const vec3 ci = wi - lattice(f, m);
-                for (int slot = lo; slot < hi; slot++) {
-                    precise vec3 d = slot_pos[slot].xyz - ci;
-                    precise float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-                    if (r2 > radius2)
-                        continue;
-                    const ivec4 sj = slot_shift[slot];
-                    const ivec3 n = m + b.yzw - sj.xyz;
-                    if (sj.w == a && n == ivec3(0))
-                        continue;
-                    if (r2 < closest2)
-                        params[5] = 1;
-                    if (write == WRITE_MASTER && found < most) {
-                        const int q = start + found;
-                        pairs[2 * q] = a;
-                        pairs[2 * q + 1] = sj.w;
-                        images[3 * q] = n.x;
-                        images[3 * q + 1] = n.y;
-                        images[3 * q + 2] = n.z;
-                    }
-                    found++;
-                    for (int k = 0; k < 2; k++) {
-                        if (r2 > cut2[k])
-                            continue;
-                        if (any(greaterThan(abs(n), ivec3(511))))
-                            params[6] = 1;
-                        if (write == WRITE_LISTS && listed[k] < room[k]) {
-                            const int q = at[k] + listed[k];
-                            const int packed = (n.x + 512) | (n.y + 512) << 10 | (n.z + 512) << 20;
-                            if (k == 0) {
-                                pairs0[2 * q] = a;
-                                pairs0[2 * q + 1] = sj.w;
-                                images0[q] = packed;
-                            } else {
-                                pairs1[2 * q] = a;
-                                pairs1[2 * q + 1] = sj.w;
-                                images1[q] = packed;
-                            }
-                        }
-                        listed[k]++;
-                    }
+                packed_image(n);
+                if (write == WRITE_LISTS && listed[k] < room[k])
+                    put_pair(k + 1, at[k] + listed[k], v.a, sj.w, n);
+                listed[k]++;
+            }
+        }
+    }
+    return ivec3(found, listed);
+}
+
+shared int fill[2];
+shared int entries[2 * 3 * GROUP_PAIRS]; /* per list: (j, stencil cell, slot) */
+
+/* A work-group's walk (walk_share of cell_lists.cl): this invocation's
+ * share of the stencil's bins, counted as walk does; with collect, each
+ * pair of list k (the master list as list 0 with master) appended to
+ * entries as (j, stencil cell, slot). */
+ivec3 walk_share(AtomView v, int lane, bool collect, bool master)
+{
+    int found = 0;
+    ivec2 listed = ivec2(0);
+    const int cells = v.stencil.x * v.stencil.y * v.stencil.z;
+    const int share = max(LANES / cells, 1); /* lanes per bin */
+    for (int x = lane; x < cells * share; x += LANES) {
+        const int c = x / share;
+        ivec3 m;
+        const int cell = stencil_bin(v, c, m);
+        if (cell < 0)
+            continue;
+        const int lo = cell > 0 ? bin_ends[cell - 1] : 0, hi = bin_ends[cell];
+        for (int slot = lo + x % share; slot < hi; slot += share) {
+            ivec4 sj;
+            ivec3 n;
+            const float r2 = pair_at(v, slot, m, sj, n);
+            if (r2 < 0.0)
+                continue;
+            found++;
+            bvec2 in_list;
+            for (int k = 0; k < 2; k++) {
+                in_list[k] = r2 <= sys_f[v.f + 25 + k];
+                if (in_list[k]) {
+                    packed_image(n);
+                    listed[k]++;
+                }
+            }
+            for (int k = 0; collect && k < 2; k++) {
+                if (!(master ? k == 0 : in_list[k]))
+                    continue;
+                const int e = atomicAdd(fill[k], 1);
+                if (e < GROUP_PAIRS) {
+                    const int o = 3 * (k * GROUP_PAIRS + e);
+                    entries[o] = sj.w;
+                    entries[o + 1] = c;
+                    entries[o + 2] = slot;
                 }
             }
         }
@@ -164,6 +261,26 @@ ivec3 walk(int a, int write, int start, int most, ivec2 at, ivec2 room)
 SORT_BY_NEIGHBOUR(sort_master, pairs, images, 3)
 SORT_BY_NEIGHBOUR(sort_list0, pairs0, images0, 1)
 SORT_BY_NEIGHBOUR(sort_list1, pairs1, images1, 1)
+
+/* List k's collected entries (n of them), written from `first` on in the
+ * order of (j, stencil cell), at most `room` (write_sorted of cell_lists.cl). */
+void write_sorted(AtomView v, int k, int n, int room, int lane, int target, int first)
+{
+    const int base = 3 * k * GROUP_PAIRS;
+    for (int e = lane; e < n; e += LANES) {
+        const int j = entries[base + 3 * e], c = entries[base + 3 * e + 1];
+        int rank = 0;
+        for (int y = 0; y < n; y++) {
+            const int oj = entries[base + 3 * y], oc = entries[base + 3 * y + 1];
+            rank += oj < j || (oj == j && oc < c) ? 1 : 0;
+        }
+        if (rank >= room)
+            continue;
+        ivec3 m;
+        stencil_bin(v, c, m);
+        put_pair(target, first + rank, v.a, j, m + v.b.yzw - slot_shift[entries[base + 3 * e + 2]].xyz);
+    }
+}
 #endif
 
 void main()
@@ -198,40 +315,71 @@ void main()
     slot_pos[slot] = vec4(p.xyz - lattice(SYS_REALS * int(p.w), b.yzw), 0.0);
     slot_shift[slot] = ivec4(b.yzw, a);
 #elif CELL_KERNEL == 2
-    /* Each atom's pairs: in the master list (counts[a]), and within the
-     * cutoff of list k (counts[(k + 1) * (params[2] + 1) + a]). */
-    const int stride = params[2] + 1, a = int(item);
-    const ivec3 c = walk(a, WRITE_NOTHING, 0, 0, ivec2(0), ivec2(0));
-    counts[a] = c.x;
-    counts[stride + a] = c.y;
-    counts[2 * stride + a] = c.z;
-#else
-    /* As cell_pairs of shaders/opencl/cell_lists.cl: params[3] == 0 the
-     * master list of a range's atom, 1 the cutoff lists and triple starts. */
-    const int stride = params[2] + 1;
-    if (params[3] == 0) {
-        const int a = params[0] + int(item);
-        const int first = counts[a], most = counts[a + 1] - first;
-        const int found = walk(a, WRITE_MASTER, first, most, ivec2(0), ivec2(0)).x;
-        if (found != most)
-            params[1] = 1;
-        sort_master(first, min(found, most));
-        return;
+    /* A work-group per atom: its pairs in the master list (counts[a]), and
+     * within the cutoff of list k (counts[(k + 1) * (params[2] + 1) + a]). */
+    const int a = int(item / LANES), lane = int(gl_LocalInvocationID.x);
+    if (lane < 3)
+        entries[lane] = 0;
+    barrier();
+    const ivec3 c = walk_share(view_of(a), lane, false, false);
+    atomicAdd(entries[0], c.x);
+    atomicAdd(entries[1], c.y);
+    atomicAdd(entries[2], c.z);
+    barrier();
+    if (lane == 0) {
+        const int stride = params[2] + 1;
+        counts[a] = entries[0];
+        counts[stride + a] = entries[1];
+        counts[2 * stride + a] = entries[2];
     }
-    const int a = int(item);
-    const ivec2 at = ivec2(counts[stride + a], counts[2 * stride + a]);
-    const ivec2 room = ivec2(counts[stride + a + 1], counts[2 * stride + a + 1]) - at;
-    const ivec3 found = walk(a, WRITE_LISTS, 0, 0, at, room);
-    if (found.yz != room)
-        params[1] = 1;
-    sort_list0(at.x, min(found.y, room.x));
-    sort_list1(at.y, min(found.z, room.y));
+#else
+    /* A work-group per atom, as cell_pairs of shaders/opencl/cell_lists.cl:
+     * params[3] == 0 the master list of a range's atom, 1 the cutoff lists
+     * and triple starts. */
+    const int stride = params[2] + 1, lane = int(gl_LocalInvocationID.x);
+    const bool master = params[3] == 0;
+    const int a = master ? params[0] + int(item / LANES) : int(item / LANES);
+    int first = 0, most = 0;
+    ivec2 at = ivec2(0), room = ivec2(0);
+    if (master) {
+        first = counts[a];
+        most = counts[a + 1] - first;
+    } else {
+        at = ivec2(counts[stride + a], counts[2 * stride + a]);
+        room = ivec2(counts[stride + a + 1], counts[2 * stride + a + 1]) - at;
+    }
+    const AtomView v = view_of(a);
+    if (master ? most > GROUP_PAIRS : max(room.x, room.y) > GROUP_PAIRS) {
+        if (lane == 0) {
+            const ivec3 found = walk(v, master ? WRITE_MASTER : WRITE_LISTS, first, most, at, room);
+            if (master ? found.x != most : found.yz != room)
+                params[1] = 1;
+            if (master) {
+                sort_master(first, min(found.x, most));
+            } else {
+                sort_list0(at.x, min(found.y, room.x));
+                sort_list1(at.y, min(found.z, room.y));
+            }
+        }
+    } else {
+        if (lane < 2)
+            fill[lane] = 0;
+        barrier();
+        walk_share(v, lane, true, master);
+        barrier();
+        for (int k = 0; k < (master ? 1 : 2); k++) {
+            const int n = min(fill[k], GROUP_PAIRS), want = master ? most : room[k];
+            if (lane == 0 && fill[k] != want)
+                params[1] = 1;
+            write_sorted(v, k, n, want, lane, master ? 0 : k + 1, master ? first : at[k]);
+        }
+    }
     const int t = params[4];
-    if (t < 0)
+    if (master || t < 0)
         return;
     /* Pair x of the atom's c makes a triple with each later pair. */
     const int c = room[t], base = counts[3 * stride + a];
-    for (int x = 0; x < c; x++)
+    for (int x = lane; x < c; x += LANES)
         triple_starts[at[t] + x] = base + x * (c - 1) - x * (x - 1) / 2;
 #endif
 }

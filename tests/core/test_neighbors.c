@@ -524,6 +524,8 @@ int main(int argc, char **argv)
         compare_system(&s, rc, "cubic box 15 A");
         scatter_images(&s, 3);
         compare_system(&s, rc, "cubic box, atoms outside");
+        /* About 300 pairs an atom: more than a device work-group sorts in local memory. */
+        compare_system(&s, 9.0, "cubic box, 9 A cutoff");
         free(s.pos);
     }
     /* Strongly skewed triclinic boxes (one with width < 2 cutoff). */

@@ -194,9 +194,15 @@ static void check_dense_sparse(const char *dir)
         system_data s = from_reference(&r);
         double e1, e2, *f1 = malloc((size_t)r.n_atoms * 3 * sizeof(double)),
                        *f2 = malloc((size_t)r.n_atoms * 3 * sizeof(double));
-        CHECK(compute(dense, &s, &e1, f1, NULL) == MLFF_OK && compute(sparse, &s, &e2, f2, NULL) == MLFF_OK,
-              "%s: dense and sparse", r.name);
-        worst = fmax(worst, fmax(fabs(e1 - e2), test_max_diff(f1, f2, 3 * r.n_atoms)));
+        /* The cluster also squeezed to 0.45 of its size: 40 atoms with more
+         * pairs (up to 300) than a device work-group sorts in local memory. */
+        for (int squeezed = 0; squeezed < (strcmp(r.name, "water_cluster_100") == 0 ? 2 : 1); squeezed++) {
+            for (int a = 0; squeezed && a < 3 * s.n; a++)
+                s.pos[a] *= 0.45;
+            CHECK(compute(dense, &s, &e1, f1, NULL) == MLFF_OK && compute(sparse, &s, &e2, f2, NULL) == MLFF_OK,
+                  "%s%s: dense and sparse", r.name, squeezed ? " (squeezed)" : "");
+            worst = fmax(worst, fmax(fabs(e1 - e2), test_max_diff(f1, f2, 3 * r.n_atoms)));
+        }
         free(f1);
         free(f2);
         free_system(&s);
