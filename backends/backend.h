@@ -173,6 +173,10 @@ typedef struct mlff_backend_iface {
                                 size_t bytes, mlff_error *err);
     mlff_status (*buffer_read)(mlff_backend *be, const void *buffer, size_t offset, void *dst,
                                size_t bytes, mlff_error *err);
+    /* As buffer_write, but it may return before src was read: src stays
+     * untouched until a later buffer_read or compute returned. May be NULL. */
+    mlff_status (*buffer_write_async)(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                      size_t bytes, mlff_error *err);
     /* Run the nodes in order (one plan execution) and wait until done. */
     mlff_status (*compute)(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                            mlff_error *err);

@@ -366,42 +366,106 @@ mlff_status mlff_cell_grid_lattice(const mlff_batch *b, int64_t s, mlff_cell_gri
     return MLFF_OK;
 }
 
-mlff_status mlff_cell_grid_wrap(const mlff_cell_grid *g, const double *pos, int64_t n, int64_t s, double *frac,
-                                int32_t *shift, double lo[3], double hi[3], double *magnitude, mlff_error *err)
+/* What one block of atoms of mlff_cell_grid_wrap found. */
+typedef struct wrap_block {
+    double lo[3], hi[3], magnitude;
+    int64_t bad;     /* the first atom rejected, or -1 */
+    int bad_axis;    /* -1: not finite; else the axis it lies too far along */
+    double bad_cells;
+} wrap_block;
+
+typedef struct wrap_task {
+    const mlff_cell_grid *g;
+    const double *pos;
+    int64_t n, block;
+    double *frac;
+    int32_t *shift;
+    wrap_block *blocks;
+} wrap_task;
+
+static void wrap_blocks(const void *task, void *unused, int64_t begin, int64_t end)
 {
+    (void)unused;
+    const wrap_task *t = task;
+    const mlff_cell_grid *g = t->g;
+    for (int64_t b = begin; b < end; b++) {
+        wrap_block *out = &t->blocks[b];
+        for (int k = 0; k < 3; k++) {
+            out->lo[k] = INFINITY;
+            out->hi[k] = -INFINITY;
+        }
+        out->magnitude = 0.0;
+        out->bad = -1;
+        const int64_t a1 = (b + 1) * t->block < t->n ? (b + 1) * t->block : t->n;
+        for (int64_t a = b * t->block; a < a1 && out->bad < 0; a++) {
+            const double *r = t->pos + 3 * a;
+            if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2])) {
+                out->bad = a;
+                out->bad_axis = -1;
+                break;
+            }
+            int32_t sh[3] = {0, 0, 0};
+            for (int k = 0; k < 3; k++) {
+                double u = r[0] * g->rec[k][0] + r[1] * g->rec[k][1] + r[2] * g->rec[k][2];
+                if (g->periodic[k]) {
+                    const double f = floor(u);
+                    if (!(fabs(f) < MLFF_MAX_CELL_SHIFT)) {
+                        out->bad = a;
+                        out->bad_axis = k;
+                        out->bad_cells = f;
+                        break;
+                    }
+                    sh[k] = (int32_t)f;
+                    u -= f;
+                } else {
+                    out->lo[k] = u < out->lo[k] ? u : out->lo[k];
+                    out->hi[k] = u > out->hi[k] ? u : out->hi[k];
+                }
+                if (t->frac)
+                    t->frac[3 * a + k] = u;
+            }
+            if (t->shift)
+                memcpy(t->shift + 3 * a, sh, sizeof sh);
+            for (int d = 0; d < 3; d++) {
+                const double sd = sh[0] * g->H[d] + sh[1] * g->H[3 + d] + sh[2] * g->H[6 + d];
+                const double m = fabs(r[d]) + fabs(sd);
+                out->magnitude = m > out->magnitude ? m : out->magnitude;
+            }
+        }
+    }
+}
+
+/* Blocks of atoms for the pool: at least WRAP_BLOCK atoms, at most WRAP_BLOCKS blocks. */
+#define WRAP_BLOCK 2048
+#define WRAP_BLOCKS 64
+
+mlff_status mlff_cell_grid_wrap(const mlff_cell_grid *g, const double *pos, int64_t n, int64_t s, double *frac,
+                                int32_t *shift, double lo[3], double hi[3], double *magnitude,
+                                mlff_thread_pool *pool, mlff_error *err)
+{
+    wrap_block blocks[WRAP_BLOCKS];
+    int64_t block = (n + WRAP_BLOCKS - 1) / WRAP_BLOCKS;
+    block = block > WRAP_BLOCK ? block : WRAP_BLOCK;
+    const int64_t n_blocks = (n + block - 1) / block;
+    const wrap_task task = {g, pos, n, block, frac, shift, blocks};
+    mlff_thread_pool_for(pool, n_blocks, 2, wrap_blocks, &task, NULL);
     for (int k = 0; k < 3; k++) {
         lo[k] = INFINITY;
         hi[k] = -INFINITY;
     }
     *magnitude = 0.0;
-    for (int64_t a = 0; a < n; a++) {
-        const double *r = pos + 3 * a;
-        if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
-            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a, "position is not finite");
-        int32_t sh[3] = {0, 0, 0};
+    for (int64_t b = 0; b < n_blocks; b++) {
+        const wrap_block *w = &blocks[b];
+        if (w->bad >= 0 && w->bad_axis < 0)
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, w->bad, "position is not finite");
+        if (w->bad >= 0)
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, w->bad, "atom lies %g cells away along lattice vector %d",
+                                  w->bad_cells, w->bad_axis + 1);
         for (int k = 0; k < 3; k++) {
-            double u = r[0] * g->rec[k][0] + r[1] * g->rec[k][1] + r[2] * g->rec[k][2];
-            if (g->periodic[k]) {
-                const double f = floor(u);
-                if (!(fabs(f) < MLFF_MAX_CELL_SHIFT))
-                    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, a,
-                                          "atom lies %g cells away along lattice vector %d", f, k + 1);
-                sh[k] = (int32_t)f;
-                u -= f;
-            } else {
-                lo[k] = u < lo[k] ? u : lo[k];
-                hi[k] = u > hi[k] ? u : hi[k];
-            }
-            if (frac)
-                frac[3 * a + k] = u;
+            lo[k] = w->lo[k] < lo[k] ? w->lo[k] : lo[k];
+            hi[k] = w->hi[k] > hi[k] ? w->hi[k] : hi[k];
         }
-        if (shift)
-            memcpy(shift + 3 * a, sh, sizeof sh);
-        for (int d = 0; d < 3; d++) {
-            const double sd = sh[0] * g->H[d] + sh[1] * g->H[3 + d] + sh[2] * g->H[6 + d];
-            const double m = fabs(r[d]) + fabs(sd);
-            *magnitude = m > *magnitude ? m : *magnitude;
-        }
+        *magnitude = w->magnitude > *magnitude ? w->magnitude : *magnitude;
     }
     return MLFF_OK;
 }
@@ -470,7 +534,7 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
 
     /* 1. Fractional coordinates, wrapped along periodic axes. */
     double lo[3], hi[3], magnitude;
-    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, w->frac, w->shift, lo, hi, &magnitude, err)) != MLFF_OK)
+    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, w->frac, w->shift, lo, hi, &magnitude, pool, err)) != MLFF_OK)
         return st;
 
     /* 2. Bins. */

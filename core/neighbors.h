@@ -73,9 +73,11 @@ mlff_status mlff_cell_grid_lattice(const mlff_batch *b, int64_t s, mlff_cell_gri
  * periodic axes into frac, the lattice vectors taken off into shift (each
  * [n][3], may be NULL); the extent [lo, hi] of u along the other axes, and
  * the largest |r| + |shift . H| (for rounding allowances). Rejects
- * positions that are not finite or lie too many cells away. */
+ * positions that are not finite or lie too many cells away (the first such
+ * atom). Blocks of atoms run on the pool (may be NULL). */
 mlff_status mlff_cell_grid_wrap(const mlff_cell_grid *g, const double *pos, int64_t n, int64_t s, double *frac,
-                                int32_t *shift, double lo[3], double hi[3], double *magnitude, mlff_error *err);
+                                int32_t *shift, double lo[3], double hi[3], double *magnitude,
+                                mlff_thread_pool *pool, mlff_error *err);
 /* The bins, at least `wide` across, for n_atoms atoms whose u spans
  * [lo, hi] along the non-periodic axes. */
 mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const double hi[3], int64_t n_atoms,

@@ -75,7 +75,8 @@ struct mlff_device_cells {
     int64_t systems_capacity;
     int32_t *bins;
     int64_t bins_capacity;
-    int32_t params[PARAMS]; /* as last written by count_pairs */
+    int32_t params[PARAMS];      /* as last written by count_pairs */
+    int32_t list_params[PARAMS]; /* ... and by mlff_device_cells_write_lists */
 };
 
 mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
@@ -162,6 +163,18 @@ static mlff_status write(mlff_device_cells *c, mlff_cell_buffer k, size_t offset
     return bytes ? c->iface->buffer_write(c->be, c->buffers[k], offset, src, bytes, err) : MLFF_OK;
 }
 
+/* src stays untouched until the next read (or the graph) returned: the
+ * host copies of this struct, which only the next call changes. */
+static mlff_status write_async(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, const void *src, size_t bytes,
+                               mlff_error *err)
+{
+    if (!bytes)
+        return MLFF_OK;
+    if (!c->iface->buffer_write_async)
+        return write(c, k, offset, src, bytes, err);
+    return c->iface->buffer_write_async(c->be, c->buffers[k], offset, src, bytes, err);
+}
+
 static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
                         mlff_error *err)
 {
@@ -210,7 +223,7 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, in
         return st;
     const double *pos = b->positions + 3 * first;
     double lo[3], hi[3], magnitude;
-    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, NULL, NULL, lo, hi, &magnitude, err)) != MLFF_OK)
+    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, NULL, NULL, lo, hi, &magnitude, c->pool, err)) != MLFF_OK)
         return st;
     for (int64_t a = 0; a < n; a++) {
         float *p = c->positions + 4 * (first + a);
@@ -284,13 +297,13 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
         s = reserve_buffer(c, sizes[k].k, sizes[k].bytes, err);
     memset(c->bins, 0, (size_t)n_bins * sizeof *c->bins);
     if (s == MLFF_OK)
-        s = write(c, MLFF_CELL_BUF_POSITIONS, 0, c->positions, (size_t)n * 16, err);
+        s = write_async(c, MLFF_CELL_BUF_POSITIONS, 0, c->positions, (size_t)n * 16, err);
     if (s == MLFF_OK)
-        s = write(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
+        s = write_async(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
     if (s == MLFF_OK)
-        s = write(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
+        s = write_async(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
     if (s == MLFF_OK)
-        s = write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+        s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
     if (s == MLFF_OK)
         s = run(c, MLFF_CELL_BIN, n, err);
     if (s == MLFF_OK)
@@ -306,7 +319,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     if (start != n)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: %d of %lld atoms binned", start,
                          (long long)n);
-    s = write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+    s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
     return s == MLFF_OK ? run(c, MLFF_CELL_PLACE, n, err) : s;
 }
 
@@ -360,7 +373,7 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, double
     memset(c->params, 0, sizeof c->params);
     c->params[PARAM_ATOMS] = (int32_t)n;
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
-    s = write(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
+    s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
     return s == MLFF_OK ? run(c, MLFF_CELL_COUNT, n, err) : s;
 }
 
@@ -442,7 +455,8 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
             lists->n_triples = triples;
     }
     const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
-    s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4, err);
+    s = write_async(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4,
+                    err);
     if (s == MLFF_OK)
         *usable = 1;
     return s;
@@ -450,10 +464,9 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
 
 mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_device_lists *lists, mlff_error *err)
 {
-    int32_t params[PARAMS];
-    memcpy(params, c->params, sizeof params);
-    params[PARAM_WRITE_LISTS] = 1;
-    mlff_status s = write(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
+    memcpy(c->list_params, c->params, sizeof c->params);
+    c->list_params[PARAM_WRITE_LISTS] = 1;
+    mlff_status s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->list_params, sizeof c->list_params, err);
     return s == MLFF_OK ? run_with(c, MLFF_CELL_PAIRS, c->params[PARAM_ATOMS], lists, err) : s;
 }
 

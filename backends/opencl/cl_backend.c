@@ -136,16 +136,28 @@ static void cl_buffer_free(mlff_backend *be, void *buffer)
     free(b);
 }
 
-static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
-                                   size_t bytes, mlff_error *err)
+static mlff_status write_buffer(mlff_backend *be, void *buffer, size_t offset, const void *src, size_t bytes,
+                                cl_bool blocking, mlff_error *err)
 {
     cl_buffer *b = buffer;
     /* An index rewritten with the same contents (a neighbour list kept
      * through the skin) costs neither a transfer nor a new sort. */
     if (!mlff_index_shadow_write(&b->host, offset, src, bytes))
         return MLFF_OK;
-    cl_int rc = clEnqueueWriteBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
+    cl_int rc = clEnqueueWriteBuffer(be->queue, b->mem, blocking, offset, bytes, src, 0, NULL, NULL);
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
+}
+
+static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                   size_t bytes, mlff_error *err)
+{
+    return write_buffer(be, buffer, offset, src, bytes, CL_TRUE, err);
+}
+
+static mlff_status cl_buffer_write_async(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                         size_t bytes, mlff_error *err)
+{
+    return write_buffer(be, buffer, offset, src, bytes, CL_FALSE, err);
 }
 
 static mlff_status cl_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst,
@@ -203,6 +215,7 @@ const mlff_backend_iface mlff_backend_opencl = {
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,
     .buffer_write = cl_buffer_write,
+    .buffer_write_async = cl_buffer_write_async,
     .buffer_read = cl_buffer_read,
     .compute = cl_compute,
     .cell_kernel = cl_cell_kernel,
