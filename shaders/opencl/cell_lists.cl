@@ -20,7 +20,7 @@
         global int *images0, global int *images1, global int *triple_starts, const int n_items
 
 /* What walk writes: the master list (from out on, at most `most`) or the
- * cutoff lists (from at[k] on, at most most[k]); or nothing. */
+ * cutoff lists (from at[k] on, at most room[k]); or nothing. */
 typedef struct walk_out {
     int master, lists, out, most, at[2], room[2];
     global int *pairs, *images, *list_pairs[2], *list_images[2];
