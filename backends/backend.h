@@ -20,6 +20,10 @@ typedef struct mlff_exec_tensor {
     mlff_dtype dtype;
     int64_t rows, cols;
     int ascending;  /* an index whose column 0 never decreases (mlff_graph_ascending) */
+    /* A pair list [P, 2] ordered by i, then j, holding for each (i, j, n) its
+     * (j, i, -n) (mlff_plan_set_symmetric): GPU backends then place the pair
+     * gradients' entries by atom in sorted order without sorting them. */
+    int symmetric;
 } mlff_exec_tensor;
 
 /* Work the planner may fold into a dense layer's GEMM (backends say which

@@ -271,6 +271,10 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
     ctx->stats.plan_builds += mlff_plan_builds(plan) - builds;
     for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
+        /* The device's lists are symmetric by construction (cell_lists.cl):
+         * their pair gradients need no sort by neighbour. */
+        if (gt->kind == MLFF_TENSOR_INPUT && gt->role == MLFF_INPUT_PAIRS)
+            mlff_plan_set_symmetric(plan, t, mlff_batch_made_on_device(g, v, t));
         if (gt->kind != MLFF_TENSOR_INPUT || mlff_batch_made_on_device(g, v, t))
             continue;
         const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)m->work.positions

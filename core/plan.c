@@ -15,6 +15,7 @@ typedef struct plan_tensor {
     int zero;
     int source; /* when zero: the skipped node that stands for it */
     int ascending; /* mlff_graph_ascending */
+    int symmetric; /* mlff_plan_set_symmetric */
 } plan_tensor;
 
 /* The nodes needed by one set of outputs, in execution order. partner[k] is
@@ -344,7 +345,7 @@ static mlff_exec_tensor exec_tensor(const mlff_plan *p, int t)
 {
     const plan_tensor *pt = &p->tensors[t];
     return (mlff_exec_tensor){p->tensors[pt->same_as].buffer, pt->dtype, pt->rows, p->g->tensors[t].cols,
-                              pt->ascending};
+                              pt->ascending, pt->symmetric};
 }
 
 /*
@@ -391,6 +392,11 @@ static void materialize(mlff_plan *p, int t)
     const mlff_graph_node *n = &p->g->nodes[held->source];
     for (int j = 0; j < n->n_inputs; j++)
         materialize(p, n->inputs[j]);
+}
+
+void mlff_plan_set_symmetric(mlff_plan *p, int tensor, int symmetric)
+{
+    p->tensors[tensor].symmetric = symmetric;
 }
 
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)

@@ -36,6 +36,11 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
  * on the device instead of mlff_plan_write. */
 void *mlff_plan_input_buffer(const mlff_plan *p, int tensor);
 
+/* Whether pair list `tensor` ([P, 2]) holds, from the next run on, for
+ * each pair (i, j, n) its reverse (j, i, -n), ordered by i, then j (pair
+ * gradients then need no sort by neighbour: mlff_exec_tensor.symmetric). */
+void mlff_plan_set_symmetric(mlff_plan *p, int tensor, int symmetric);
+
 /* Run the nodes that the wanted outputs need (mask of 1 << mlff_output_role). */
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err);
 

@@ -10,6 +10,7 @@ typedef struct segment_spec {
     int64_t stride, map_stride, n_entries, n_keys;
     int64_t map_rows; /* rows of the map tensor */
     int keys_in_order, map_in_order; /* known by construction (mlff_exec_tensor.ascending) */
+    int symmetric; /* mlff_segments.symmetric */
 } segment_spec;
 
 /* Which index of a node is sorted, and how (see the kernels in shaders/). */
@@ -27,6 +28,7 @@ static int spec_for(const mlff_exec_node *n, segment_spec *s)
     case MLFF_OP_PAIR_VECTORS_VJP: /* both atoms of every pair, entry 2p + side */
         keys = 1;
         per_row = 2;
+        s->symmetric = n->inputs[1].symmetric;
         break;
     case MLFF_OP_PAIR_SHIFTS_VJP: /* pairs by center */
         keys = 2;
@@ -132,7 +134,8 @@ size_t mlff_grown_capacity(size_t capacity, size_t need)
  * counts drift in MD), which rebuilds the slot in place, reusing its buffers. */
 static int same_spec(const mlff_segments *g, const segment_spec *s)
 {
-    return g->keys == s->keys && g->map == s->map && g->stride == s->stride && g->map_stride == s->map_stride;
+    return g->keys == s->keys && g->map == s->map && g->stride == s->stride && g->map_stride == s->map_stride &&
+           g->symmetric == s->symmetric;
 }
 
 static mlff_status grow(int32_t **array, size_t *capacity, size_t need, mlff_error *err)
@@ -272,6 +275,37 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
     return c->ops->sort_launch(c->backend, g, &l, err);
 }
 
+/* The same CSR for the pairs of a symmetric list (mlff_exec_tensor.symmetric), without a
+ * sort: an atom's segment holds twice its run of pairs by center, and each
+ * entry's place in it follows from the runs (sort_pair_* kernels). */
+static mlff_status symmetric_on_device(mlff_segment_cache *c, mlff_segments *g, const segment_spec *s,
+                                       mlff_error *err)
+{
+    if (s->n_entries >= INT32_MAX || s->n_keys >= INT32_MAX)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "%lld index entries in one evaluation is more than 32-bit offsets hold; split the batch",
+                         (long long)s->n_entries);
+    const size_t scratch[MLFF_SORT_SCRATCH] = {1, 1, 1, 1, 1, 1};
+    mlff_status st = c->ops->sort_reserve(c->backend, g, scratch, err);
+    mlff_sort_launch l = {
+        .keys = s->keys,
+        .map = s->keys,
+        .args = {(int32_t)s->n_entries, (int32_t)s->n_keys, 1, 0, 0, 0},
+    };
+    const struct {
+        mlff_sort_kernel kernel;
+        int64_t items;
+    } steps[] = {{MLFF_SORT_PAIR_OFFSETS, s->n_keys + 1}, {MLFF_SORT_PAIR_ENTRIES, s->n_entries / 2}};
+    for (size_t k = 0; k < sizeof steps / sizeof *steps && st == MLFF_OK; k++) {
+        l.kernel = steps[k].kernel;
+        l.to_items = 1;
+        l.items = steps[k].items;
+        st = l.items > 0 ? c->ops->sort_launch(c->backend, g, &l, err) : MLFF_OK;
+    }
+    c->in_order++;
+    return st;
+}
+
 static mlff_status ensure_shadow(mlff_segment_cache *c, const mlff_index_shadow *b, mlff_error *err)
 {
     if (c->on_device) {
@@ -326,6 +360,7 @@ static mlff_status publish(mlff_segment_cache *c, mlff_segments *slot, const seg
     slot->map = s->map;
     slot->stride = s->stride;
     slot->map_stride = s->map_stride;
+    slot->symmetric = s->symmetric;
     slot->keys_version = s->keys->version;
     slot->map_version = s->map ? s->map->version : 0;
     return MLFF_OK;
@@ -356,7 +391,9 @@ mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, co
     mlff_segments *slot = valid_slot(c, &s);
     if (!slot) {
         slot = claim_slot(c, &s); /* never NULL: the clock just moved */
-        st = c->on_device ? sort_on_device(c, slot, &s, err) : sort(slot, &s, err);
+        st = !c->on_device ? sort(slot, &s, err)
+             : s.symmetric  ? symmetric_on_device(c, slot, &s, err)
+                            : sort_on_device(c, slot, &s, err);
         c->sorts++;
         if (st != MLFF_OK || (st = publish(c, slot, &s, err)) != MLFF_OK)
             return st;

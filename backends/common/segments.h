@@ -17,7 +17,9 @@
  * lists by center, the triples built from them and element lists
  * (mlff_exec_tensor.ascending), the host copy shows it for others (systems),
  * and the device then only finds where each key starts (2 launches instead
- * of a radix sort's 2 + 5 a pass).
+ * of a radix sort's 2 + 5 a pass). The pair gradients' entries by atom of
+ * a symmetric pair list (mlff_exec_tensor.symmetric) are placed where the
+ * sort would put them without one (2 launches).
  */
 #ifndef MLFF_BACKENDS_SEGMENTS_H
 #define MLFF_BACKENDS_SEGMENTS_H
@@ -42,6 +44,7 @@ typedef struct mlff_index_shadow {
 typedef struct mlff_segments {
     const mlff_index_shadow *keys, *map; /* key(e) = map[keys[e * stride] * map_stride] or keys[e * stride] */
     int64_t stride, map_stride, n_entries, n_keys;
+    int symmetric; /* a symmetric pair list (mlff_exec_tensor.symmetric): the same CSR, made without a sort */
     uint64_t keys_version, map_version, last_use;
     int32_t *offsets, *items; /* the CSR: [n_keys + 1], [n_entries] */
     int32_t *mapped;          /* keys looked up through the map */
@@ -61,6 +64,8 @@ typedef enum mlff_sort_kernel {
     MLFF_SORT_SCAN,
     MLFF_SORT_SCATTER,
     MLFF_SORT_OFFSETS,
+    MLFF_SORT_PAIR_OFFSETS, /* a symmetric pair list (no sort): twice each run by center */
+    MLFF_SORT_PAIR_ENTRIES, /* ... and each pair's two entries where the sort puts them */
     MLFF_SORT_KERNELS
 } mlff_sort_kernel;
 #define MLFF_SORT_GROUP 256

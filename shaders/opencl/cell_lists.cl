@@ -135,11 +135,15 @@ inline int stencil_bin(const atom_view *v, const int c, int3 *m)
 
 /* The atom in `slot` seen through image m: its squared distance, or -1
  * when it is beyond the search radius or the atom itself; *n the image
- * offset of the pair. Raises params[5] for a pair closer than allowed. */
+ * offset of the pair. Raises params[5] for a pair closer than allowed.
+ * The same bits for (i, j, n) and (j, i, -n): both wrapped positions come
+ * from the same expression (cell_place, view_of), the reverse pair sees
+ * image -m, and negation commutes with rounding, so each list holds a pair
+ * and its reverse or neither (pair gradients rely on it: mlff_exec_tensor.symmetric). */
 inline float pair_at(const atom_view *v, const int slot, const int3 m, global int *params,
                      global const float4 *slot_pos, global const int4 *slot_shift, int4 *sj, int3 *n)
 {
-    const float3 d = slot_pos[slot].xyz - (v->wi - lattice(v->f, m));
+    const float3 d = (slot_pos[slot].xyz - v->wi) + lattice(v->f, m);
     const float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
     if (r2 > v->f[24])
         return -1.0f;

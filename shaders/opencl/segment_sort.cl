@@ -185,3 +185,68 @@ kernel void sort_offsets(SORT_ARGS)
     }
     offsets[k] = lo;
 }
+
+/* A pair list declared symmetric (mlff_exec_tensor.symmetric: each (i, j, n) with its
+ * (j, i, -n), ordered by i, then j); keys: the pairs [n / 2, 2]. The stable
+ * sort's CSR of the entries 2p + side by atom, without sorting: an atom's
+ * segment holds twice its run of pairs by center (by symmetry, it is the
+ * neighbour of as many pairs as it is the center of), and in sorted order
+ * it is: the entries of pairs of centers before it (their blocks (b, a), b
+ * ascending), its own run (each pair's center entry, followed by its
+ * neighbour entry for the atom's own images), the blocks of centers after
+ * it. Each block (b, a) lines up with the atom's pairs (a, b). */
+inline int run_bound(global const int *keys, int lo, int hi, const int v, const int above)
+{
+    while (lo < hi) { /* the first pair of [lo, hi) whose j is >= v (above: > v) */
+        const int mid = lo + (hi - lo) / 2;
+        const int j = keys[2 * (long)mid + 1];
+        if (j < v || (above && j == v))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* offsets[k] for k in [0, n_keys]: twice where center k's run begins. */
+kernel void sort_pair_offsets(SORT_ARGS)
+{
+    const int k = (int)get_global_id(0);
+    if (k > n_keys)
+        return;
+    int lo = 0, hi = n / 2;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (keys[2 * (long)mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    offsets[k] = 2 * lo;
+}
+
+/* Pair q's two entries, where the stable sort puts them. An atom out of
+ * range is reported as sort_keys reports a key. */
+kernel void sort_pair_entries(SORT_ARGS)
+{
+    const int q = (int)get_global_id(0);
+    if (q >= n / 2)
+        return;
+    const int a = keys[2 * (long)q], b = keys[2 * (long)q + 1];
+    if (a < 0 || a >= n_keys || b < 0 || b >= n_keys) {
+        atomic_max(flag, 2 * q + (a < 0 || a >= n_keys ? 1 : 2));
+        return;
+    }
+    const int first_a = offsets[a] / 2, end_a = offsets[a + 1] / 2;
+    const int self_lo = run_bound(keys, first_a, end_a, a, 0), self_hi = run_bound(keys, self_lo, end_a, a, 1);
+    const int center = offsets[a] + (self_lo - first_a) + (q - first_a) + (clamp(q, self_lo, self_hi) - self_lo);
+    val_out[center] = 2 * q;
+    if (b == a) {
+        val_out[center + 1] = 2 * q + 1;
+        return;
+    }
+    const int first_b = offsets[b] / 2, end_b = offsets[b + 1] / 2;
+    const int rank = q - run_bound(keys, first_a, q, b, 0); /* among the atom's pairs with b */
+    val_out[offsets[b] + (a > b ? end_b - first_b : 0) + (run_bound(keys, first_b, end_b, a, 0) - first_b) + rank] =
+        2 * q + 1;
+}

@@ -33,11 +33,13 @@ layout(push_constant) uniform Push {
     uint base;
 } pc;
 
+/* precise: the same bits wherever it is computed (pair_at relies on it). */
 vec3 lattice(int f, ivec3 m)
 {
-    return vec3(m.x * sys_f[f] + m.y * sys_f[f + 3] + m.z * sys_f[f + 6],
-                m.x * sys_f[f + 1] + m.y * sys_f[f + 4] + m.z * sys_f[f + 7],
-                m.x * sys_f[f + 2] + m.y * sys_f[f + 5] + m.z * sys_f[f + 8]);
+    precise vec3 r = vec3(m.x * sys_f[f] + m.y * sys_f[f + 3] + m.z * sys_f[f + 6],
+                          m.x * sys_f[f + 1] + m.y * sys_f[f + 4] + m.z * sys_f[f + 7],
+                          m.x * sys_f[f + 2] + m.y * sys_f[f + 5] + m.z * sys_f[f + 8]);
+    return r;
 }
 
 /* floor(a / b) for b > 0, dividing only non-negative numbers: GLSL leaves
@@ -72,7 +74,8 @@ AtomView view_of(int a)
     const int nb1 = sys_i[v.g + 1], nb2 = sys_i[v.g + 2], own = v.b.x - sys_i[v.g + 7];
     v.bi = ivec3(own / (nb1 * nb2), (own / nb2) % nb1, own % nb2);
     v.stencil = 2 * ivec3(sys_i[v.g + 3], sys_i[v.g + 4], sys_i[v.g + 5]) + 1;
-    v.wi = p.xyz - lattice(v.f, v.b.yzw);
+    precise vec3 wi = p.xyz - lattice(v.f, v.b.yzw); /* as cell_place's slot_pos */
+    v.wi = wi;
     return v;
 }
 
@@ -96,10 +99,11 @@ int stencil_bin(AtomView v, int c, out ivec3 m)
 
 /* The atom in `slot` seen through image m: its squared distance, or -1
  * when beyond the search radius or the atom itself; sj its slot, n the
- * pair's image offset. Raises params[5] for a pair closer than allowed. */
+ * pair's image offset. Raises params[5] for a pair closer than allowed.
+ * The same bits for (i, j, n) and (j, i, -n) (pair_at of cell_lists.cl). */
 float pair_at(AtomView v, int slot, ivec3 m, out ivec4 sj, out ivec3 n)
 {
-    precise vec3 d = slot_pos[slot].xyz - (v.wi - lattice(v.f, m));
+    precise vec3 d = (slot_pos[slot].xyz - v.wi) + lattice(v.f, m);
     precise float r2 = d.x * d.x + d.y * d.y + d.z * d.z;
     sj = ivec4(0);
     n = ivec3(0);
@@ -312,7 +316,8 @@ void main()
     const ivec4 b = atom_bins[a];
     const int slot = atomicAdd(bin_ends[b.x], 1);
     const vec4 p = pos[a];
-    slot_pos[slot] = vec4(p.xyz - lattice(SYS_REALS * int(p.w), b.yzw), 0.0);
+    precise vec3 w = p.xyz - lattice(SYS_REALS * int(p.w), b.yzw); /* as view_of's wi */
+    slot_pos[slot] = vec4(w, 0.0);
     slot_shift[slot] = ivec4(b.yzw, a);
 #elif CELL_KERNEL == 2
     /* A work-group per atom: its pairs in the master list (counts[a]), and

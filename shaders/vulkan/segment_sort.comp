@@ -1,7 +1,8 @@
 /*
  * Segment sort on the device: the kernels of shaders/opencl/segment_sort.cl
  * (see there and backends/common/segments.c), one per SORT_KERNEL value
- * (0 keys, 1 count, 2 tile sums, 3 scan tiles, 4 scan, 5 scatter, 6 offsets),
+ * (0 keys, 1 count, 2 tile sums, 3 scan tiles, 4 scan, 5 scatter, 6 offsets,
+ * 7 pair offsets, 8 pair entries),
  * which the host defines after "#version 450". The arguments are push
  * constants after the usual n_items and base.
  */
@@ -53,6 +54,20 @@ int group_scan(int t, int value)
     const int sum = part[t];
     barrier();
     return sum;
+}
+
+/* The first pair of [lo, hi) of a pair list whose j is >= v (above: > v). */
+int run_bound(int lo, int hi, int v, bool above)
+{
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        const int j = keys[2 * mid + 1];
+        if (j < v || (above && j == v))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 void main()
@@ -159,5 +174,42 @@ void main()
             hi = mid;
     }
     offsets[item] = lo;
+#elif SORT_KERNEL == 7
+    /* pair offsets: twice where center `item`'s run begins (a symmetric
+     * pair list, sort_pair_offsets of segment_sort.cl) */
+    if (item > pc.n_keys)
+        return;
+    int lo = 0, hi = pc.n / 2;
+    while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (keys[2 * mid] < item)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    offsets[item] = 2 * lo;
+#elif SORT_KERNEL == 8
+    /* pair entries: pair `item`'s two entries where the stable sort puts
+     * them (sort_pair_entries of segment_sort.cl) */
+    const int q = item;
+    if (q >= pc.n / 2)
+        return;
+    const int a = keys[2 * q], b = keys[2 * q + 1];
+    if (a < 0 || a >= pc.n_keys || b < 0 || b >= pc.n_keys) {
+        atomicMax(flag[0], 2 * q + (a < 0 || a >= pc.n_keys ? 1 : 2));
+        return;
+    }
+    const int first_a = offsets[a] / 2, end_a = offsets[a + 1] / 2;
+    const int self_lo = run_bound(first_a, end_a, a, false), self_hi = run_bound(self_lo, end_a, a, true);
+    const int center = offsets[a] + (self_lo - first_a) + (q - first_a) + (clamp(q, self_lo, self_hi) - self_lo);
+    val_out[center] = 2 * q;
+    if (b == a) {
+        val_out[center + 1] = 2 * q + 1;
+        return;
+    }
+    const int first_b = offsets[b] / 2, end_b = offsets[b + 1] / 2;
+    const int rank = q - run_bound(first_a, q, b, false); /* among the atom's pairs with b */
+    val_out[offsets[b] + (a > b ? end_b - first_b : 0) + (run_bound(first_b, end_b, a, false) - first_b) + rank] =
+        2 * q + 1;
 #endif
 }

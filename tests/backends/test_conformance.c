@@ -17,9 +17,10 @@
 #include "../core/op_cases.h"
 #include "device.h"
 
-/* Runs g (outputs ENERGY and FORCES) and returns both, concatenated, malloc'ed. */
-static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_backend *be, mlff_dtype real,
-                   int64_t *n)
+/* Runs g (outputs ENERGY and FORCES) and returns both, concatenated,
+ * malloc'ed; pair list `symmetric` (or -1) declared symmetric. */
+static double *run_declared(const mlff_graph *g, const mlff_backend_iface *iface, mlff_backend *be, mlff_dtype real,
+                            int symmetric, int64_t *n)
 {
     mlff_error err;
     mlff_error_clear(&err);
@@ -28,8 +29,10 @@ static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_ba
     double *out = NULL;
     const int y = g->outputs[MLFF_OUTPUT_ENERGY], gx = g->outputs[MLFF_OUTPUT_FORCES];
     const int64_t ny = g->tensors[y].rows * g->tensors[y].cols, ng = g->tensors[gx].rows * g->tensors[gx].cols;
-    if (mlff_plan_create(g, iface, be, real, &plan, &err) == MLFF_OK &&
-        mlff_plan_bind(plan, symbols, &err) == MLFF_OK && mlff_plan_run(plan, 3u, &err) == MLFF_OK &&
+    const mlff_status made = mlff_plan_create(g, iface, be, real, &plan, &err);
+    if (made == MLFF_OK && symmetric >= 0)
+        mlff_plan_set_symmetric(plan, symmetric, 1);
+    if (made == MLFF_OK && mlff_plan_bind(plan, symbols, &err) == MLFF_OK && mlff_plan_run(plan, 3u, &err) == MLFF_OK &&
         (out = malloc((size_t)(ny + ng) * sizeof *out)) &&
         mlff_plan_read(plan, y, out, &err) == MLFF_OK && mlff_plan_read(plan, gx, out + ny, &err) == MLFF_OK) {
         *n = ny + ng;
@@ -40,6 +43,12 @@ static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_ba
     }
     mlff_plan_destroy(plan);
     return out;
+}
+
+static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_backend *be, mlff_dtype real,
+                   int64_t *n)
+{
+    return run_declared(g, iface, be, real, -1, n);
 }
 
 /* Largest difference relative to the largest reference value (at least 1). */
@@ -134,6 +143,67 @@ static void check_elision(const mlff_backend_iface *iface, mlff_backend *be)
     mlff_graph_destroy(g);
 }
 
+/*
+ * Pair gradients over a pair list declared symmetric (each (i, j, n) with
+ * its (j, i, -n), ordered by i, then j), whose entries by atom GPU backends
+ * place without a sort (mlff_exec_tensor.symmetric): the same bits as with the sort, and the
+ * CPU's numbers. The list has several images of one pair, self-images, an
+ * atom without pairs, and runs long enough for the bisections.
+ */
+static void check_symmetric_pairs(const mlff_backend_iface *iface, mlff_backend *be, mlff_backend *cpu)
+{
+    enum { ATOMS = 9, MOST = 128 };
+    int32_t pairs[2 * MOST];
+    int n_pairs = 0;
+    for (int i = 0; i < ATOMS; i++)
+        for (int j = 0; j < ATOMS; j++) {
+            const int lo = i < j ? i : j, hi = i < j ? j : i;
+            int images = lo == hi ? (lo == 2 || lo == 5 ? 2 : 0) : (lo * 3 + hi * 5) % 4 ? 1 + (lo + hi) % 3 : 0;
+            if (lo == 6 || hi == 6)
+                images = 0; /* atom 6 has no pairs */
+            for (int k = 0; k < images && n_pairs < MOST; k++, n_pairs++) {
+                pairs[2 * n_pairs] = i;
+                pairs[2 * n_pairs + 1] = j;
+            }
+        }
+    test_rng rng = {0x2545f4914f6cdd1dULL};
+    mlff_graph *g = mlff_graph_create();
+    const int list = mlff_graph_param(g, "pairs", MLFF_DTYPE_I32, n_pairs, 2, MLFF_DTYPE_I32, pairs);
+    double pos[3 * ATOMS], shifts[3 * MOST];
+    for (int k = 0; k < 3 * ATOMS; k++)
+        pos[k] = test_uniform(&rng, -2, 2);
+    for (int k = 0; k < 3 * n_pairs; k++)
+        shifts[k] = test_uniform(&rng, -1, 1);
+    const int x = mlff_graph_param(g, "positions", MLFF_DTYPE_REAL, ATOMS, 3, MLFF_DTYPE_F64, pos);
+    const int y = mlff_op_pair_vectors(g, x, list,
+                                       mlff_graph_param(g, "shifts", MLFF_DTYPE_REAL, n_pairs, 3, MLFF_DTYPE_F64, shifts));
+    const int loss = op_case_weighted_sum(g, &rng, y);
+    mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, y);
+    mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, mlff_graph_gradient(g, loss, x, 1.0));
+    CHECK(mlff_graph_status(g) == MLFF_OK, "symmetric pairs: graph: %s", g->error.message);
+    const mlff_dtype types[2] = {MLFF_DTYPE_F64, MLFF_DTYPE_F32};
+    for (int t = 0; t < 2 && mlff_graph_status(g) == MLFF_OK; t++) {
+        if (!iface->supports_dtype(be, types[t]))
+            continue;
+        int64_t n_want = 0, n_sorted = 0, n_declared = 0;
+        double *want = run(g, &mlff_backend_cpu, cpu, types[t], &n_want);
+        double *sorted = run(g, iface, be, types[t], &n_sorted);
+        double *declared = run_declared(g, iface, be, types[t], list, &n_declared);
+        const int ok = want && sorted && declared && n_sorted == n_want && n_declared == n_want;
+        const double err = ok ? compare(declared, want, n_want) : INFINITY, tol = t == 0 ? 1e-12 : 2e-6;
+        const int same = ok && memcmp(declared, sorted, (size_t)n_want * sizeof *want) == 0;
+        printf("%-4s %-8s pair_vectors (%d pairs declared symmetric): %.2e (tol %.0e), %s\n",
+               err <= tol && same ? "ok" : "FAIL", t == 0 ? "float64" : "float32", n_pairs, err, tol,
+               same ? "the bits of the sorted sums" : "NOT the bits of the sorted sums");
+        CHECK(err <= tol, "symmetric pairs: %s differs from the CPU by %g", iface->name, err);
+        CHECK(same, "symmetric pairs: %s sums differ from those of the sorted entries", iface->name);
+        free(want);
+        free(sorted);
+        free(declared);
+    }
+    mlff_graph_destroy(g);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -157,6 +227,7 @@ int main(int argc, char **argv)
         for (int w = 0; w < OP_CASE_MAX_WRT; w++)
             check_case(&op_cases[c], w, iface, be, cpu, covered);
     check_elision(iface, be);
+    check_symmetric_pairs(iface, be, cpu);
     for (int op = 0; op < MLFF_OP_COUNT; op++)
         CHECK(covered[op], "op %s is never run on %s", mlff_op_get((mlff_op)op)->name, iface->name);
     mlff_backend_cpu.close(cpu);

@@ -23,6 +23,17 @@ static void fill(float *v, int64_t n, unsigned *seed)
         v[k] = (float)rand_r(seed) / (float)RAND_MAX - 0.5f;
 }
 
+/* Tensors of the CPU backend (no index properties). */
+static mlff_exec_tensor f32_tensor(void *buffer, int64_t rows, int64_t cols)
+{
+    return (mlff_exec_tensor){.buffer = buffer, .dtype = MLFF_DTYPE_F32, .rows = rows, .cols = cols};
+}
+
+static mlff_exec_tensor i32_tensor(void *buffer, int64_t rows, int64_t cols)
+{
+    return (mlff_exec_tensor){.buffer = buffer, .dtype = MLFF_DTYPE_I32, .rows = rows, .cols = cols};
+}
+
 static void *alloc(mlff_backend *be, size_t bytes)
 {
     void *p;
@@ -54,14 +65,14 @@ static void check(mlff_backend *be, int64_t rows, int64_t groups, int64_t in, in
         fill(b, groups * out, &seed);
         fill(gy, rows * groups * out, &seed);
         mlff_exec_node fwd = {.op = MLFF_OP_LINEAR, .n_inputs = 3, .attrs = {.i = {groups}}};
-        fwd.inputs[0] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, rows, groups * in, 0};
-        fwd.inputs[1] = (mlff_exec_tensor){w, MLFF_DTYPE_F32, groups * out, in, 0};
-        fwd.inputs[2] = (mlff_exec_tensor){b, MLFF_DTYPE_F32, groups * out, 1, 0};
-        fwd.output = (mlff_exec_tensor){y1, MLFF_DTYPE_F32, rows, groups * out, 0};
+        fwd.inputs[0] = f32_tensor(x, rows, groups * in);
+        fwd.inputs[1] = f32_tensor(w, groups * out, in);
+        fwd.inputs[2] = f32_tensor(b, groups * out, 1);
+        fwd.output = f32_tensor(y1, rows, groups * out);
         mlff_exec_node bwd = {.op = MLFF_OP_LINEAR_VJP, .n_inputs = 2, .attrs = {.i = {groups}}};
-        bwd.inputs[0] = (mlff_exec_tensor){gy, MLFF_DTYPE_F32, rows, groups * out, 0};
+        bwd.inputs[0] = f32_tensor(gy, rows, groups * out);
         bwd.inputs[1] = fwd.inputs[1];
-        bwd.output = (mlff_exec_tensor){gx1, MLFF_DTYPE_F32, rows, groups * in, 0};
+        bwd.output = f32_tensor(gx1, rows, groups * in);
         be->kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
         be->kernels[0][MLFF_OP_LINEAR_VJP](be, &bwd, &err);
         fwd.output.buffer = y2;
@@ -87,7 +98,7 @@ static void check(mlff_backend *be, int64_t rows, int64_t groups, int64_t in, in
         be->kernels[0][MLFF_OP_LINEAR](be, &fwd, &err);
         mlff_exec_node celu_vjp = {.op = MLFF_OP_CELU_VJP, .n_inputs = 2, .attrs = {.f = {0.1}}};
         celu_vjp.inputs[0] = bwd.output; /* gx2: plain linear_vjp */
-        celu_vjp.inputs[1] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, rows, groups * in, 0};
+        celu_vjp.inputs[1] = f32_tensor(x, rows, groups * in);
         celu_vjp.output = bwd.output;
         cpu_plain_kernels[0][MLFF_OP_CELU_VJP](be, &celu_vjp, &err);
         bwd.output.buffer = gx1;
@@ -124,15 +135,15 @@ static void check_celu(mlff_backend *be)
     /* The derivative reads CELU's output: take plain CELU of x as y. */
     float *y = alloc(be, N * 4);
     mlff_exec_node forward = {.op = MLFF_OP_CELU, .n_inputs = 1, .attrs = {.f = {0.1}}};
-    forward.inputs[0] = (mlff_exec_tensor){x, MLFF_DTYPE_F32, N, 1, 0};
-    forward.output = (mlff_exec_tensor){y, MLFF_DTYPE_F32, N, 1, 0};
+    forward.inputs[0] = f32_tensor(x, N, 1);
+    forward.output = f32_tensor(y, N, 1);
     cpu_plain_kernels[0][MLFF_OP_CELU](be, &forward, &err);
     for (int vjp = 0; vjp < 2; vjp++) {
         mlff_exec_node node = {.op = vjp ? MLFF_OP_CELU_VJP : MLFF_OP_CELU, .n_inputs = 1 + vjp,
                                .attrs = {.f = {0.1}}};
-        node.inputs[0] = (mlff_exec_tensor){vjp ? gy : x, MLFF_DTYPE_F32, N, 1, 0};
-        node.inputs[1] = (mlff_exec_tensor){y, MLFF_DTYPE_F32, N, 1, 0};
-        node.output = (mlff_exec_tensor){fast, MLFF_DTYPE_F32, N, 1, 0};
+        node.inputs[0] = f32_tensor(vjp ? gy : x, N, 1);
+        node.inputs[1] = f32_tensor(y, N, 1);
+        node.output = f32_tensor(fast, N, 1);
         be->kernels[0][node.op](be, &node, &err);
         node.output.buffer = plain;
         cpu_plain_kernels[0][node.op](be, &node, &err);
@@ -211,10 +222,10 @@ static void check_ani(mlff_backend *be)
     float *gy = alloc(be, (size_t)ATOMS * ang_cols * 4);
     for (int64_t k = 0; k < ATOMS * ang_cols; k++)
         gy[k] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
-    const mlff_exec_tensor tv = {vec, MLFF_DTYPE_F32, n_pairs, 3, 0}, tp = {pairs, MLFF_DTYPE_I32, n_pairs, 2, 0},
-                           ts = {species, MLFF_DTYPE_I32, ATOMS, 1, 0}, tt = {triples, MLFF_DTYPE_I32, n_triples, 2, 0},
-                           tr = {shift_r, MLFF_DTYPE_F32, R, 1, 0}, tz = {shift_theta, MLFF_DTYPE_F32, Z, 1, 0},
-                           ta = {shift_a, MLFF_DTYPE_F32, RA, 1, 0};
+    const mlff_exec_tensor tv = f32_tensor(vec, n_pairs, 3), tp = i32_tensor(pairs, n_pairs, 2),
+                           ts = i32_tensor(species, ATOMS, 1), tt = i32_tensor(triples, n_triples, 2),
+                           tr = f32_tensor(shift_r, R, 1), tz = f32_tensor(shift_theta, Z, 1),
+                           ta = f32_tensor(shift_a, RA, 1);
     mlff_exec_node nodes[4] = {
         {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .inputs = {tv, tp, ts, tr},
          .output = {NULL, MLFF_DTYPE_F32, ATOMS, rad_cols}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
@@ -256,7 +267,7 @@ static void check_celu_mlp(mlff_backend *be, int64_t rows, unsigned seed)
     mlff_exec_node bwd = {.op = MLFF_OP_CELU_MLP_VJP, .n_inputs = 2 + LAYERS, .attrs = fwd.attrs};
     void *owned[2 * LAYERS + 5];
     int n_owned = 0;
-#define TENSOR(r, c) ((mlff_exec_tensor){owned[n_owned++] = alloc(be, (size_t)((r) * (c)) * 4), MLFF_DTYPE_F32, r, c, 0})
+#define TENSOR(r, c) f32_tensor(owned[n_owned++] = alloc(be, (size_t)((r) * (c)) * 4), r, c)
     fwd.inputs[0] = TENSOR(rows, G * widths[0]);
     for (int l = 1; l <= LAYERS; l++) {
         fwd.inputs[2 * l - 1] = bwd.inputs[1 + l] = TENSOR(G * widths[l], widths[l - 1]);
