@@ -224,6 +224,7 @@ enum {
     PHASE_SEARCH,
     PHASE_CHUNKS,
     PHASE_FILL,
+    PHASE_BIND,
     PHASE_UPLOAD,
     PHASE_DEVICE_LISTS,
     PHASE_COMPUTE,
@@ -269,6 +270,7 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
     if (s != MLFF_OK)
         return s;
     ctx->stats.plan_builds += mlff_plan_builds(plan) - builds;
+    phase_done(m, PHASE_BIND, "host: plan bound to the sizes", &t);
     for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
         /* The device's lists are symmetric by construction (cell_lists.cl):

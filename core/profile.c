@@ -9,7 +9,8 @@ void mlff_profile_init(mlff_profile *p, const char *title)
 {
     memset(p, 0, sizeof *p);
     const char *log = getenv("MLFF_LOG");
-    p->enabled = log && (strstr(log, "profile") || strstr(log, "all"));
+    p->events = log && (strstr(log, "profile") || strstr(log, "all"));
+    p->enabled = p->events || (log && strstr(log, "phases"));
     p->title = title;
 }
 

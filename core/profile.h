@@ -15,7 +15,8 @@
 #define MLFF_PROFILE_ROWS 96
 
 typedef struct mlff_profile {
-    int enabled;
+    int enabled; /* host timings */
+    int events;  /* and device timings (events, timestamps), which cost time of their own */
     const char *title;
     uint64_t evaluations; /* begun, the cold one included */
     const char *names[MLFF_PROFILE_ROWS];
@@ -23,7 +24,8 @@ typedef struct mlff_profile {
     uint64_t counts[MLFF_PROFILE_ROWS];
 } mlff_profile;
 
-/* Enabled when MLFF_LOG names "profile" (or "all"). */
+/* Enabled when MLFF_LOG names "profile" (or "all"), with device timings;
+ * "phases": host timings alone, which leave the device's pace as it is. */
 void mlff_profile_init(mlff_profile *p, const char *title);
 /* An evaluation begins: measurements count from the second one on. */
 void mlff_profile_begin(mlff_profile *p);

@@ -33,7 +33,7 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
         be->context = clCreateContext(NULL, 1, &be->device, NULL, NULL, &rc);
         if (rc == CL_SUCCESS)
             be->queue = clCreateCommandQueue(be->context, be->device,
-                                             be->profile.enabled ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
+                                             be->profile.events ? CL_QUEUE_PROFILING_ENABLE : 0, &rc);
         if (rc != CL_SUCCESS)
             s = cl_fail(err, rc, "opening the device");
     }
@@ -181,7 +181,12 @@ static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int
         mlff_profile_add(&be->profile, CL_ROW_SORTS, "host: segment sorts (threads)", mlff_seconds() - sort_start);
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++)
         s = cl_enqueue_node(be, prep, k, &nodes[k], err);
+    const double wait_start = be->profile.enabled ? mlff_seconds() : 0;
     cl_int rc = clFinish(be->queue);
+    if (be->profile.enabled && !be->profile.events) { /* MLFF_LOG=phases: the host's side alone */
+        mlff_profile_add(&be->profile, CL_ROW_ENQUEUE, "host: kernels enqueued", wait_start - sort_start);
+        mlff_profile_add(&be->profile, CL_ROW_WAIT, "host: waits for the device", mlff_seconds() - wait_start);
+    }
     if (s == MLFF_OK && rc != CL_SUCCESS)
         s = cl_fail(err, rc, "running the kernels");
     if (s == MLFF_OK)

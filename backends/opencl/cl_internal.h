@@ -112,6 +112,8 @@ enum {
     CL_ROW_SEGMENTS,
     CL_ROW_READ_BACK,
     CL_ROW_IDLE,
+    CL_ROW_ENQUEUE, /* MLFF_LOG=phases: the host enqueueing, then waiting */
+    CL_ROW_WAIT,
     CL_ROW_CELLS, /* + mlff_cell_kernel */
 };
 

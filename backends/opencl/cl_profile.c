@@ -8,7 +8,7 @@
 
 cl_event *cl_profile_event(mlff_backend *be, int row)
 {
-    if (!be->profile.enabled)
+    if (!be->profile.events)
         return NULL;
     if (be->n_events == be->cap_events) {
         const int cap = be->cap_events ? 2 * be->cap_events : 256;
