@@ -128,14 +128,15 @@ typedef enum mlff_cell_kernel {
     MLFF_CELL_PLACE, /* per atom: its slot in bin order */
     MLFF_CELL_COUNT, /* a work-group per atom: its pairs within the search radius, counted */
     MLFF_CELL_PAIRS, /* a work-group per atom of a range: its pairs, written and sorted */
+    MLFF_CELL_SCAN,  /* one work-group (one item): atoms per bin into bin starts */
     MLFF_CELL_KERNELS
 } mlff_cell_kernel;
 
-/* True for the kernels that take a work-group per item (of any size the
- * backend chooses; the Vulkan shaders' is 64). */
+/* True for the kernels that take a work-group per item (of any size up to
+ * 64 that the backend chooses; the Vulkan shaders' is 64). */
 static inline int mlff_cell_kernel_per_group(mlff_cell_kernel k)
 {
-    return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS;
+    return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS || k == MLFF_CELL_SCAN;
 }
 
 typedef enum mlff_cell_buffer {

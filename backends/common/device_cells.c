@@ -4,7 +4,8 @@
  *     search radius a little above the cutoff, for float rounding), and the
  *     positions as float4 (x, y, z, system);
  *  2. cell_bin: each atom's bin and wrapping shift, atoms counted per bin;
- *     host: the counts become bin starts (a prefix sum);
+ *     cell_scan: the counts become bin starts (a prefix sum in one
+ *     work-group: nothing to wait for before the next kernels);
  *  3. cell_place: atoms into slots in bin order (bin starts become ends);
  *  4. cell_count: each atom's pairs, counted; host: offsets (a prefix sum in
  *     64 bits), then ranges of atoms whose pairs fit one device buffer;
@@ -16,11 +17,12 @@
  * writes the lists into the graph's buffers.
  *
  * The buffers, in mlff_cell_buffer order (int and float are 32 bits):
- *   PARAMS           int[8]: first atom of the range; a flag cell_pairs sets
+ *   PARAMS           int[10]: first atom of the range; a flag cell_pairs sets
  *                    when it finds another count than cell_count; n; what
  *                    cell_pairs writes (0 the master list, 1 the cutoff
  *                    lists); the list with triple starts (or -1); flags for
- *                    a pair too close and for images that do not pack
+ *                    a pair too close and for images that do not pack; the
+ *                    bins; the atoms cell_scan found in them
  *   POSITIONS        float4[n]: x, y, z, system index
  *   SYSTEM_REALS     float[S][28]: H[9], rec[9], origin[3], to_bin[3], radius^2,
  *                    the lists' cutoff^2 (-1: no list), the closest distance^2
@@ -52,8 +54,18 @@
 #define FLOAT_SLACK 1e-5
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
-#define PARAMS 8
-enum { PARAM_FIRST, PARAM_MISMATCH, PARAM_ATOMS, PARAM_WRITE_LISTS, PARAM_TRIPLES_OF, PARAM_TOO_CLOSE, PARAM_FAR };
+#define PARAMS 10
+enum {
+    PARAM_FIRST,
+    PARAM_MISMATCH,
+    PARAM_ATOMS,
+    PARAM_WRITE_LISTS,
+    PARAM_TRIPLES_OF,
+    PARAM_TOO_CLOSE,
+    PARAM_FAR,
+    PARAM_BINS,
+    PARAM_BINNED
+};
 /* Pairs the device sees closer than this make the host check them (its
  * limit in double, MLFF_MIN_DISTANCE, with room for float rounding). */
 #define CLOSEST (MLFF_MIN_DISTANCE * 1.001)
@@ -73,7 +85,7 @@ struct mlff_device_cells {
     float *sys_reals;
     int32_t *sys_ints;
     int64_t systems_capacity;
-    int32_t *bins;
+    int32_t *bins; /* zeros: the bins' counts before cell_bin */
     int64_t bins_capacity;
     int32_t params[PARAMS];      /* as last written by count_pairs */
     int32_t list_params[PARAMS]; /* ... and by mlff_device_cells_write_lists */
@@ -296,6 +308,12 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     for (size_t k = 0; k < sizeof sizes / sizeof *sizes && s == MLFF_OK; k++)
         s = reserve_buffer(c, sizes[k].k, sizes[k].bytes, err);
     memset(c->bins, 0, (size_t)n_bins * sizeof *c->bins);
+    memset(c->params, 0, sizeof c->params);
+    c->params[PARAM_ATOMS] = (int32_t)n;
+    c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
+    c->params[PARAM_BINS] = (int32_t)n_bins;
+    if (s == MLFF_OK)
+        s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
     if (s == MLFF_OK)
         s = write_async(c, MLFF_CELL_BUF_POSITIONS, 0, c->positions, (size_t)n * 16, err);
     if (s == MLFF_OK)
@@ -307,20 +325,17 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     if (s == MLFF_OK)
         s = run(c, MLFF_CELL_BIN, n, err);
     if (s == MLFF_OK)
-        s = read(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
-    if (s != MLFF_OK)
-        return s;
-    int32_t start = 0;
-    for (int64_t k = 0; k < n_bins; k++) {
-        const int32_t count = c->bins[k];
-        c->bins[k] = start;
-        start += count;
-    }
-    if (start != n)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: %d of %lld atoms binned", start,
-                         (long long)n);
-    s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+        s = run(c, MLFF_CELL_SCAN, 1, err);
     return s == MLFF_OK ? run(c, MLFF_CELL_PLACE, n, err) : s;
+}
+
+/* After a read of PARAMS: every atom was binned. */
+static mlff_status check_binned(const int32_t *params, mlff_error *err)
+{
+    if (params[PARAM_BINNED] != params[PARAM_ATOMS])
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: %d of %d atoms binned", params[PARAM_BINNED],
+                         params[PARAM_ATOMS]);
+    return MLFF_OK;
 }
 
 /* Step 5 for atoms [a0, a1): their pairs, into the list at offsets[a0]. */
@@ -370,11 +385,7 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, double
     *on_host = 0;
     if ((s = sort_into_bins(c, b, cutoff, lists, on_host, err)) != MLFF_OK || *on_host)
         return s;
-    memset(c->params, 0, sizeof c->params);
-    c->params[PARAM_ATOMS] = (int32_t)n;
-    c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
-    s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
-    return s == MLFF_OK ? run(c, MLFF_CELL_COUNT, n, err) : s;
+    return run(c, MLFF_CELL_COUNT, n, err);
 }
 
 mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, double cutoff,
@@ -412,6 +423,8 @@ mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, d
     if (s == MLFF_OK && params[PARAM_MISMATCH])
         s = mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs");
     if (s == MLFF_OK)
+        s = check_binned(params, err);
+    if (s == MLFF_OK)
         list->n_pairs = c->offsets[n];
     return s;
 }
@@ -433,8 +446,8 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
             MLFF_OK)
         return s;
-    if (params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
-        return MLFF_OK;
+    if ((s = check_binned(params, err)) != MLFF_OK || params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
+        return s;
     /* Counts become offsets, and the triple list's atoms get their first triple. */
     for (int l = 0; l < lists->n_lists; l++) {
         int32_t *counts = c->counts + (l + 1) * stride, *first_triple = c->counts + 3 * stride;

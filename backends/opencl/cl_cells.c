@@ -3,8 +3,8 @@
  * cache at the first search. */
 #include "cl_internal.h"
 
-static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_place", "cell_count",
-                                                             "cell_pairs"};
+static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_place", "cell_count", "cell_pairs",
+                                                             "cell_scan"};
 
 static mlff_status build_cells(mlff_backend *be, mlff_error *err)
 {
@@ -38,7 +38,7 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
         rc = clSetKernelArg(k, MLFF_CELL_BUFFERS, sizeof items, &items);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (cell lists)");
-    /* Counting and writing pairs take a work-group per atom. */
+    /* Counting and writing pairs take a work-group per atom; the scan one. */
     const size_t local = cl_group_size(be, k);
     const size_t global = mlff_cell_kernel_per_group(kernel) ? (size_t)n_items * local
                                                              : ((size_t)n_items + local - 1) / local * local;

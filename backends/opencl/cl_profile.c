@@ -43,6 +43,8 @@ static const char *row_name(int row)
         return "cell lists: pairs counted";
     case CL_ROW_CELLS + MLFF_CELL_PAIRS:
         return "cell lists: pairs written";
+    case CL_ROW_CELLS + MLFF_CELL_SCAN:
+        return "cell lists: bin starts";
     default:
         return mlff_op_get((mlff_op)row)->name;
     }

@@ -214,6 +214,9 @@ static void vk_buffer_free(mlff_backend *be, void *buffer)
     if (!b)
         return;
     mlff_segments_forget(&be->segments, &b->host);
+    mlff_error ignored;
+    vk_run(be, &ignored); /* dispatches pending may bind it (a failure shows at the next submission) */
+    be->n_pending = 0;
     be->epoch++; /* recordings may bind it */
     vk_buffer_destroy(be, b);
     free(b);
@@ -226,11 +229,14 @@ static mlff_status vk_buffer_write(mlff_backend *be, void *buffer, size_t offset
     /* An index rewritten with the same contents costs neither a transfer nor a sort. */
     if (!mlff_index_shadow_write(&b->host, offset, src, bytes))
         return MLFF_OK;
+    mlff_status s = vk_run(be, err); /* dispatches pending come before this write */
+    if (s != MLFF_OK)
+        return s;
     if (b->mapped) {
         memcpy((char *)b->mapped + offset, src, bytes);
         return MLFF_OK;
     }
-    mlff_status s = vk_staging_reserve(be, bytes, err);
+    s = vk_staging_reserve(be, bytes, err);
     if (s != MLFF_OK)
         return s;
     memcpy(be->staging.mapped, src, bytes);

@@ -1,7 +1,8 @@
 /* The cell-list kernels (backends/common/device_cells.c drives them): one
  * pipeline per kernel from shaders/vulkan/cell_lists.comp, built or loaded
  * from the caches at the first search; dispatched through the same
- * recordings as the nodes (a repeated search replays them). */
+ * recordings as the nodes (a repeated search replays them), and left
+ * pending until something needs their results. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,10 +42,11 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     d.groups[1] = d.groups[2] = 1;
     /* Counting and writing pairs take a work-group per atom. */
     const int64_t items = mlff_cell_kernel_per_group(kernel) ? n_items * VK_GROUP_1D : n_items;
+    /* Not run yet: the next read, write or node list submits it with the
+     * dispatches pending before and after it, in one submission. */
     s = vk_add_dispatch(be, &d, items, VK_GROUP_1D, err);
-    if (s == MLFF_OK)
-        s = vk_run(be, err);
-    be->n_pending = 0;
+    if (s != MLFF_OK)
+        be->n_pending = 0;
     return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;
 }
 

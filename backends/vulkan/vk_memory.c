@@ -148,11 +148,14 @@ mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
 
 mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err)
 {
+    mlff_status s = vk_run(be, err); /* what is pending may write it */
+    if (s != MLFF_OK)
+        return s;
     if (b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST)) {
         memcpy(dst, (const char *)b->mapped + offset, bytes);
         return MLFF_OK;
     }
-    mlff_status s = vk_staging_reserve(be, bytes, err);
+    s = vk_staging_reserve(be, bytes, err);
     if (s == MLFF_OK)
         s = vk_copy(be, b->buffer, offset, be->staging.buffer, 0, bytes, err);
     if (s == MLFF_OK)

@@ -1,7 +1,7 @@
 /*
- * Cell-list neighbour search: four kernels of one program, run in turn by
+ * Cell-list neighbour search: five kernels of one program, run in turn by
  * backends/common/device_cells.c, which describes the buffers and does the
- * two prefix sums between them on the host. Positions are floats: the host
+ * prefix sum of the pair counts on the host. Positions are floats: the host
  * asks for a search radius slightly above the cutoff, so rounding never
  * loses a pair of the master list (a few just beyond the cutoff may come
  * out; the host measures every pair in double anyway). The cutoff lists
@@ -68,6 +68,37 @@ kernel void cell_bin(CELL_ARGS)
     const int bin = g[7] + (c[0] * g[1] + c[1]) * g[2] + c[2];
     atom_bins[a] = (int4)(bin, sh[0], sh[1], sh[2]);
     atomic_inc(&bin_ends[bin]);
+}
+
+/* One work-group: the atoms counted per bin (params[7] bins) become each
+ * bin's first slot, and params[8] the atoms binned. Each item sums a run
+ * of bins; one item scans the runs' sums (at most 64). */
+kernel void cell_scan(CELL_ARGS)
+{
+    local int sums[64];
+    const int t = (int)get_local_id(0), lanes = (int)get_local_size(0), bins = params[7];
+    const int run = (bins + lanes - 1) / lanes, b0 = min(t * run, bins), b1 = min(b0 + run, bins);
+    int sum = 0;
+    for (int b = b0; b < b1; b++)
+        sum += bin_ends[b];
+    sums[t] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (t == 0) {
+        int total = 0;
+        for (int k = 0; k < lanes; k++) {
+            const int count = sums[k];
+            sums[k] = total;
+            total += count;
+        }
+        params[8] = total;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int start = sums[t];
+    for (int b = b0; b < b1; b++) {
+        const int count = bin_ends[b];
+        bin_ends[b] = start;
+        start += count;
+    }
 }
 
 /* Atom a into the next free slot of its bin (bin_ends holds each bin's

@@ -1,7 +1,7 @@
 /*
- * Cell-list neighbour search: the four kernels of shaders/opencl/cell_lists.cl
+ * Cell-list neighbour search: the five kernels of shaders/opencl/cell_lists.cl
  * (see there and backends/common/device_cells.c), one per CELL_KERNEL value
- * (0 bin, 1 place, 2 count, 3 pairs), which the host defines after
+ * (0 bin, 1 place, 2 count, 3 pairs, 4 scan), which the host defines after
  * "#version 450". The distance test is `precise`: the counting and the
  * writing pass must find exactly the same pairs.
  */
@@ -287,6 +287,10 @@ void write_sorted(AtomView v, int k, int n, int room, int lane, int target, int 
 }
 #endif
 
+#if CELL_KERNEL == 4
+shared int run_sums[LANES];
+#endif
+
 void main()
 {
     const uint item = pc.base + gl_GlobalInvocationID.x;
@@ -336,6 +340,32 @@ void main()
         counts[a] = entries[0];
         counts[stride + a] = entries[1];
         counts[2 * stride + a] = entries[2];
+    }
+#elif CELL_KERNEL == 4
+    /* One work-group, as cell_scan of shaders/opencl/cell_lists.cl: bin
+     * counts (params[7] bins) into bin starts, params[8] the atoms binned. */
+    const int t = int(gl_LocalInvocationID.x), bins = params[7];
+    const int run = (bins + LANES - 1) / LANES, b0 = min(t * run, bins), b1 = min(b0 + run, bins);
+    int sum = 0;
+    for (int b = b0; b < b1; b++)
+        sum += bin_ends[b];
+    run_sums[t] = sum;
+    barrier();
+    if (t == 0) {
+        int total = 0;
+        for (int k = 0; k < LANES; k++) {
+            const int count = run_sums[k];
+            run_sums[k] = total;
+            total += count;
+        }
+        params[8] = total;
+    }
+    barrier();
+    int start = run_sums[t];
+    for (int b = b0; b < b1; b++) {
+        const int count = bin_ends[b];
+        bin_ends[b] = start;
+        start += count;
     }
 #else
     /* A work-group per atom, as cell_pairs of shaders/opencl/cell_lists.cl:
