@@ -143,8 +143,10 @@ mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
 }
 
 /* The host reads a discrete GPU's mapped memory (resizable BAR) uncached,
- * at tens of MB/s: more than this goes through the (cached) staging buffer. */
-#define UNCACHED_READ_MOST 65536
+ * at tens of MB/s (a 1536-atom box's forces, 18 KB: 0.3 ms on the H200):
+ * more than this goes through the (cached) staging buffer, a copy and a
+ * wait (tens of microseconds). */
+#define UNCACHED_READ_MOST 1024
 
 mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err)
 {
