@@ -69,7 +69,7 @@ typedef enum cl_gemm_path {
     CL_GEMM_OWN = 1,
     CL_GEMM_CLBLAST = 2
 } cl_gemm_path;
-#define CL_GEMM_OWN_BELOW_ROWS 32
+#define CL_GEMM_OWN_BELOW_ROWS 2048
 
 struct mlff_backend {
     cl_platform_id platform;
