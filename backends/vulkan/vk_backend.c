@@ -107,6 +107,7 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         return s;
     }
     be->pool = opts->pool;
+    mlff_profile_init(&be->profile, "Vulkan node lists (host)");
     const char *replay = getenv("MLFF_VULKAN_REPLAY");
     be->replay = !(replay && !strcmp(replay, "off"));
     s = vk_open_device(be, opts, err);
@@ -140,6 +141,7 @@ static void vk_close(mlff_backend *be)
 {
     if (!be)
         return;
+    mlff_profile_print(&be->profile);
     if (be->device) {
         vkDeviceWaitIdle(be->device);
         vk_pipeline_cache_save(be);
@@ -269,6 +271,8 @@ static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_nod
 static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
     const uint64_t errors_before = be->validation_errors, sorts_before = be->segments.sorts;
+    mlff_profile_begin(&be->profile);
+    const double start = be->profile.enabled ? mlff_seconds() : 0;
     mlff_status s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
     for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
         const mlff_exec_node *n = &nodes[k];
@@ -285,6 +289,8 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
         }
     }
     vk_pipeline_cache_save(be);
+    if (be->profile.enabled)
+        mlff_profile_add(&be->profile, VK_ROW_NODES, "host: node list built", mlff_seconds() - start);
     if (s == MLFF_OK)
         s = vk_run(be, err);
     be->n_pending = 0; /* also after a failure, for the next call */

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../backend.h"
+#include "../../core/profile.h"
 #include "../common/kernel_cache.h"
 #include "../common/lowering.h"
 #include "../common/segments.h"
@@ -91,6 +92,7 @@ typedef struct vk_recording {
     VkCommandBuffer commands;
     VkDescriptorPool pool;
     int pool_sets;
+    VkDescriptorSet *sets; /* per dispatch, from pool (capacity entries) */
 } vk_recording;
 
 #define VK_RECORDINGS 8
@@ -147,6 +149,7 @@ struct mlff_backend {
     vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;
+    mlff_profile profile; /* MLFF_LOG=phases or profile: the host's side of a node list's run */
     int validation;
     uint64_t validation_errors;
     char validation_message[512];
@@ -204,6 +207,8 @@ int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, cons
 mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
                         mlff_error *err);
 mlff_status vk_run(mlff_backend *be, mlff_error *err);
+/* Rows of be->profile. */
+enum { VK_ROW_NODES, VK_ROW_RECORD, VK_ROW_WAIT };
 /* d (pipeline, bindings, groups[1..2] set) over items work-items of
  * per_group each, split to respect maxComputeWorkGroupCount. */
 mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err);

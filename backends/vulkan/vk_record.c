@@ -3,9 +3,10 @@
  * respect maxComputeWorkGroupCount), described by what they bind and launch.
  * A command buffer recorded for the same description is replayed as it is;
  * the inputs change only through buffer contents (the reduce-overhead idea:
- * an MD loop records once). Otherwise the least recently used recording is
- * recorded again: a descriptor set per dispatch from its own pool, a
- * barrier between dispatches.
+ * an MD loop records once). Otherwise a recording is made again, one
+ * whose descriptor sets serve if there is one (the same buffers bound),
+ * else the least recently used: a descriptor set per dispatch from its own
+ * pool, a barrier between dispatches.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -185,6 +186,20 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
     vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
+/* True when each pending dispatch binds the buffers that rec's does (and
+ * none was freed since): its descriptor sets serve as they are. The usual
+ * case of a list recorded again: a new pair count changes the sizes, not
+ * the buffers. */
+static int same_bindings(const mlff_backend *be, const vk_recording *rec)
+{
+    if (!rec->commands || rec->n_dispatches != be->n_pending || rec->epoch != be->epoch)
+        return 0;
+    for (int k = 0; k < be->n_pending; k++)
+        if (memcmp(rec->dispatches[k].bindings, be->pending[k].bindings, sizeof rec->dispatches[k].bindings) != 0)
+            return 0;
+    return 1;
+}
+
 static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
 {
     const int n = be->n_pending;
@@ -202,25 +217,25 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
             return vk_fail(err, r, "vkAllocateCommandBuffers");
         }
     }
+    const int same_sets = same_bindings(be, rec);
     rec->n_dispatches = 0; /* invalid until recorded */
     if (rec->capacity < n) {
         vk_dispatch *d = realloc(rec->dispatches, (size_t)n * sizeof *d);
-        if (!d)
+        if (d)
+            rec->dispatches = d;
+        VkDescriptorSet *sets = d ? realloc(rec->sets, (size_t)n * sizeof *sets) : NULL;
+        if (!sets)
             return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-        rec->dispatches = d;
+        rec->sets = sets;
         rec->capacity = n;
     }
-    VkDescriptorSet *sets = malloc((size_t)(n ? n : 1) * sizeof *sets);
-    if (!sets)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-    mlff_status s = n ? write_sets(be, rec, list, n, sets, err) : MLFF_OK;
+    VkDescriptorSet *sets = rec->sets;
+    mlff_status s = n && !same_sets ? write_sets(be, rec, list, n, sets, err) : MLFF_OK;
     const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (s == MLFF_OK && (r = vkBeginCommandBuffer(rec->commands, &begin)) != VK_SUCCESS)
         s = vk_fail(err, r, "vkBeginCommandBuffer");
-    if (s != MLFF_OK) {
-        free(sets);
+    if (s != MLFF_OK)
         return s;
-    }
     VkCommandBuffer cmd = rec->commands;
     /* Host writes and copies before this submission, then each dispatch
      * after the previous one, then the host and copies after the last. */
@@ -241,7 +256,6 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
     }
     barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
-    free(sets);
     if ((r = vkEndCommandBuffer(cmd)) != VK_SUCCESS)
         return vk_fail(err, r, "vkEndCommandBuffer");
     memcpy(rec->dispatches, list, (size_t)n * sizeof *list);
@@ -268,13 +282,18 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
 {
     if (be->n_pending == 0)
         return MLFF_OK;
+    const double start = be->profile.enabled ? mlff_seconds() : 0;
     vk_recording *rec = matching(be);
     if (rec) {
         be->replays++;
     } else {
+        /* One whose descriptor sets serve, else the least recently used. */
         rec = &be->recordings[0];
         for (int k = 1; k < VK_RECORDINGS; k++)
             if (be->recordings[k].last_use < rec->last_use)
+                rec = &be->recordings[k];
+        for (int k = 0; k < VK_RECORDINGS; k++)
+            if (same_bindings(be, &be->recordings[k]))
                 rec = &be->recordings[k];
         mlff_status s = record(be, rec, err);
         if (s != MLFF_OK)
@@ -282,7 +301,13 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
     }
     rec->last_use = ++be->clock;
     be->n_pending = 0;
-    return vk_submit_and_wait(be, rec->commands, err);
+    const double wait_start = be->profile.enabled ? mlff_seconds() : 0;
+    mlff_status s = vk_submit_and_wait(be, rec->commands, err);
+    if (be->profile.enabled) {
+        mlff_profile_add(&be->profile, VK_ROW_RECORD, "host: recorded or matched", wait_start - start);
+        mlff_profile_add(&be->profile, VK_ROW_WAIT, "host: submitted, waited for", mlff_seconds() - wait_start);
+    }
+    return s;
 }
 
 void vk_recordings_free(mlff_backend *be)
@@ -294,6 +319,7 @@ void vk_recordings_free(mlff_backend *be)
         if (rec->commands)
             vkFreeCommandBuffers(be->device, be->command_pool, 1, &rec->commands);
         free(rec->dispatches);
+        free(rec->sets);
         memset(rec, 0, sizeof *rec);
     }
     free(be->pending);
