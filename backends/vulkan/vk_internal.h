@@ -82,6 +82,7 @@ typedef struct vk_dispatch {
     VkBuffer bindings[VK_BINDINGS];
     uint32_t push[VK_PUSH_WORDS]; /* n_items, base, then what a shader's own Push block adds */
     uint32_t groups[3];
+    uint32_t writes; /* bit b: it writes binding b (a node: its output); 0: it may write any */
 } vk_dispatch;
 
 typedef struct vk_recording {

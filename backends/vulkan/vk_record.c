@@ -6,7 +6,7 @@
  * an MD loop records once). Otherwise a recording is made again, one
  * whose descriptor sets serve if there is one (the same buffers bound),
  * else the least recently used: a descriptor set per dispatch from its own
- * pool, a barrier between dispatches.
+ * pool, a barrier before each dispatch that depends on one since the last.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +42,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     memset(&d, 0, sizeof d); /* compared as bytes */
     d.pipeline = pipeline;
     d.bindings[VK_BIND_OUT] = buffer_of(&n->output);
+    d.writes = 1u << VK_BIND_OUT; /* the inputs are readonly (prelude.glsl) */
     for (int k = 0; k < n->n_inputs; k++)
         d.bindings[VK_BIND_IN0 + k] = buffer_of(&n->inputs[k]);
     if (seg) {
@@ -186,6 +187,49 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
     vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
+/* The buffers the dispatches since the last barrier read and wrote: a
+ * dispatch that reads what they wrote, or writes what they touched, waits
+ * behind a barrier; others run beside them (independent nodes: the two
+ * pair lists, the elements' networks). */
+#define SPAN_MOST 256
+typedef struct barrier_span {
+    VkBuffer read[SPAN_MOST], written[SPAN_MOST];
+    int n_read, n_written;
+} barrier_span;
+
+static int holds(const VkBuffer *set, int n, VkBuffer b)
+{
+    for (int k = 0; k < n; k++)
+        if (set[k] == b)
+            return 1;
+    return 0;
+}
+
+/* True when d must wait for the span; then the span restarts with d. */
+static int needs_barrier(barrier_span *span, const vk_dispatch *d)
+{
+    int conflict = span->n_read + VK_BINDINGS > SPAN_MOST || span->n_written + VK_BINDINGS > SPAN_MOST;
+    for (int b = 0; b < VK_BINDINGS && !conflict; b++) {
+        const VkBuffer buf = d->bindings[b];
+        if (!buf)
+            continue;
+        const int writes = d->writes == 0 || (d->writes >> b & 1u);
+        conflict = holds(span->written, span->n_written, buf) ||
+                   (writes && holds(span->read, span->n_read, buf));
+    }
+    if (conflict)
+        span->n_read = span->n_written = 0;
+    for (int b = 0; b < VK_BINDINGS; b++) {
+        const VkBuffer buf = d->bindings[b];
+        if (!buf)
+            continue;
+        if (d->writes == 0 || (d->writes >> b & 1u))
+            span->written[span->n_written++] = buf;
+        span->read[span->n_read++] = buf; /* a write may read too (an accumulation) */
+    }
+    return conflict;
+}
+
 /* True when each pending dispatch binds the buffers that rec's does (and
  * none was freed since): its descriptor sets serve as they are. The usual
  * case of a list recorded again: a new pair count changes the sizes, not
@@ -243,8 +287,9 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
             VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     VkPipeline bound = VK_NULL_HANDLE;
+    barrier_span span = {.n_read = 0};
     for (int k = 0; k < n; k++) {
-        if (k > 0)
+        if (needs_barrier(&span, &list[k]) && k > 0)
             barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         if (list[k].pipeline != bound)
