@@ -282,7 +282,7 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
         return s;
     VkCommandBuffer cmd = rec->commands;
     /* Host writes and copies before this submission, then each dispatch
-     * after the previous one, then the host and copies after the last. */
+     * after those it depends on, then the host and copies after the last. */
     barrier(cmd, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
