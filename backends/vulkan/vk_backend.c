@@ -251,23 +251,6 @@ static mlff_status vk_buffer_read(mlff_backend *be, const void *buffer, size_t o
     return vk_read(be, buffer, offset, dst, bytes, err);
 }
 
-/* Host sorts: an index that a pending dispatch writes must reach the host
- * before a later node sorts by it, so what is pending runs first. */
-static mlff_status flush_if_pending_writes(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
-{
-    if (be->segments.on_device || !mlff_op_uses_segments(n->op, &n->attrs))
-        return MLFF_OK;
-    for (int j = 0; j < n->n_inputs; j++) {
-        if (n->inputs[j].dtype != MLFF_DTYPE_I32)
-            continue;
-        const VkBuffer b = ((const vk_buffer *)n->inputs[j].buffer)->buffer;
-        for (int k = 0; k < be->n_pending; k++)
-            if (be->pending[k].bindings[VK_BIND_OUT] == b)
-                return vk_run(be, err);
-    }
-    return MLFF_OK;
-}
-
 static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
     const uint64_t errors_before = be->validation_errors, sorts_before = be->segments.sorts;
@@ -279,8 +262,8 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
         VkPipeline pipeline;
         const mlff_segments *seg = NULL;
         s = vk_kernel_for(be, n, &pipeline, err);
-        if (s == MLFF_OK)
-            s = flush_if_pending_writes(be, n, err);
+        /* A host sort by an index that a pending dispatch writes reads it
+         * back first, and vk_read runs what is pending. */
         if (s == MLFF_OK)
             s = mlff_segments_for(&be->segments, n, &seg, err);
         if (s == MLFF_OK) {
