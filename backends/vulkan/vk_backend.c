@@ -63,13 +63,15 @@ static mlff_status create_commands(mlff_backend *be, mlff_error *err)
 }
 
 static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_TILED] = "tiled",
-                                          [VK_GEMM_SUBGROUP] = "subgroup"};
+                                          [VK_GEMM_SUBGROUP] = "subgroup", [VK_GEMM_ROWS] = "rows"};
 
 vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows)
 {
-    if (be->gemm_forced || !be->has_shuffle || !be->is_gpu)
+    if (be->gemm_forced || !be->is_gpu)
         return be->gemm;
-    return rows >= VK_SG_MIN_GPU_ROWS ? VK_GEMM_SUBGROUP : VK_GEMM_TILED;
+    if (rows < VK_ROWS_MAX_GPU)
+        return VK_GEMM_ROWS;
+    return be->has_shuffle && rows >= VK_SG_MIN_GPU_ROWS ? VK_GEMM_SUBGROUP : VK_GEMM_TILED;
 }
 
 /* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): the subgroup shader
@@ -87,7 +89,8 @@ static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
         if (!strcmp(env, gemm_names[k]))
             be->gemm = (vk_gemm)k;
     if (strcmp(env, gemm_names[be->gemm]) != 0)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_VULKAN_GEMM=%s: use direct, tiled or subgroup", env);
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_VULKAN_GEMM=%s: use rows, tiled, subgroup or direct",
+                         env);
     if (be->gemm == VK_GEMM_SUBGROUP && !be->has_shuffle)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
                          "MLFF_VULKAN_GEMM=subgroup: the device has no subgroup shuffles in compute shaders "
@@ -107,7 +110,7 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         return s;
     }
     be->pool = opts->pool;
-    mlff_profile_init(&be->profile, "Vulkan node lists (host)");
+    mlff_profile_init(&be->profile, "Vulkan node lists");
     const char *replay = getenv("MLFF_VULKAN_REPLAY");
     be->replay = !(replay && !strcmp(replay, "off"));
     s = vk_open_device(be, opts, err);
@@ -131,7 +134,8 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
              be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", gemm_names[be->gemm]);
     if (vk_gemm_for(be, 0) != vk_gemm_for(be, VK_SG_MIN_GPU_ROWS)) {
         len = strlen(be->description);
-        snprintf(be->description + len, sizeof be->description - len, " (subgroup from %d rows)", VK_SG_MIN_GPU_ROWS);
+        snprintf(be->description + len, sizeof be->description - len, " (rows below %d, %s from %d)",
+                 VK_ROWS_MAX_GPU, gemm_names[vk_gemm_for(be, VK_SG_MIN_GPU_ROWS)], VK_SG_MIN_GPU_ROWS);
     }
     *out = be;
     return MLFF_OK;

@@ -34,6 +34,7 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     vk_dispatch d;
     memset(&d, 0, sizeof d); /* compared as bytes */
     d.pipeline = be->cell_pipelines[kernel];
+    d.row = VK_ROW_CELLS + (int32_t)kernel;
     for (int k = 0; k < MLFF_CELL_BUFFERS; k++) {
         vk_buffer *b = buffers[k];
         mlff_index_shadow_invalidate(&b->host); /* the kernels write most of them */

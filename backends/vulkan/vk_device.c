@@ -221,6 +221,10 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
         return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: no device %d (%d found)", index, n);
     be->physical = devices[index];
     be->queue_family = families[index];
+    VkQueueFamilyProperties queues[16];
+    uint32_t n_queues = 16;
+    vkGetPhysicalDeviceQueueFamilyProperties(be->physical, &n_queues, queues);
+    be->timestamp_bits = be->queue_family < n_queues ? queues[be->queue_family].timestampValidBits : 0;
     vkGetPhysicalDeviceProperties(be->physical, &be->props);
     vkGetPhysicalDeviceMemoryProperties(be->physical, &be->memory_props);
     VkPhysicalDeviceSubgroupProperties subgroups = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};

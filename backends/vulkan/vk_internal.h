@@ -39,12 +39,18 @@ enum {
  * 8192 rows, but 3x slower for molecules, which it spreads over too few
  * work groups); CPU implementations take it at every size. */
 #define VK_SG_MIN_GPU_ROWS 4096
+/* shaders/vulkan/linear_rows.comp: a work group of 256 computes FR_OUTS
+ * outputs of FR_ROWS rows; GPUs take it below VK_ROWS_MAX_GPU rows. */
+#define VK_FR_ROWS 8
+#define VK_FR_OUTS 8
+#define VK_ROWS_MAX_GPU 256
 
 /* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
 typedef enum vk_gemm {
     VK_GEMM_DIRECT,   /* linear.comp straight from the buffers: CPU implementations */
     VK_GEMM_TILED,    /* linear.comp through shared memory */
     VK_GEMM_SUBGROUP, /* linear_subgroup.comp: registers and subgroup shuffles */
+    VK_GEMM_ROWS,     /* linear_rows.comp: few rows, K spread over a work group */
 } vk_gemm;
 
 typedef struct vk_buffer {
@@ -83,6 +89,7 @@ typedef struct vk_dispatch {
     uint32_t push[VK_PUSH_WORDS]; /* n_items, base, then what a shader's own Push block adds */
     uint32_t groups[3];
     uint32_t writes; /* bit b: it writes binding b (a node: its output); 0: it may write any */
+    int32_t row;     /* its row of MLFF_LOG=profile: the node's op, or a VK_ROW_* */
 } vk_dispatch;
 
 typedef struct vk_recording {
@@ -94,6 +101,8 @@ typedef struct vk_recording {
     VkDescriptorPool pool;
     int pool_sets;
     VkDescriptorSet *sets; /* per dispatch, from pool (capacity entries) */
+    VkQueryPool timestamps; /* MLFF_LOG=profile: one before the first dispatch, one after each */
+    uint32_t timestamp_capacity;
 } vk_recording;
 
 #define VK_RECORDINGS 8
@@ -108,6 +117,7 @@ struct mlff_backend {
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family;
+    uint32_t timestamp_bits; /* the queue's valid timestamp bits; 0: no timestamps */
     int is_gpu, has_fp64;
     uint32_t subgroup_size;
     int has_shuffle; /* subgroup shuffles in compute, subgroups dividing VK_GROUP_1D */
@@ -208,8 +218,9 @@ int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, cons
 mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
                         mlff_error *err);
 mlff_status vk_run(mlff_backend *be, mlff_error *err);
-/* Rows of be->profile. */
-enum { VK_ROW_NODES, VK_ROW_RECORD, VK_ROW_WAIT };
+/* Rows of be->profile after the ops': the host's phases, the device's
+ * segment sorts and cell-list kernels. */
+enum { VK_ROW_NODES = MLFF_OP_COUNT, VK_ROW_RECORD, VK_ROW_WAIT, VK_ROW_SORTS, VK_ROW_CELLS /* + mlff_cell_kernel */ };
 /* d (pipeline, bindings, groups[1..2] set) over items work-items of
  * per_group each, split to respect maxComputeWorkGroupCount. */
 mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err);
@@ -219,5 +230,13 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
                            mlff_error *err);
 void vk_cells_free(mlff_backend *be);
 void vk_recordings_free(mlff_backend *be);
+
+/* vk_timestamps.c: MLFF_LOG=profile times each dispatch of a recording on
+ * the device (nothing without events or timestamps). Begin after the
+ * recording's first barrier, one after each dispatch, collect after the wait. */
+mlff_status vk_timestamps_begin(mlff_backend *be, vk_recording *rec, int n_dispatches, mlff_error *err);
+void vk_timestamp_after(const vk_recording *rec, int dispatch);
+void vk_timestamps_collect(mlff_backend *be, const vk_recording *rec);
+void vk_timestamps_free(mlff_backend *be, vk_recording *rec);
 
 #endif

@@ -41,6 +41,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     vk_dispatch d;
     memset(&d, 0, sizeof d); /* compared as bytes */
     d.pipeline = pipeline;
+    d.row = (int32_t)n->op;
     d.bindings[VK_BIND_OUT] = buffer_of(&n->output);
     d.writes = 1u << VK_BIND_OUT; /* the inputs are readonly (prelude.glsl) */
     for (int k = 0; k < n->n_inputs; k++)
@@ -54,14 +55,20 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         d.bindings[VK_BIND_EPI] = buffer_of(&n->epilogue_input);
 
     const uint32_t *most = be->props.limits.maxComputeWorkGroupCount;
-    const int gemm = mlff_op_is_gemm(n->op), subgroup = gemm && vk_gemm_for(be, items) == VK_GEMM_SUBGROUP;
+    const int gemm = mlff_op_is_gemm(n->op);
+    const vk_gemm shader = gemm ? vk_gemm_for(be, items) : VK_GEMM_DIRECT;
     /* Dense layers: x the row blocks, y the column blocks, z the groups. */
     const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
-    const uint64_t per_group = subgroup ? VK_SG_ROWS : gemm ? VK_GEMM_TILE : lanes ? (uint64_t)lanes : VK_GROUP_1D;
+    const uint64_t per_group = !gemm ? (lanes ? (uint64_t)lanes : VK_GROUP_1D)
+                               : shader == VK_GEMM_SUBGROUP ? VK_SG_ROWS
+                               : shader == VK_GEMM_ROWS     ? VK_FR_ROWS
+                                                            : VK_GEMM_TILE;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
-        const int64_t cols_per_group = subgroup ? VK_SG_COLS * VK_GROUP_1D : VK_GEMM_TILE;
+        const int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
+                                       : shader == VK_GEMM_ROWS   ? VK_FR_OUTS
+                                                                  : VK_GEMM_TILE;
         d.groups[1] = (uint32_t)((cols + cols_per_group - 1) / cols_per_group);
         d.groups[2] = (uint32_t)groups;
         if (d.groups[1] > most[1] || d.groups[2] > most[2])
@@ -286,6 +293,10 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
     barrier(cmd, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
             VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
             VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+    if ((s = vk_timestamps_begin(be, rec, n, err)) != MLFF_OK) {
+        vkEndCommandBuffer(cmd);
+        return s;
+    }
     VkPipeline bound = VK_NULL_HANDLE;
     barrier_span span = {.n_read = 0};
     for (int k = 0; k < n; k++) {
@@ -298,6 +309,7 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
         vkCmdPushConstants(cmd, be->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof list[k].push,
                            list[k].push);
         vkCmdDispatch(cmd, list[k].groups[0], list[k].groups[1], list[k].groups[2]);
+        vk_timestamp_after(rec, k);
     }
     barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
@@ -348,10 +360,12 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
     be->n_pending = 0;
     const double wait_start = be->profile.enabled ? mlff_seconds() : 0;
     mlff_status s = vk_submit_and_wait(be, rec->commands, err);
-    if (be->profile.enabled) {
+    if (be->profile.enabled)
         mlff_profile_add(&be->profile, VK_ROW_RECORD, "host: recorded or matched", wait_start - start);
+    if (rec->timestamps && s == MLFF_OK) /* the dispatches' rows add up to the wait */
+        vk_timestamps_collect(be, rec);
+    else if (be->profile.enabled)
         mlff_profile_add(&be->profile, VK_ROW_WAIT, "host: submitted, waited for", mlff_seconds() - wait_start);
-    }
     return s;
 }
 
@@ -359,6 +373,7 @@ void vk_recordings_free(mlff_backend *be)
 {
     for (int k = 0; k < VK_RECORDINGS; k++) {
         vk_recording *rec = &be->recordings[k];
+        vk_timestamps_free(be, rec);
         if (rec->pool)
             vkDestroyDescriptorPool(be->device, rec->pool, NULL);
         if (rec->commands)

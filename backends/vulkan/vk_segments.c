@@ -119,6 +119,7 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
     vk_dispatch dispatch;
     memset(&dispatch, 0, sizeof dispatch); /* compared as bytes */
     dispatch.pipeline = x->pipelines[l->kernel];
+    dispatch.row = VK_ROW_SORTS;
     const VkBuffer bindings[] = {((const vk_buffer *)l->keys)->buffer,
                                  ((const vk_buffer *)l->map)->buffer,
                                  x->scratch[MLFF_SCRATCH_KEYS + l->from].buffer,

@@ -25,7 +25,7 @@
 static const char *template_name(const mlff_node_sig *s)
 {
     if (mlff_op_is_gemm((mlff_op)s->op))
-        return s->variant == VK_GEMM_SUBGROUP ? "linear_subgroup" : "linear";
+        return s->variant == VK_GEMM_SUBGROUP ? "linear_subgroup" : s->variant == VK_GEMM_ROWS ? "linear_rows" : "linear";
     return mlff_op_get((mlff_op)s->op)->name;
 }
 
@@ -35,14 +35,14 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     if (!tmpl)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: op %s has no shader", mlff_op_get((mlff_op)s->op)->name);
     const int gemm = mlff_op_is_gemm((mlff_op)s->op);
-    mlff_text_put(src, "#version 450\n%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
+    mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s",
+                  be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
         mlff_text_put(src, "#extension GL_KHR_shader_subgroup_basic : require\n"
                            "#extension GL_KHR_shader_subgroup_shuffle : require\n"
                            "#define SG_WG %d\n#define SG_ROWS %d\n#define SG_COLS %d\n",
                       VK_GROUP_1D, VK_SG_ROWS, VK_SG_COLS);
-    if (mlff_op_is_mlp((mlff_op)s->op)) /* [[unroll]] */
-        mlff_text_put(src, "#extension GL_EXT_control_flow_attributes : require\n");
     mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
     if (mlff_op_uses_segments((mlff_op)s->op, &s->attrs))
         mlff_text_put(src, "#define SEGMENTS 1\n");

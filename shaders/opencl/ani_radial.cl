@@ -1,7 +1,8 @@
 /* inputs (vec [P, 3], pairs, species, shifts [N_SHIFTS, 1]); F0 = eta, F1 = rc,
  * I0 = species. One work-item per atom and shift: it walks the atom's pairs
  * (the segments: pairs by center, in pair order) and keeps one sum per
- * neighbour species. */
+ * neighbour species (adding zero to the others: x + 0 is x, so the sums are
+ * those of the pairs of each species, in pair order). */
 kernel void KNAME(KARGS)
 {
     ITEM();
@@ -9,6 +10,7 @@ kernel void KNAME(KARGS)
     const int r = (int)(item % N_SHIFTS);
     const TO eta = (TO)F0, rc = (TO)F1, shift = in3[r];
     TO sum[I0];
+#pragma unroll
     for (int s = 0; s < I0; s++)
         sum[s] = 0;
     for (int q = seg_off[i]; q < seg_off[i + 1]; q++) {
@@ -17,9 +19,13 @@ kernel void KNAME(KARGS)
         const TO fc = CUTOFF_FN(TO, d, rc);
         if (fc == 0)
             continue;
-        const TO t = d - shift;
-        sum[in2[in1[2 * p + 1]]] += (TO)0.25 * exp(-eta * t * t) * fc;
+        const TO t = d - shift, term = (TO)0.25 * exp(-eta * t * t) * fc;
+        const int species = in2[in1[2 * p + 1]];
+#pragma unroll
+        for (int s = 0; s < I0; s++) /* unrolled: the sums stay in registers */
+            sum[s] += s == species ? term : (TO)0;
     }
+#pragma unroll
     for (int s = 0; s < I0; s++)
         out[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
 }

@@ -45,7 +45,7 @@ void main()
         /* Sums over the block of the gradient times the angular factor A_z,
          * its theta-derivative A'_z, the radial factor B_r and its derivative. */
         TO a_z[N_Z], da_z[N_Z];
-        for (uint z = 0; z < N_Z; z++) {
+        [[unroll]] for (uint z = 0; z < N_Z; z++) {
             const TO phase = theta - TO(in5[z]);
             const TO base = (1 + cos_(phase)) / 2;
             a_z[z] = pow_(base, zeta);
@@ -58,7 +58,7 @@ void main()
             const TO b_r = exp_(-eta * u * u), db_r = -2 * eta * u * b_r;
             const uint g = g_block + r * N_Z;
             TO g_a = TO(0), g_da = TO(0);
-            for (uint z = 0; z < N_Z; z++) {
+            [[unroll]] for (uint z = 0; z < N_Z; z++) {
                 g_a += TO(in0[g + z]) * a_z[z];
                 g_da += TO(in0[g + z]) * da_z[z];
             }

@@ -30,7 +30,7 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
     for (uint o0 = 0; o0 < OUT_W; o0 += OUTS_PER_PASS) {                                              \
         const uint o = o0 + t / MLP_LANES, lane = t % MLP_LANES;                                      \
         TO acc[MLP_ROWS];                                                                             \
-        for (uint r = 0; r < MLP_ROWS; r++)                                                           \
+        [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                                \
             acc[r] = TO(0);                                                                           \
         if (o < OUT_W) {                                                                              \
             const uint w0 = (g * OUT_W + o) * IN_W;                                                   \
@@ -41,18 +41,18 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
                     wv[j] = j0 + j >= IN_W / STEP ? TO4(0)                                            \
                             : IN_W % 4 == 0 ? WV[c >> 2] : TO4(W[c], W[c + 1], W[c + 2], W[c + 3]);   \
                 }                                                                                     \
-                for (uint r = 0; r < MLP_ROWS; r++)                                                   \
+                [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                        \
                     if (r < rows)                                                                     \
                         [[unroll]] for (uint j = 0; j < CHUNK; j++)                                   \
                             if (j0 + j < IN_W / STEP)                                                 \
                                 acc[r] += dot(wv[j], act[(src + r * MLP_STRIDE + 4 * lane + (j0 + j) * STEP) >> 2]); \
             }                                                                                         \
             for (uint c = IN_W / STEP * STEP + lane; c < IN_W; c += MLP_LANES)                        \
-                for (uint r = 0; r < MLP_ROWS; r++)                                                   \
+                [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                        \
                     if (r < rows)                                                                     \
                         acc[r] += TO(W[w0 + c]) * ACT(src + r * MLP_STRIDE + c);                      \
         }                                                                                             \
-        for (uint r = 0; r < MLP_ROWS; r++)                                                           \
+        [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                                \
             part[r * MLP_THREADS + t] = acc[r];                                                       \
         barrier();                                                                                    \
         for (uint k = t; k < OUTS_PER_PASS * MLP_ROWS; k += MLP_THREADS) {                            \

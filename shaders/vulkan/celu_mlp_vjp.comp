@@ -23,21 +23,21 @@ shared TO4 grad[2 * MLP_ROWS * MLP_STRIDE / 4];
 #define MLP_BACK(W, IN_W, OUT_W, BLOCK, HIDDEN)                                                       \
     for (uint c = t; c < IN_W; c += MLP_THREADS) {                                                    \
         TO acc[MLP_ROWS];                                                                             \
-        for (uint r = 0; r < MLP_ROWS; r++)                                                           \
+        [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                                \
             acc[r] = TO(0);                                                                           \
         const uint w0 = g * OUT_W * IN_W + c;                                                         \
         for (uint o0 = 0; o0 < OUT_W; o0 += CHUNK) {                                                  \
             TO wv[CHUNK];                                                                             \
             [[unroll]] for (uint j = 0; j < CHUNK; j++)                                               \
                 wv[j] = o0 + j < OUT_W ? TO(W[w0 + (o0 + j) * IN_W]) : TO(0);                         \
-            for (uint r = 0; r < MLP_ROWS; r++)                                                       \
+            [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                            \
                 if (r < rows)                                                                         \
                     [[unroll]] for (uint j = 0; j < CHUNK; j += 4)                                    \
                         if (o0 + j < OUT_W)                                                           \
                             acc[r] += dot(TO4(wv[j], wv[j + 1], wv[j + 2], wv[j + 3]),                \
                                           grad[(src + r * MLP_STRIDE + o0 + j) >> 2]);                \
         }                                                                                             \
-        for (uint r = 0; r < MLP_ROWS; r++) {                                                         \
+        [[unroll]] for (uint r = 0; r < MLP_ROWS; r++) {                                              \
             if (HIDDEN) {                                                                             \
                 const uint at = (r0 + r) * MLP_COLS + BLOCK + g * IN_W + c;                           \
                 const TO h = r < rows ? TO(in1[at]) : TO(0);                                          \
