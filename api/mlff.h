@@ -193,7 +193,9 @@ typedef struct mlff_stats {
     uint64_t device_pair_lists; /* evaluations whose pair lists the device made (GPU cell lists) */
     uint64_t element_plans;     /* graphs made for the set of elements of a batch (one per set in
                                  * use; again after a set was set aside for others) */
-    uint64_t reserved[2];
+    uint64_t nodes_reused;      /* graph nodes not run again: they read nothing that changed since
+                                 * (in an MD loop, all that does not depend on the positions) */
+    uint64_t reserved[1];
 } mlff_stats;
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);

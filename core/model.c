@@ -288,8 +288,10 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
         s = write_device_lists(m, v, err);
         phase_done(m, PHASE_DEVICE_LISTS, "device: pair lists written", &t);
     }
+    const uint64_t reused = mlff_plan_reused(plan);
     if (s == MLFF_OK)
         s = mlff_plan_run(plan, outputs, err);
+    ctx->stats.nodes_reused += mlff_plan_reused(plan) - reused;
     if (s == MLFF_OK && v->device_lists)
         s = mlff_device_cells_check_lists(m->device_cells, err);
     if (s != MLFF_OK)

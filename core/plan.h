@@ -5,7 +5,8 @@
  * and kept between runs: a new batch of the same or smaller sizes (an MD
  * loop) allocates nothing; a larger one grows the buffers by at least 1.5x.
  * Parameters are uploaded once. Which nodes run depends on the outputs asked
- * for (energies alone skip the reverse pass).
+ * for (energies alone skip the reverse pass), and on what changed since the
+ * last run (mlff_plan_reused).
  */
 #ifndef MLFF_CORE_PLAN_H
 #define MLFF_CORE_PLAN_H
@@ -52,6 +53,12 @@ int64_t mlff_plan_rows(const mlff_plan *p, int tensor);
 
 /* How many times buffers were (re)allocated: 1 after the first bind. */
 uint64_t mlff_plan_builds(const mlff_plan *p);
+
+/* How many node launches were saved because a node reads only parameters,
+ * batch inputs (all but positions and pair lists) and such nodes, and
+ * none of them changed since it ran: an MD loop reruns only what the
+ * positions change. */
+uint64_t mlff_plan_reused(const mlff_plan *p);
 
 /* The device memory a row of size symbol `symbol` costs: in all working
  * tensors with rows of that symbol together (*total) and in the widest of

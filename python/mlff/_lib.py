@@ -97,7 +97,8 @@ class Stats(ctypes.Structure):
         ("kernel_cache_rejects", ctypes.c_uint64),
         ("device_pair_lists", ctypes.c_uint64),
         ("element_plans", ctypes.c_uint64),
-        ("reserved", ctypes.c_uint64 * 2),
+        ("nodes_reused", ctypes.c_uint64),
+        ("reserved", ctypes.c_uint64 * 1),
     ]
 
 

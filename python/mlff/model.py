@@ -167,7 +167,9 @@ class Model:
         neighbor_builds (neighbour list searches; fewer than evaluations in
         MD with a skin), device_pair_lists (evaluations whose pair lists the
         GPU made itself), element_plans (graphs made for the elements of a
-        batch: one per set of elements in use)."""
+        batch: one per set of elements in use), nodes_reused (graph nodes
+        not run again because nothing they read changed: in MD, all that
+        does not depend on the positions)."""
         stats = _lib.Stats()
         with self._lock:
             self._require_open()
@@ -177,7 +179,8 @@ class Model:
                 "plan_builds": stats.plan_builds,
                 "neighbor_builds": stats.neighbor_builds,
                 "device_pair_lists": stats.device_pair_lists,
-                "element_plans": stats.element_plans}
+                "element_plans": stats.element_plans,
+                "nodes_reused": stats.nodes_reused}
 
     def _require_open(self):
         if self._ctx is None:

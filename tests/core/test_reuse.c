@@ -1,0 +1,139 @@
+/*
+ * What the positions do not change is not computed again: in an MD-like
+ * loop (the same batch, its atoms moved) the graph's constant nodes (ANI's
+ * self energies, the head of its reverse pass) run once, and the numbers
+ * are a fresh context's, bit for bit. A batch of the same size with other
+ * species, or the same atoms in other systems, must run them again
+ * (a stale self energy would be off by many eV), as must the same batch
+ * after those.
+ * Usage: test_reuse REFERENCE_DIR
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/model.h"
+#include "../common/reference.h"
+#include "mlff.h"
+
+static int failures;
+
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        fprintf(stderr, "FAIL: %s\n", what);
+        failures++;
+    }
+}
+
+enum { MOLECULES = 3, MOST_ATOMS = 64 };
+
+typedef struct layout {
+    int n_systems;
+    int64_t offsets[MOLECULES + 1];
+    int32_t z[MOST_ATOMS];
+    double pos[3 * MOST_ATOMS];
+} layout;
+
+/* The molecules in the order given, one system each, or the first two as
+ * one and an empty system after the third (as many systems, other ones). */
+static void make(layout *l, const reference *const *mols, int merge_first_two)
+{
+    int64_t n = 0;
+    l->n_systems = 0;
+    l->offsets[0] = 0;
+    for (int k = 0; k < MOLECULES; k++) {
+        memcpy(l->z + n, mols[k]->species, (size_t)mols[k]->n_atoms * sizeof *l->z);
+        memcpy(l->pos + 3 * n, mols[k]->positions, (size_t)mols[k]->n_atoms * 3 * sizeof *l->pos);
+        n += mols[k]->n_atoms;
+        /* the merged molecules sit 6 A apart, as one system */
+        if (merge_first_two && k == 1)
+            for (int64_t a = n - mols[k]->n_atoms; a < n; a++)
+                l->pos[3 * a] += 6.0;
+        if (!(merge_first_two && k == 0))
+            l->offsets[++l->n_systems] = n;
+    }
+    if (merge_first_two)
+        l->offsets[++l->n_systems] = n;
+}
+
+/* Energies and forces of l with every coordinate moved by step * (a small pattern). */
+static int evaluate(mlff_model *m, const layout *l, double step, double *energies, double *forces)
+{
+    double pos[3 * MOST_ATOMS];
+    const int64_t n = l->offsets[l->n_systems];
+    for (int64_t k = 0; k < 3 * n; k++)
+        pos[k] = l->pos[k] + step * 0.01 * sin(1.7 * (double)k);
+    mlff_batch b = {l->n_systems, l->offsets, l->z, pos, NULL, NULL};
+    return mlff_evaluate(m, &b, energies, forces) == MLFF_OK;
+}
+
+/* The same evaluation in a fresh context gives the same bits. */
+static void check_fresh(mlff_precision precision, const layout *l, double step, const double *energies,
+                        const double *forces, const char *what)
+{
+    mlff_context *ctx;
+    mlff_model *m = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
+    double e[MOLECULES], f[3 * MOST_ATOMS];
+    check(evaluate(m, l, step, e, f), "evaluate in a fresh context");
+    const int64_t n = l->offsets[l->n_systems];
+    int same = !memcmp(e, energies, (size_t)l->n_systems * sizeof *e) &&
+               !memcmp(f, forces, (size_t)(3 * n) * sizeof *f);
+    if (!same)
+        fprintf(stderr, "%s: energy %.12f here, %.12f fresh\n", what, energies[0], e[0]);
+    check(same, what);
+    mlff_context_destroy(ctx);
+}
+
+static void run(mlff_precision precision, const reference *refs)
+{
+    const reference *order_a[MOLECULES] = {&refs[0], &refs[1], &refs[2]};
+    const reference *order_b[MOLECULES] = {&refs[2], &refs[1], &refs[0]};
+    layout a, b, c;
+    make(&a, order_a, 0);
+    make(&b, order_b, 0); /* same atoms, other species at each index */
+    make(&c, order_a, 1); /* same atoms and species, other systems */
+    check(a.offsets[a.n_systems] == b.offsets[b.n_systems] && a.n_systems == c.n_systems, "the same sizes");
+
+    mlff_context *ctx;
+    mlff_model *m = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
+    double e[MOLECULES], f[3 * MOST_ATOMS];
+    mlff_stats before, after;
+    check(evaluate(m, &a, 0, e, f), "evaluate");
+    mlff_get_stats(ctx, &before);
+    check(evaluate(m, &a, 1, e, f), "evaluate, atoms moved");
+    mlff_get_stats(ctx, &after);
+    check(before.nodes_reused == 0 && after.nodes_reused > 0, "an MD step reuses the constant nodes");
+    printf("%s: %llu nodes reused in an MD step\n", precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32",
+           (unsigned long long)after.nodes_reused);
+    check_fresh(precision, &a, 1, e, f, "the MD step's numbers are a fresh context's");
+
+    check(evaluate(m, &b, 2, e, f), "evaluate other species");
+    check_fresh(precision, &b, 2, e, f, "other species at the same size");
+    check(evaluate(m, &c, 3, e, f), "evaluate other systems");
+    check_fresh(precision, &c, 3, e, f, "the same atoms in other systems");
+    check(evaluate(m, &a, 4, e, f), "evaluate the first batch again");
+    check_fresh(precision, &a, 4, e, f, "the first batch again");
+    mlff_context_destroy(ctx);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return 2;
+    reference refs[MOLECULES];
+    const char *names[MOLECULES] = {"g2_CH4", "g2_H2O", "g2_NH3"};
+    for (int k = 0; k < MOLECULES; k++)
+        if (!reference_load(&refs[k], argv[1], names[k]))
+            return 1;
+    run(MLFF_PRECISION_FLOAT32, refs);
+    if (test_device_fp64())
+        run(MLFF_PRECISION_FLOAT64, refs);
+    for (int k = 0; k < MOLECULES; k++)
+        reference_free(&refs[k]);
+    if (failures)
+        return 1;
+    printf("all passed\n");
+    return 0;
+}
