@@ -26,7 +26,8 @@ Measured, over those 1000 steps (N = 300 atoms):
     looser 5e-4 eV/atom, which still catches force noise or jumps (a kink
     at the cutoff, a wrong force, a rebuilt plan with other numbers).
 Also asserted: the calculator's context keeps one compiled plan
-(plan_builds constant over all MD steps) and evaluates once per step.
+(plan_builds constant over all MD steps), runs again only what the
+positions change (nodes_reused grows) and evaluates once per step.
 
 Usage: test_md.py   (PYTHONPATH and MLFF_LIBRARY as set by meson)
 """
@@ -111,6 +112,8 @@ def main():
     if end["plan_builds"] != start["plan_builds"]:
         failures.append("plan_builds grew during MD: %d -> %d"
                         % (start["plan_builds"], end["plan_builds"]))
+    if end["nodes_reused"] <= start["nodes_reused"]:
+        failures.append("no graph node reused during MD (the self energies read nothing that moves)")
     if end["evaluations"] - start["evaluations"] != steps:
         failures.append("%d evaluations for %d MD steps"
                         % (end["evaluations"] - start["evaluations"], steps))
