@@ -69,15 +69,13 @@ vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows)
 {
     if (be->gemm_forced || !be->is_gpu)
         return be->gemm;
-    if (rows < VK_ROWS_MAX_GPU)
-        return VK_GEMM_ROWS;
-    return be->has_shuffle && rows >= VK_SG_MIN_GPU_ROWS ? VK_GEMM_SUBGROUP : VK_GEMM_TILED;
+    return rows < VK_ROWS_MAX_GPU ? VK_GEMM_ROWS : VK_GEMM_TILED;
 }
 
-/* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): the subgroup shader
- * where subgroups shuffle (on GPUs only for long batches: vk_gemm_for),
- * else tiled on GPUs and direct on CPU implementations, which run barriers
- * in loops slowly. */
+/* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): on GPUs tiled, and
+ * rows for few rows (vk_gemm_for); on CPU implementations the subgroup
+ * shader where subgroups shuffle, else direct (they run barriers in loops
+ * slowly). */
 static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
 {
     be->gemm = !be->is_gpu ? (be->has_shuffle ? VK_GEMM_SUBGROUP : VK_GEMM_DIRECT) : VK_GEMM_TILED;
@@ -132,10 +130,9 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
     size_t len = strlen(be->description);
     snprintf(be->description + len, sizeof be->description - len, ", %s memory, replay %s, %s gemm",
              be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", gemm_names[be->gemm]);
-    if (vk_gemm_for(be, 0) != vk_gemm_for(be, VK_SG_MIN_GPU_ROWS)) {
+    if (vk_gemm_for(be, 0) != vk_gemm_for(be, VK_ROWS_MAX_GPU)) {
         len = strlen(be->description);
-        snprintf(be->description + len, sizeof be->description - len, " (rows below %d, %s from %d)",
-                 VK_ROWS_MAX_GPU, gemm_names[vk_gemm_for(be, VK_SG_MIN_GPU_ROWS)], VK_SG_MIN_GPU_ROWS);
+        snprintf(be->description + len, sizeof be->description - len, " (rows below %d)", VK_ROWS_MAX_GPU);
     }
     *out = be;
     return MLFF_OK;

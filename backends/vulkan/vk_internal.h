@@ -31,16 +31,15 @@ enum {
 #define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */
 #define VK_PUSH_WORDS 8 /* push constants of every pipeline (the layout's range) */
 #define VK_GEMM_TILE 16 /* TS in shaders/vulkan/linear.comp */
+#define VK_TILED_TS 64  /* TS in shaders/vulkan/linear_tiled.comp */
 /* shaders/vulkan/linear_subgroup.comp: a work group of VK_GROUP_1D lanes
  * keeps VK_SG_ROWS x (VK_SG_COLS * VK_GROUP_1D) outputs in registers. */
 #define VK_SG_ROWS 8
 #define VK_SG_COLS 2
-/* On GPUs it beats the tiled shader only on long batches (the H100: 10% at
- * 8192 rows, but 3x slower for molecules, which it spreads over too few
- * work groups); CPU implementations take it at every size. */
-#define VK_SG_MIN_GPU_ROWS 4096
-/* shaders/vulkan/linear_rows.comp: a work group of 256 computes FR_OUTS
- * outputs of FR_ROWS rows; GPUs take it below VK_ROWS_MAX_GPU rows. */
+/* CPU implementations with subgroup shuffles take it at every size; GPUs
+ * take linear_tiled.comp (faster on the H200 at every size: 12288 atoms
+ * 8.3 -> 6.1 ms), and below VK_ROWS_MAX_GPU rows linear_rows.comp (a work
+ * group of 256 computes FR_OUTS outputs of FR_ROWS rows). */
 #define VK_FR_ROWS 8
 #define VK_FR_OUTS 8
 #define VK_ROWS_MAX_GPU 256
@@ -48,7 +47,7 @@ enum {
 /* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
 typedef enum vk_gemm {
     VK_GEMM_DIRECT,   /* linear.comp straight from the buffers: CPU implementations */
-    VK_GEMM_TILED,    /* linear.comp through shared memory */
+    VK_GEMM_TILED,    /* linear_tiled.comp: tiles in shared memory, outputs in registers */
     VK_GEMM_SUBGROUP, /* linear_subgroup.comp: registers and subgroup shuffles */
     VK_GEMM_ROWS,     /* linear_rows.comp: few rows, K spread over a work group */
 } vk_gemm;

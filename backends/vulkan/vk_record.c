@@ -62,12 +62,14 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     const uint64_t per_group = !gemm ? (lanes ? (uint64_t)lanes : VK_GROUP_1D)
                                : shader == VK_GEMM_SUBGROUP ? VK_SG_ROWS
                                : shader == VK_GEMM_ROWS     ? VK_FR_ROWS
+                               : shader == VK_GEMM_TILED    ? VK_TILED_TS
                                                             : VK_GEMM_TILE;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
         const int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
                                        : shader == VK_GEMM_ROWS   ? VK_FR_OUTS
+                                       : shader == VK_GEMM_TILED  ? VK_TILED_TS
                                                                   : VK_GEMM_TILE;
         d.groups[1] = (uint32_t)((cols + cols_per_group - 1) / cols_per_group);
         d.groups[2] = (uint32_t)groups;

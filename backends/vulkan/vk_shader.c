@@ -24,8 +24,10 @@
 
 static const char *template_name(const mlff_node_sig *s)
 {
+    static const char *const gemm[] = {[VK_GEMM_DIRECT] = "linear", [VK_GEMM_TILED] = "linear_tiled",
+                                       [VK_GEMM_SUBGROUP] = "linear_subgroup", [VK_GEMM_ROWS] = "linear_rows"};
     if (mlff_op_is_gemm((mlff_op)s->op))
-        return s->variant == VK_GEMM_SUBGROUP ? "linear_subgroup" : s->variant == VK_GEMM_ROWS ? "linear_rows" : "linear";
+        return gemm[s->variant];
     return mlff_op_get((mlff_op)s->op)->name;
 }
 
@@ -48,8 +50,6 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
         mlff_text_put(src, "#define SEGMENTS 1\n");
     if (s->epilogue == MLFF_EPILOGUE_CELU_GRAD)
         mlff_text_put(src, "#define EPI 1\n");
-    if (gemm)
-        mlff_text_put(src, "#define GEMM_TILED %d\n", s->variant == VK_GEMM_TILED);
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
     mlff_text_put(src, "%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),
                   mlff_shader_find(mlff_vulkan_shaders, "math"),

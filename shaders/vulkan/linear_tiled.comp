@@ -1,0 +1,64 @@
+/* The GEMM of linear.comp (same operands and groups; stored through
+ * gemm_store.glsl) for GPUs: a work group of 16 x 16 invocations computes
+ * a tile of TS x TS outputs, each invocation RB x RB of them in registers
+ * (rows ly + 16 i, columns lx + 16 j), K in steps of TK through shared
+ * memory. Each value read from shared memory feeds RB multiply-adds (one
+ * output per invocation gave one, and the shared memory bound the layer).
+ * Work groups: x = row tiles (rows from pc.base + TS * x), y = column
+ * tiles, z = groups g. */
+#define TS 64
+#define TK 16
+#define RB 4
+layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
+
+shared TO a_tile[TK][TS + 1], b_tile[TK][TS + 1]; /* [k][m], [k][n]; odd rows against bank conflicts */
+
+void main()
+{
+    const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y, t = ly * 16 + lx, g = gl_WorkGroupID.z;
+    const uint m0 = pc.base + gl_WorkGroupID.x * TS, n0 = gl_WorkGroupID.y * TS;
+    TO acc[RB][RB];
+    [[unroll]] for (uint i = 0; i < RB; i++)
+        [[unroll]] for (uint j = 0; j < RB; j++)
+            acc[i][j] = TO(0);
+    /* Every invocation runs every step (no early return before a barrier). */
+    for (uint k0 = 0; k0 < GEMM_K; k0 += TK) {
+        /* TS x TK values of each operand, 4 per invocation, read along
+         * their rows in memory: A and LINEAR's W along k, the VJP's W along n. */
+        [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {
+            const uint e = t + 256 * q, r = e / TK, c = e % TK;
+            const uint m = m0 + r, k = k0 + c;
+            a_tile[c][r] = m < pc.n_items && k < GEMM_K ? TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) : TO(0);
+#if VJP
+            const uint kb = k0 + e / TS, nb = n0 + e % TS;
+            b_tile[e / TS][e % TS] = kb < GEMM_K && nb < GEMM_N ? TO(in1[(g * GEMM_K + kb) * GEMM_N + nb]) : TO(0);
+#else
+            const uint n = n0 + r;
+            b_tile[c][r] = n < GEMM_N && k < GEMM_K ? TO(in1[(g * GEMM_N + n) * GEMM_K + k]) : TO(0);
+#endif
+        }
+        memoryBarrierShared();
+        barrier();
+        [[unroll]] for (uint kk = 0; kk < TK; kk++) {
+            TO a[RB], b[RB];
+            [[unroll]] for (uint i = 0; i < RB; i++) {
+                a[i] = a_tile[kk][ly + 16 * i];
+                b[i] = b_tile[kk][lx + 16 * i];
+            }
+            [[unroll]] for (uint i = 0; i < RB; i++)
+                [[unroll]] for (uint j = 0; j < RB; j++)
+                    acc[i][j] += a[i] * b[j];
+        }
+        memoryBarrierShared();
+        barrier();
+    }
+    [[unroll]] for (uint i = 0; i < RB; i++)
+        [[unroll]] for (uint j = 0; j < RB; j++) {
+            const uint m = m0 + ly + 16 * i, n = n0 + lx + 16 * j;
+            if (m < pc.n_items && n < GEMM_N)
+                gemm_store(g, m, n, acc[i][j]);
+        }
+}
+#undef TS
+#undef TK
+#undef RB
