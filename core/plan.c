@@ -401,18 +401,18 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
         return p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
     pt->last_bytes = 0;
     mlff_status s = p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
-    if (s == MLFF_OK && bytes > pt->last_capacity) {
+    if (s != MLFF_OK)
+        return s;
+    if (bytes > pt->last_capacity) {
         void *last = realloc(pt->last, bytes);
         if (!last)
             return MLFF_OK; /* without a copy it is uploaded every time */
         pt->last = last;
         pt->last_capacity = bytes;
     }
-    if (s == MLFF_OK) {
-        memcpy(pt->last, src, bytes);
-        pt->last_bytes = bytes;
-    }
-    return s;
+    memcpy(pt->last, src, bytes);
+    pt->last_bytes = bytes;
+    return MLFF_OK;
 }
 
 /* Tensor t as a kernel sees it: its shape, in the buffer that holds it. */
