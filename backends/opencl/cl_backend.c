@@ -10,12 +10,14 @@
 
 static void cl_close(mlff_backend *be);
 
-/* MLFF_OPENCL_GEMM=own|clblast overrides the measured default, auto. */
+/* MLFF_OPENCL_GEMM=own|tiled|clblast overrides the measured default, auto. */
 static cl_gemm_path choose_gemm(void)
 {
     const char *env = getenv("MLFF_OPENCL_GEMM");
     if (env && !strcmp(env, "own"))
         return CL_GEMM_OWN;
+    if (env && !strcmp(env, "tiled"))
+        return CL_GEMM_TILED;
     if (env && !strcmp(env, "clblast"))
         return CL_GEMM_CLBLAST;
     return CL_GEMM_AUTO;
@@ -48,7 +50,7 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     }
     be->pool = opts->pool;
     be->gemm = choose_gemm();
-    static const char *const gemm_names[] = {"auto", "own", "clblast"};
+    static const char *const gemm_names[] = {"auto", "own", "clblast", "tiled"};
     size_t len = strlen(be->description);
     snprintf(be->description + len, sizeof be->description - len, ", gemm %s", gemm_names[be->gemm]);
     *out = be;

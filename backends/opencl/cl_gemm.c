@@ -5,10 +5,11 @@
  * after that: their buffer's version stays) and kept with the buffer. */
 #include "cl_internal.h"
 
-/* LANES * OUTS and OUTS, ROWS of shaders/opencl/linear.cl */
+/* LANES * OUTS and OUTS, ROWS of shaders/opencl/linear.cl; TS of linear_tiled.cl */
 #define GEMM_GROUP 256
 #define GEMM_OUTS 8
 #define GEMM_ROWS 8
+#define TILED_TS 64
 
 static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
 {
@@ -67,7 +68,7 @@ mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *wt, 
     return MLFF_OK;
 }
 
-mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err)
+mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const mlff_exec_node *n, mlff_error *err)
 {
     const int64_t groups = n->attrs.i[0];
     const int vjp = n->op == MLFF_OP_LINEAR_VJP;
@@ -80,11 +81,14 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_
         if (rc != CL_SUCCESS)
             return cl_fail(err, rc, "clSetKernelArg (gemm)");
     }
-    const int64_t cols_n = vjp ? n->inputs[1].cols : n->inputs[1].rows / groups;
-    const size_t local[3] = {GEMM_GROUP, 1, 1};
-    const size_t global[3] = {((size_t)cols_n + GEMM_OUTS - 1) / GEMM_OUTS * GEMM_GROUP,
-                              ((size_t)n->output.rows + GEMM_ROWS - 1) / GEMM_ROWS, (size_t)groups};
-    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
+    const size_t cols_n = (size_t)(vjp ? n->inputs[1].cols : n->inputs[1].rows / groups), rows = (size_t)n->output.rows;
+    const size_t few_local[3] = {GEMM_GROUP, 1, 1}, tiled_local[3] = {16, 16, 1};
+    const size_t few[3] = {(cols_n + GEMM_OUTS - 1) / GEMM_OUTS * GEMM_GROUP, (rows + GEMM_ROWS - 1) / GEMM_ROWS,
+                           (size_t)groups};
+    const size_t tiles[3] = {(cols_n + TILED_TS - 1) / TILED_TS * 16, (rows + TILED_TS - 1) / TILED_TS * 16,
+                             (size_t)groups};
+    cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, tiled ? tiles : few, tiled ? tiled_local : few_local,
+                                       0, NULL, cl_profile_event(be, n->op));
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel (gemm)");
 }
 

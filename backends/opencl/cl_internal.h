@@ -54,7 +54,8 @@ typedef struct cl_prepared {
     cl_program program;
     int n_nodes;
     cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes); for a
-                          * dense layer our GEMM, NULL when only CLBlast runs it */
+                          * dense layer our GEMM for few rows, NULL when only CLBlast runs it */
+    cl_kernel *tiled;    /* per dense layer: our tiled GEMM (linear_tiled.cl), or NULL */
     cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
     size_t *group, *epilogue_group; /* per node: work-group size for those kernels */
     int n_unique;
@@ -62,14 +63,18 @@ typedef struct cl_prepared {
 } cl_prepared;
 
 /* Who runs the dense layers (bench/RESULTS.md has the measurements): our
- * kernel launches once, CLBlast's batched GEMM launches helpers but tiles
- * better, so `auto` takes ours for few rows and CLBlast for many. */
+ * tiled GEMM (linear_tiled.cl) where a layer makes CL_GEMM_TILED_FROM_TILES
+ * work-groups of it or more, else our GEMM for few rows (linear.cl) below
+ * CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's above (`auto`); `own` takes
+ * ours alone, `tiled` and `clblast` one for every layer. */
 typedef enum cl_gemm_path {
     CL_GEMM_AUTO = 0,
     CL_GEMM_OWN = 1,
-    CL_GEMM_CLBLAST = 2
+    CL_GEMM_CLBLAST = 2,
+    CL_GEMM_TILED = 3
 } cl_gemm_path;
 #define CL_GEMM_OWN_BELOW_ROWS 2048
+#define CL_GEMM_TILED_FROM_TILES 256
 
 struct mlff_backend {
     cl_platform_id platform;
@@ -159,7 +164,9 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
 
 /* cl_gemm.c: our GEMM kernel's launch (its arguments set up to the weights),
  * and the transposed weights it reads in the reverse pass. */
-mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err);
+mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const mlff_exec_node *n, mlff_error *err);
+/* Whether our GEMM runs dense layer n as linear_tiled.cl. */
+int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n);
 /* Weights w [groups * k, n] transposed per group ([groups * n, k]): a copy
  * made on the device at the first call and kept with the buffer. */
 mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *w, int64_t groups, cl_mem *out,

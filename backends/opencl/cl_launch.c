@@ -60,8 +60,9 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     mlff_index_shadow_written_by(&((cl_buffer *)n->output.buffer)->host, n);
     if (cl_node_uses_clblast(be, n))
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
-    cl_kernel kernel = prep->kernels[k];
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
+    const int tiled = gemm && cl_gemm_tiled(be, n);
+    cl_kernel kernel = tiled ? prep->tiled[k] : prep->kernels[k];
     const int transposed = mlff_mlp_reads_transposed(n->op, MLFF_DIALECT_OPENCL); /* W^T: celu_mlp.cl */
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
@@ -99,7 +100,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
     if (gemm)
-        return cl_enqueue_gemm(be, kernel, n, err);
+        return cl_enqueue_gemm(be, kernel, tiled, n, err);
     if (mlff_op_is_mlp(n->op))
         return launch_mlp(be, kernel, n, err);
     return launch_1d(be, kernel, prep->group[k], items, n->op, err);

@@ -21,20 +21,36 @@ static int is_gemm(int32_t op)
     return mlff_op_is_gemm((mlff_op)op);
 }
 
+/* Work-groups of linear_tiled.cl for dense layer n. */
+static int64_t gemm_tiles(const mlff_exec_node *n)
+{
+    const int64_t groups = n->attrs.i[0];
+    const int64_t cols = n->op == MLFF_OP_LINEAR_VJP ? n->inputs[1].cols : n->inputs[1].rows / groups;
+    return (n->output.rows + 63) / 64 * ((cols + 63) / 64) * groups;
+}
+
+int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
+{
+    return be->gemm == CL_GEMM_TILED || (be->gemm != CL_GEMM_CLBLAST && gemm_tiles(n) >= CL_GEMM_TILED_FROM_TILES);
+}
+
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
 {
-    if (!is_gemm(n->op) || be->gemm == CL_GEMM_OWN)
+    if (!is_gemm(n->op) || be->gemm == CL_GEMM_OWN || cl_gemm_tiled(be, n))
         return 0;
     return be->gemm == CL_GEMM_CLBLAST || n->output.rows >= CL_GEMM_OWN_BELOW_ROWS;
 }
 
 /* One kernel: its name and parameters, the constants, the template, the
  * #undefs. Variant 1 of a dense layer is the bias and activation after a
- * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP). */
+ * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP); variant 2
+ * our tiled GEMM. */
+enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANTS };
+
 static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const char *template_text)
 {
     mlff_text_put(t, "\n#define KNAME mlff_k%d\n", index);
-    if (s->variant) {
+    if (s->variant == VARIANT_EPILOGUE) {
         mlff_text_put(t, "#define KARGS global TO *out, global const TO *in0, const long n_items\n");
     } else {
         mlff_text_put(t, "#define KARGS global TO *out");
@@ -53,21 +69,23 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
 
 static const char *template_for(const mlff_node_sig *s)
 {
-    const char *name = s->variant ? "gemm_epilogue"
-                       : s->op == MLFF_OP_LINEAR_VJP ? "linear"
-                                                     : mlff_op_get((mlff_op)s->op)->name;
+    const char *name = s->variant == VARIANT_EPILOGUE ? "gemm_epilogue"
+                       : s->variant == VARIANT_TILED  ? "linear_tiled"
+                       : s->op == MLFF_OP_LINEAR_VJP  ? "linear"
+                                                      : mlff_op_get((mlff_op)s->op)->name;
     return mlff_shader_find(mlff_opencl_shaders, name);
 }
 
-/* Variant 1 exists only for dense layers that CLBlast may run, and only
- * when there is a bias or an activation to apply after it; variant 0 of a
- * dense layer only when our GEMM may run it. */
+/* The epilogue variant exists only for dense layers that CLBlast may run,
+ * and only when there is a bias or an activation to apply after it; our
+ * GEMMs only when they may run the layer. */
 static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
 {
     if (!is_gemm(s->op))
-        return !s->variant;
-    if (s->variant)
-        return be->gemm != CL_GEMM_OWN && (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
+        return s->variant == VARIANT_OWN;
+    if (s->variant == VARIANT_EPILOGUE)
+        return (be->gemm == CL_GEMM_AUTO || be->gemm == CL_GEMM_CLBLAST) &&
+               (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
     return be->gemm != CL_GEMM_CLBLAST;
 }
 
@@ -170,6 +188,7 @@ static void prepared_free(cl_prepared *p)
         clReleaseProgram(p->program);
     free(p->unique);
     free(p->kernels);
+    free(p->tiled);
     free(p->epilogue);
     free(p->group);
     free(p->epilogue_group);
@@ -192,12 +211,13 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
                                    cl_prepared **out, mlff_error *err)
 {
     cl_prepared *p = calloc(1, sizeof *p);
-    int *unique_of = calloc(2 * (size_t)n_nodes + 1, sizeof *unique_of);
+    int *unique_of = calloc(VARIANTS * (size_t)n_nodes + 1, sizeof *unique_of);
     mlff_text src = {0};
     if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
         !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
+        !(p->tiled = calloc((size_t)n_nodes + 1, sizeof *p->tiled)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
-        !(p->unique = calloc(2 * (size_t)n_nodes + 1, sizeof *p->unique)) ||
+        !(p->unique = calloc(VARIANTS * (size_t)n_nodes + 1, sizeof *p->unique)) ||
         !(p->group = calloc((size_t)n_nodes + 1, sizeof *p->group)) ||
         !(p->epilogue_group = calloc((size_t)n_nodes + 1, sizeof *p->epilogue_group))) {
         free(unique_of);
@@ -211,19 +231,19 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
 
     mlff_text_put(&src, "%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
     mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
-    /* Kernel k of a node (variant 0: its own kernel; 1: the one after CLBlast). */
+    /* The kernels of each node, one per variant wanted. */
     mlff_status s = MLFF_OK;
-    for (int v = 0; v < 2; v++)
+    for (int v = 0; v < VARIANTS; v++)
         for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
-            int *slot = &unique_of[2 * k + v];
+            int *slot = &unique_of[VARIANTS * k + v];
             *slot = -1;
             mlff_node_sig sig = sigs[k];
             sig.variant = v;
             if (!variant_wanted(be, &sig))
                 continue;
             for (int j = 0; j < k && *slot < 0; j++)
-                if (unique_of[2 * j + v] >= 0 && memcmp(&sigs[j], &sigs[k], sizeof *sigs) == 0)
-                    *slot = unique_of[2 * j + v];
+                if (unique_of[VARIANTS * j + v] >= 0 && memcmp(&sigs[j], &sigs[k], sizeof *sigs) == 0)
+                    *slot = unique_of[VARIANTS * j + v];
             if (*slot >= 0)
                 continue;
             const char *tmpl = template_for(&sig);
@@ -246,8 +266,10 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
             s = cl_fail(err, rc, "clCreateKernel");
     }
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++) {
-        p->kernels[k] = unique_of[2 * k] >= 0 ? p->unique[unique_of[2 * k]] : NULL;
-        p->epilogue[k] = unique_of[2 * k + 1] >= 0 ? p->unique[unique_of[2 * k + 1]] : NULL;
+        const int *of = &unique_of[VARIANTS * k];
+        p->kernels[k] = of[VARIANT_OWN] >= 0 ? p->unique[of[VARIANT_OWN]] : NULL;
+        p->epilogue[k] = of[VARIANT_EPILOGUE] >= 0 ? p->unique[of[VARIANT_EPILOGUE]] : NULL;
+        p->tiled[k] = of[VARIANT_TILED] >= 0 ? p->unique[of[VARIANT_TILED]] : NULL;
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
         const int lanes = mlff_op_group_lanes((mlff_op)sigs[k].op, &sigs[k].attrs);
