@@ -62,11 +62,12 @@ typedef struct cl_prepared {
     cl_kernel *unique;   /* what to release */
 } cl_prepared;
 
-/* Who runs the dense layers (bench/RESULTS.md has the measurements): our
- * tiled GEMM (linear_tiled.cl) where a layer makes CL_GEMM_TILED_FROM_TILES
- * work-groups of it or more, else our GEMM for few rows (linear.cl) below
- * CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's above (`auto`); `own` takes
- * ours alone, `tiled` and `clblast` one for every layer. */
+/* Who runs the dense layers (bench/RESULTS.md has the measurements): on
+ * GPUs our tiled GEMM (linear_tiled.cl) where a layer makes
+ * CL_GEMM_TILED_FROM_TILES work-groups of it or more, else our GEMM for
+ * few rows (linear.cl) below CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's
+ * above (`auto`); `own` takes ours alone, `tiled` and `clblast` one for
+ * every layer. */
 typedef enum cl_gemm_path {
     CL_GEMM_AUTO = 0,
     CL_GEMM_OWN = 1,

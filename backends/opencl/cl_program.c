@@ -29,9 +29,16 @@ static int64_t gemm_tiles(const mlff_exec_node *n)
     return (n->output.rows + 63) / 64 * ((cols + 63) / 64) * groups;
 }
 
+/* Measured on GPUs only: CPU devices (PoCL) keep the kernels they had, and
+ * do not compile this one into every program unless it is asked for. */
+static int tiled_by_default(const mlff_backend *be)
+{
+    return be->is_gpu && be->gemm != CL_GEMM_CLBLAST;
+}
+
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return be->gemm == CL_GEMM_TILED || (be->gemm != CL_GEMM_CLBLAST && gemm_tiles(n) >= CL_GEMM_TILED_FROM_TILES);
+    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && gemm_tiles(n) >= CL_GEMM_TILED_FROM_TILES);
 }
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
@@ -86,6 +93,8 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
     if (s->variant == VARIANT_EPILOGUE)
         return (be->gemm == CL_GEMM_AUTO || be->gemm == CL_GEMM_CLBLAST) &&
                (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
+    if (s->variant == VARIANT_TILED)
+        return be->gemm == CL_GEMM_TILED || tiled_by_default(be);
     return be->gemm != CL_GEMM_CLBLAST;
 }
 
