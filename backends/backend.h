@@ -139,6 +139,19 @@ static inline int mlff_cell_kernel_per_group(mlff_cell_kernel k)
     return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS || k == MLFF_CELL_SCAN;
 }
 
+/* A kernel's row in the GPU backends' MLFF_LOG=profile tables. */
+static inline const char *mlff_cell_kernel_name(mlff_cell_kernel k)
+{
+    static const char *const names[MLFF_CELL_KERNELS] = {
+        [MLFF_CELL_BIN] = "cell lists: bins",
+        [MLFF_CELL_PLACE] = "cell lists: atoms placed",
+        [MLFF_CELL_COUNT] = "cell lists: pairs counted",
+        [MLFF_CELL_PAIRS] = "cell lists: pairs written",
+        [MLFF_CELL_SCAN] = "cell lists: bin starts",
+    };
+    return names[k];
+}
+
 typedef enum mlff_cell_buffer {
     MLFF_CELL_BUF_PARAMS,
     MLFF_CELL_BUF_POSITIONS,

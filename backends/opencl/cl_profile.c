@@ -28,6 +28,8 @@ cl_event *cl_profile_event(mlff_backend *be, int row)
 
 static const char *row_name(int row)
 {
+    if (row >= CL_ROW_CELLS)
+        return mlff_cell_kernel_name((mlff_cell_kernel)(row - CL_ROW_CELLS));
     switch (row) {
     case CL_ROW_CLBLAST:
         return "gemm (CLBlast)";
@@ -35,16 +37,6 @@ static const char *row_name(int row)
         return "gemm epilogue";
     case CL_ROW_DEVICE_SORTS:
         return "segment sorts";
-    case CL_ROW_CELLS + MLFF_CELL_BIN:
-        return "cell lists: bins";
-    case CL_ROW_CELLS + MLFF_CELL_PLACE:
-        return "cell lists: atoms placed";
-    case CL_ROW_CELLS + MLFF_CELL_COUNT:
-        return "cell lists: pairs counted";
-    case CL_ROW_CELLS + MLFF_CELL_PAIRS:
-        return "cell lists: pairs written";
-    case CL_ROW_CELLS + MLFF_CELL_SCAN:
-        return "cell lists: bin starts";
     default:
         return mlff_op_get((mlff_op)row)->name;
     }

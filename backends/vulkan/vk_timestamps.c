@@ -12,22 +12,9 @@
 
 static const char *row_name(int row)
 {
-    switch (row) {
-    case VK_ROW_SORTS:
-        return "segment sorts";
-    case VK_ROW_CELLS + MLFF_CELL_BIN:
-        return "cell lists: bins";
-    case VK_ROW_CELLS + MLFF_CELL_PLACE:
-        return "cell lists: atoms placed";
-    case VK_ROW_CELLS + MLFF_CELL_COUNT:
-        return "cell lists: pairs counted";
-    case VK_ROW_CELLS + MLFF_CELL_PAIRS:
-        return "cell lists: pairs written";
-    case VK_ROW_CELLS + MLFF_CELL_SCAN:
-        return "cell lists: bin starts";
-    default:
-        return mlff_op_get((mlff_op)row)->name;
-    }
+    if (row >= VK_ROW_CELLS)
+        return mlff_cell_kernel_name((mlff_cell_kernel)(row - VK_ROW_CELLS));
+    return row == VK_ROW_SORTS ? "segment sorts" : mlff_op_get((mlff_op)row)->name;
 }
 
 mlff_status vk_timestamps_begin(mlff_backend *be, vk_recording *rec, int n_dispatches, mlff_error *err)
