@@ -69,7 +69,12 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
                       s->epilogue == MLFF_EPILOGUE_CELU_GRAD ? ", global const TO *epi" : "");
     }
     mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);
+    const int our_gemm = is_gemm(s->op) && s->variant != VARIANT_EPILOGUE;
+    if (our_gemm)
+        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "gemm_store"));
     mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n", template_text);
+    if (our_gemm)
+        mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)
         mlff_text_put(t, "#undef %s\n", mlff_constant_names[k]);
 }

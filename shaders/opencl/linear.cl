@@ -4,7 +4,8 @@
  *   A = in0 (row stride GROUPS * GEMM_K),
  *   LINEAR:     B = W, plus bias in2[g*GEMM_N + n]
  *   LINEAR_VJP: B = W transposed per group (the copy cl_launch.c keeps),
- * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
+ * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi), in
+ * gemm_store.cl.
  * Made for few rows (a molecule's atoms of one element): a work-group
  * computes OUTS outputs n for ROWS rows m, the LANES work-items of an output
  * striding along a row of B (neighbours read neighbouring words) with a
@@ -47,16 +48,7 @@ kernel __attribute__((reqd_work_group_size(LANES * OUTS, 1, 1))) void KNAME(KARG
     TO sum = 0;
     for (int j = 0; j < LANES; j++)
         sum += part[t * (LANES + 1) + j];
-    const long at = m * (GROUPS * GEMM_N) + g * GEMM_N + n_out;
-#if !VJP
-    sum += in2[g * GEMM_N + n_out];
-#endif
-#if EPILOGUE == 1
-    sum = sum > 0 ? sum : (TO)ALPHA * expm1(sum / (TO)ALPHA);
-#elif EPILOGUE == 2
-    sum = epi[at] > 0 ? sum : sum * (epi[at] / (TO)ALPHA + 1);
-#endif
-    out[at] = sum;
+    GEMM_STORE(g, m, n_out, sum);
 }
 #undef LANES
 #undef OUTS

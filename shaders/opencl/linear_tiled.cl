@@ -45,19 +45,8 @@ kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
         for (int j = 0; j < RB; j++) {
             const long m = m0 + ly + 16 * i;
             const int n = n0 + lx + 16 * j;
-            if (m >= n_items || n >= GEMM_N)
-                continue;
-            const long at = m * (GROUPS * GEMM_N) + g * GEMM_N + n;
-            TO sum = acc[i][j];
-#if !VJP
-            sum += in2[g * GEMM_N + n];
-#endif
-#if EPILOGUE == 1
-            sum = sum > 0 ? sum : (TO)ALPHA * expm1(sum / (TO)ALPHA);
-#elif EPILOGUE == 2
-            sum = epi[at] > 0 ? sum : sum * (epi[at] / (TO)ALPHA + 1);
-#endif
-            out[at] = sum;
+            if (m < n_items && n < GEMM_N)
+                GEMM_STORE(g, m, n, acc[i][j]);
         }
 }
 #undef TS
