@@ -11,6 +11,8 @@ options=()
 # CI must build and test the OpenCL and Vulkan backends (on PoCL and
 # lavapipe), never silently skip them.
 [ "${CI:-}" = true ] && options+=(-Dopencl=enabled -Dvulkan=enabled)
+# Both builds' tests share the kernel caches (tests/meson.build says why).
+options+=(-Dtest_cache_dir="$PWD/build-test-cache")
 build_dir=build
 if [ "${1:-}" = --sanitize ]; then
     build_dir=build-asan
