@@ -192,10 +192,21 @@ typedef struct mlff_backend_iface {
     mlff_status (*buffer_read)(mlff_backend *be, const void *buffer, size_t offset, void *dst,
                                size_t bytes, mlff_error *err);
     /* As buffer_write, but it may return before src was read: src stays
-     * untouched until a later buffer_read or compute returned. May be NULL. */
+     * untouched until a later buffer_read or finish returned (or compute,
+     * where there is no finish). May be NULL. */
     mlff_status (*buffer_write_async)(mlff_backend *be, void *buffer, size_t offset, const void *src,
                                       size_t bytes, mlff_error *err);
-    /* Run the nodes in order (one plan execution) and wait until done. */
+    /* As buffer_read, but it may return before dst was written: dst holds
+     * the data once `finish` returned, and stays untouched until then (so
+     * that one evaluation's results wait for the device once: each wait
+     * costs a GPU driver tens of microseconds). May be NULL. */
+    mlff_status (*buffer_read_async)(mlff_backend *be, const void *buffer, size_t offset, void *dst,
+                                     size_t bytes, mlff_error *err);
+    /* Waits for everything enqueued, and reports what went wrong there. NULL
+     * where compute and the reads wait themselves. */
+    mlff_status (*finish)(mlff_backend *be, mlff_error *err);
+    /* Run the nodes in order (one plan execution); it waits until done
+     * unless the backend has `finish` (then reads wait for the nodes). */
     mlff_status (*compute)(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
                            mlff_error *err);
     /* Runs one cell-list kernel over n_items work-items with buffers[0 ..

@@ -293,18 +293,27 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
         s = mlff_plan_run(plan, outputs, err);
     ctx->stats.nodes_reused += mlff_plan_reused(plan) - reused;
     if (s == MLFF_OK && v->device_lists)
-        s = mlff_device_cells_check_lists(m->device_cells, err);
-    if (s != MLFF_OK)
-        return s;
-    phase_done(m, PHASE_COMPUTE, "device work (waited for)", &t);
-    ctx->stats.plan_executions++;
-    if (energies)
-        s = mlff_plan_read(plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
+        s = mlff_device_cells_read_check(m->device_cells, err);
+    if (s == MLFF_OK) {
+        phase_done(m, PHASE_COMPUTE, "device work (run, or enqueued)", &t);
+        ctx->stats.plan_executions++;
+    }
+    /* The results and the lists' check come back after one wait. */
+    if (s == MLFF_OK && energies)
+        s = mlff_plan_read_later(plan, g->outputs[MLFF_OUTPUT_ENERGY], energies, err);
     if (s == MLFF_OK && forces)
-        s = mlff_plan_read(plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
+        s = mlff_plan_read_later(plan, g->outputs[MLFF_OUTPUT_FORCES], forces, err);
     if (s == MLFF_OK && cell_forces)
-        s = mlff_plan_read(plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
-    phase_done(m, PHASE_DOWNLOAD, "download", &t);
+        s = mlff_plan_read_later(plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], cell_forces, err);
+    /* Also after a failure: reads under way write into the caller's arrays,
+     * and transfers may still read the host's. */
+    mlff_error ignored;
+    const mlff_status waited = mlff_plan_wait(plan, s == MLFF_OK ? err : &ignored);
+    if (s == MLFF_OK)
+        s = waited;
+    if (s == MLFF_OK && v->device_lists)
+        s = mlff_device_cells_check_lists(m->device_cells, err);
+    phase_done(m, PHASE_DOWNLOAD, "download (waits for the device)", &t);
     return s;
 }
 

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 typedef struct plan_tensor {
     void *buffer;
     size_t capacity; /* bytes */
@@ -33,6 +35,18 @@ typedef struct node_list {
     int n;
 } node_list;
 
+/* An output on its way to the host: the device's values land in raw (dst
+ * itself for doubles), converted into dst when the plan waits. */
+typedef struct plan_read {
+    double *dst;
+    void *raw;
+    size_t n;
+    mlff_dtype dtype;
+    void *staging;
+    int64_t staging_size;
+} plan_read;
+#define PLAN_READS 4
+
 struct mlff_plan {
     const mlff_graph *g;
     const mlff_backend_iface *iface;
@@ -52,6 +66,9 @@ struct mlff_plan {
     mlff_memory_limits limits;
     void *staging; /* host conversion buffer */
     size_t staging_size;
+    /* Reads asked for and not yet waited for (mlff_plan_read_later). */
+    plan_read reads[PLAN_READS];
+    int n_reads;
     uint64_t builds;
 };
 
@@ -316,6 +333,8 @@ void mlff_plan_destroy(mlff_plan *p)
     free(p->constant);
     free(p->ran_at);
     free(p->staging);
+    for (int k = 0; k < PLAN_READS; k++)
+        free(p->reads[k].staging);
     free(p);
 }
 
@@ -566,7 +585,7 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
     return MLFF_OK;
 }
 
-mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *err)
+mlff_status mlff_plan_read_later(mlff_plan *p, int tensor, double *dst, mlff_error *err)
 {
     const plan_tensor *pt = &p->tensors[tensor], *held = &p->tensors[pt->same_as];
     size_t n = (size_t)pt->rows * (size_t)p->g->tensors[tensor].cols;
@@ -576,18 +595,44 @@ mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *er
         memset(dst, 0, n * sizeof *dst);
         return MLFF_OK;
     }
-    size_t bytes = n * mlff_dtype_size(pt->dtype);
-    void *dst_raw = dst;
+    mlff_status s = p->n_reads == PLAN_READS ? mlff_plan_wait(p, err) : MLFF_OK;
+    if (s != MLFF_OK)
+        return s;
+    plan_read *r = &p->reads[p->n_reads];
+    const size_t bytes = n * mlff_dtype_size(pt->dtype);
+    r->raw = dst;
     if (pt->dtype != MLFF_DTYPE_F64) {
-        mlff_status s = ensure_staging(p, bytes, err);
-        if (s != MLFF_OK)
-            return s;
-        dst_raw = p->staging;
+        if (!mlff_grow(&r->staging, &r->staging_size, (int64_t)bytes, 1))
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of host memory (%zu bytes)", bytes);
+        r->raw = r->staging;
     }
-    mlff_status s = p->iface->buffer_read(p->be, held->buffer, 0, dst_raw, bytes, err);
-    if (s == MLFF_OK && dst_raw != dst)
-        convert(dst, MLFF_DTYPE_F64, dst_raw, pt->dtype, n);
+    s = p->iface->buffer_read_async ? p->iface->buffer_read_async(p->be, held->buffer, 0, r->raw, bytes, err)
+                                    : p->iface->buffer_read(p->be, held->buffer, 0, r->raw, bytes, err);
+    if (s != MLFF_OK)
+        return s;
+    r->dst = dst;
+    r->n = n;
+    r->dtype = pt->dtype;
+    p->n_reads++;
+    return MLFF_OK;
+}
+
+mlff_status mlff_plan_wait(mlff_plan *p, mlff_error *err)
+{
+    mlff_status s = p->iface->finish ? p->iface->finish(p->be, err) : MLFF_OK;
+    for (int k = 0; k < p->n_reads && s == MLFF_OK; k++) {
+        const plan_read *r = &p->reads[k];
+        if (r->raw != r->dst)
+            convert(r->dst, MLFF_DTYPE_F64, r->raw, r->dtype, r->n);
+    }
+    p->n_reads = 0;
     return s;
+}
+
+mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *err)
+{
+    mlff_status s = mlff_plan_read_later(p, tensor, dst, err);
+    return s == MLFF_OK ? mlff_plan_wait(p, err) : s;
 }
 
 int64_t mlff_plan_rows(const mlff_plan *p, int tensor)

@@ -47,6 +47,11 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err);
 
 /* Download a tensor as doubles (rows x cols as bound). */
 mlff_status mlff_plan_read(mlff_plan *p, int tensor, double *dst, mlff_error *err);
+/* The same in two steps, so that an evaluation's outputs wait for the
+ * device once: dst holds the tensor once mlff_plan_wait returned OK. Every
+ * read asked for must be waited for, also after a failure, before dst goes. */
+mlff_status mlff_plan_read_later(mlff_plan *p, int tensor, double *dst, mlff_error *err);
+mlff_status mlff_plan_wait(mlff_plan *p, mlff_error *err);
 
 /* Rows of a tensor as bound. */
 int64_t mlff_plan_rows(const mlff_plan *p, int tensor);

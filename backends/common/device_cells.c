@@ -89,6 +89,7 @@ struct mlff_device_cells {
     int64_t bins_capacity;
     int32_t params[PARAMS];      /* as last written by count_pairs */
     int32_t list_params[PARAMS]; /* ... and by mlff_device_cells_write_lists */
+    int32_t checked_params[PARAMS]; /* read back after the graph */
 };
 
 mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
@@ -191,6 +192,15 @@ static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset,
                         mlff_error *err)
 {
     return bytes ? c->iface->buffer_read(c->be, c->buffers[k], offset, dst, bytes, err) : MLFF_OK;
+}
+
+/* A read that arrives by the next read, or the backend's next wait. */
+static mlff_status read_later(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
+                              mlff_error *err)
+{
+    if (!bytes || !c->iface->buffer_read_async)
+        return read(c, k, offset, dst, bytes, err);
+    return c->iface->buffer_read_async(c->be, c->buffers[k], offset, dst, bytes, err);
 }
 
 /* Runs kernel k with the cell buffers and, where lists is not NULL, its
@@ -442,7 +452,7 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         return s;
     const int64_t n = b->system_offsets[b->n_systems], stride = n + 1;
     int32_t params[PARAMS];
-    if ((s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err)) != MLFF_OK ||
+    if ((s = read_later(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err)) != MLFF_OK ||
         (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
             MLFF_OK)
         return s;
@@ -483,11 +493,14 @@ mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_devic
     return s == MLFF_OK ? run_with(c, MLFF_CELL_PAIRS, c->params[PARAM_ATOMS], lists, err) : s;
 }
 
+mlff_status mlff_device_cells_read_check(mlff_device_cells *c, mlff_error *err)
+{
+    return read_later(c, MLFF_CELL_BUF_PARAMS, 0, c->checked_params, sizeof c->checked_params, err);
+}
+
 mlff_status mlff_device_cells_check_lists(mlff_device_cells *c, mlff_error *err)
 {
-    int32_t params[PARAMS];
-    mlff_status s = read(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err);
-    if (s == MLFF_OK && params[PARAM_MISMATCH])
-        s = mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs");
-    return s;
+    return c->checked_params[PARAM_MISMATCH]
+               ? mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: the two passes found different pairs")
+               : MLFF_OK;
 }

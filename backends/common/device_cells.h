@@ -61,8 +61,10 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_b
  * without waiting: the graph's nodes may follow at once. */
 mlff_status mlff_device_cells_write_lists(mlff_device_cells *cells, const mlff_device_lists *lists,
                                           mlff_error *err);
-/* After the nodes that read them: an error if the lists were not written as
- * counted (a read-back; the wait comes after the graph, not before it). */
+/* After the nodes that read them: reads back whether the lists were written
+ * as counted (it arrives by the backend's next wait, with the graph's
+ * results), then, after that wait, says so with an error if not. */
+mlff_status mlff_device_cells_read_check(mlff_device_cells *cells, mlff_error *err);
 mlff_status mlff_device_cells_check_lists(mlff_device_cells *cells, mlff_error *err);
 
 #endif

@@ -68,6 +68,7 @@ static void cl_close(mlff_backend *be)
     cl_cells_free(be);
     cl_gemm_free(be);
     cl_segments_free(be);
+    cl_readback_free(be);
     if (be->queue)
         clReleaseCommandQueue(be->queue);
     if (be->context)
@@ -162,12 +163,32 @@ static mlff_status cl_buffer_write_async(mlff_backend *be, void *buffer, size_t 
     return write_buffer(be, buffer, offset, src, bytes, CL_FALSE, err);
 }
 
+/* After a wait: the reads under way have arrived, and the sorts' flag with them. */
+static mlff_status settle(mlff_backend *be, mlff_error *err)
+{
+    cl_readback_settle(be);
+    return cl_segments_check(be, err);
+}
+
 static mlff_status cl_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst,
                                   size_t bytes, mlff_error *err)
 {
     const cl_buffer *b = buffer;
+    /* In an in-order queue it waits for every command before it. */
     cl_int rc = clEnqueueReadBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
-    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "reading a buffer");
+    return rc == CL_SUCCESS ? settle(be, err) : cl_fail(err, rc, "reading a buffer");
+}
+
+static mlff_status cl_buffer_read_async(mlff_backend *be, const void *buffer, size_t offset, void *dst,
+                                        size_t bytes, mlff_error *err)
+{
+    return cl_readback_enqueue(be, ((const cl_buffer *)buffer)->mem, offset, dst, bytes, err);
+}
+
+static mlff_status cl_finish(mlff_backend *be, mlff_error *err)
+{
+    cl_int rc = clFinish(be->queue);
+    return rc == CL_SUCCESS ? settle(be, err) : cl_fail(err, rc, "running the kernels");
 }
 
 static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
@@ -183,19 +204,19 @@ static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int
         mlff_profile_add(&be->profile, CL_ROW_SORTS, "host: segment sorts (threads)", mlff_seconds() - sort_start);
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++)
         s = cl_enqueue_node(be, prep, k, &nodes[k], err);
-    const double wait_start = be->profile.enabled ? mlff_seconds() : 0;
-    cl_int rc = clFinish(be->queue);
-    if (be->profile.enabled && !be->profile.events) { /* MLFF_LOG=phases: the host's side alone */
+    if (s == MLFF_OK)
+        s = cl_segments_read_flag(be, sorts_before, err);
+    if (!be->profile.enabled) /* the reads of the results wait (cl_finish) */
+        return s;
+    /* Profiling waits here, for the kernels' events and the host's share. */
+    const double wait_start = mlff_seconds();
+    mlff_status waited = cl_finish(be, err);
+    if (!be->profile.events) { /* MLFF_LOG=phases: the host's side alone */
         mlff_profile_add(&be->profile, CL_ROW_ENQUEUE, "host: kernels enqueued", wait_start - sort_start);
         mlff_profile_add(&be->profile, CL_ROW_WAIT, "host: waits for the device", mlff_seconds() - wait_start);
     }
-    if (s == MLFF_OK && rc != CL_SUCCESS)
-        s = cl_fail(err, rc, "running the kernels");
-    if (s == MLFF_OK)
-        s = cl_segments_check(be, sorts_before, err);
-    if (be->profile.enabled)
-        cl_profile_collect(be);
-    return s;
+    cl_profile_collect(be);
+    return s == MLFF_OK ? waited : s;
 }
 
 static void cl_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
@@ -224,6 +245,8 @@ const mlff_backend_iface mlff_backend_opencl = {
     .buffer_write = cl_buffer_write,
     .buffer_write_async = cl_buffer_write_async,
     .buffer_read = cl_buffer_read,
+    .buffer_read_async = cl_buffer_read_async,
+    .finish = cl_finish,
     .compute = cl_compute,
     .cell_kernel = cl_cell_kernel,
     .get_stats = cl_get_stats,

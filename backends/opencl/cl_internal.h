@@ -44,6 +44,8 @@ typedef struct cl_sort_scratch {
     cl_mem scratch[MLFF_SORT_SCRATCH];
     size_t capacity[MLFF_SORT_SCRATCH]; /* in entries */
     cl_mem flag;        /* the last entry with a key out of range, + 1; 0 if none */
+    cl_int flag_read;   /* ... read back after the sorts of a plan execution, */
+    int flag_pending;   /* until the next wait, which checks it */
 } cl_sort_scratch;
 
 /* The kernels of one node list, built once per distinct list (see cl_program.c). */
@@ -77,6 +79,19 @@ typedef enum cl_gemm_path {
 #define CL_GEMM_OWN_BELOW_ROWS 2048
 #define CL_GEMM_TILED_FROM_TILES 256
 
+/* Reads under way into pinned host memory (cl_readback.c). */
+typedef struct cl_pending_read {
+    void *dst;
+    size_t offset, bytes; /* where in the pinned buffer */
+} cl_pending_read;
+typedef struct cl_readback {
+    cl_mem buffer;
+    void *host; /* mapped */
+    size_t capacity, used;
+    cl_pending_read *reads;
+    int n_reads, capacity_reads;
+} cl_readback;
+
 struct mlff_backend {
     cl_platform_id platform;
     cl_device_id device;
@@ -97,6 +112,7 @@ struct mlff_backend {
     size_t scratch_size;
     mlff_segment_cache segments;
     cl_sort_scratch sort;
+    cl_readback readback;
     cl_program cell_program; /* shaders/opencl/cell_lists.cl, built at first use */
     cl_kernel cell_kernels[MLFF_CELL_KERNELS];
     cl_program transpose_program; /* shaders/opencl/transpose.cl, built at first use */
@@ -146,11 +162,21 @@ size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
 /* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
+/* cl_readback.c: a read of bytes at offset of mem that arrives in dst
+ * once the queue finished and cl_readback_settle ran (which every wait of
+ * the backend calls). */
+mlff_status cl_readback_enqueue(mlff_backend *be, cl_mem mem, size_t offset, void *dst, size_t bytes,
+                                mlff_error *err);
+void cl_readback_settle(mlff_backend *be);
+void cl_readback_free(mlff_backend *be);
+
 /* cl_segments.c: the device side of the segment cache. */
 mlff_status cl_segments_init(mlff_backend *be, mlff_error *err);
-/* After the queue finished: an error if a device sort since the count
- * sorts_before met a key out of range. */
-mlff_status cl_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err);
+/* After the nodes of a plan execution: reads back, if a device sort ran
+ * since the count sorts_before, whether one met a key out of range. */
+mlff_status cl_segments_read_flag(mlff_backend *be, uint64_t sorts_before, mlff_error *err);
+/* After the queue finished: an error if the flag read says so. */
+mlff_status cl_segments_check(mlff_backend *be, mlff_error *err);
 void cl_segments_free(mlff_backend *be);
 
 /* cl_profile.c: the event for the next kernel of a row, or NULL when not profiling. */

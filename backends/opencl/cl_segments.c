@@ -138,19 +138,27 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "running the segment sort");
 }
 
-mlff_status cl_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err)
+mlff_status cl_segments_read_flag(mlff_backend *be, uint64_t sorts_before, mlff_error *err)
 {
+    cl_sort_scratch *x = &be->sort;
     if (!be->segments.on_device || be->segments.sorts == sorts_before)
         return MLFF_OK;
-    cl_int bad = 0;
-    cl_int rc = clEnqueueReadBuffer(be->queue, be->sort.flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
-    if (rc != CL_SUCCESS)
-        return cl_fail(err, rc, "reading the sort flag");
-    if (bad == 0)
+    mlff_status s = cl_readback_enqueue(be, x->flag, 0, &x->flag_read, sizeof x->flag_read, err);
+    x->flag_pending = s == MLFF_OK;
+    return s;
+}
+
+mlff_status cl_segments_check(mlff_backend *be, mlff_error *err)
+{
+    cl_sort_scratch *x = &be->sort;
+    if (!x->flag_pending)
+        return MLFF_OK;
+    x->flag_pending = 0;
+    if (x->flag_read == 0)
         return MLFF_OK;
     const cl_int zero = 0;
-    clEnqueueWriteBuffer(be->queue, be->sort.flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
-    return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: entry %d of an index is out of range", bad - 1);
+    clEnqueueWriteBuffer(be->queue, x->flag, CL_TRUE, 0, sizeof zero, &zero, 0, NULL, NULL);
+    return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: entry %d of an index is out of range", x->flag_read - 1);
 }
 
 void cl_segments_free(mlff_backend *be)
