@@ -5,9 +5,8 @@
  * after that: their buffer's version stays) and kept with the buffer. */
 #include "cl_internal.h"
 
-/* LANES * OUTS and OUTS, ROWS of shaders/opencl/linear.cl; TS of linear_tiled.cl */
+/* LANES * OUTS and ROWS of shaders/opencl/linear.cl; TS of linear_tiled.cl */
 #define GEMM_GROUP 256
-#define GEMM_OUTS 8
 #define GEMM_ROWS 8
 #define TILED_TS 64
 
@@ -82,9 +81,15 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const
             return cl_fail(err, rc, "clSetKernelArg (gemm)");
     }
     const size_t cols_n = (size_t)(vjp ? n->inputs[1].cols : n->inputs[1].rows / groups), rows = (size_t)n->output.rows;
-    const size_t few_local[3] = {GEMM_GROUP, 1, 1}, tiled_local[3] = {16, 16, 1};
-    const size_t few[3] = {(cols_n + GEMM_OUTS - 1) / GEMM_OUTS * GEMM_GROUP, (rows + GEMM_ROWS - 1) / GEMM_ROWS,
-                           (size_t)groups};
+    /* linear.cl: 32 lanes an output, more where that leaves compute units idle. */
+    const size_t row_blocks = (rows + GEMM_ROWS - 1) / GEMM_ROWS;
+    size_t lanes = 32;
+    while (lanes < GEMM_GROUP &&
+           (cols_n + GEMM_GROUP / lanes - 1) / (GEMM_GROUP / lanes) * row_blocks * (size_t)groups < 2 * be->compute_units)
+        lanes *= 2;
+    const size_t outs = GEMM_GROUP / lanes;
+    const size_t few_local[3] = {lanes, outs, 1}, tiled_local[3] = {16, 16, 1};
+    const size_t few[3] = {(cols_n + outs - 1) / outs * lanes, row_blocks * outs, (size_t)groups};
     const size_t tiles[3] = {(cols_n + TILED_TS - 1) / TILED_TS * 16, (rows + TILED_TS - 1) / TILED_TS * 16,
                              (size_t)groups};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, tiled ? tiles : few, tiled ? tiled_local : few_local,

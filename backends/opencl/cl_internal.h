@@ -99,6 +99,7 @@ struct mlff_backend {
     cl_command_queue queue;
     int is_gpu, has_fp64;
     cl_ulong max_alloc, global_memory;
+    cl_uint compute_units;
     char name[256], description[1024];
     char identity[1100]; /* vendor, driver, versions: part of every cache key */
     cl_gemm_path gemm;

@@ -11,14 +11,18 @@
  * striding along a row of B (neighbours read neighbouring words) with a
  * partial sum per row, which are then added in a fixed order
  * (reproducible). So even one row spreads over GEMM_N / OUTS groups.
- * Dimensions: (LANES * OUTS) x output blocks, row blocks, groups. */
-#define LANES 32
-#define OUTS 8
+ * LANES is 32, or up to 256 where the outputs and rows make few work-groups
+ * (the host's choice, backends/opencl/cl_gemm.c: methane's first-layer
+ * gradient, 128 outputs of K = 2048, had 16 work-groups of 32 lanes); the
+ * partial sums are then halved to 32 in a fixed tree.
+ * Dimensions: LANES x output blocks, OUTS x row blocks, groups. */
+#define GROUP 256 /* LANES * OUTS */
 #define ROWS 8
-kernel __attribute__((reqd_work_group_size(LANES * OUTS, 1, 1))) void KNAME(KARGS)
+kernel void KNAME(KARGS)
 {
-    const int t = get_local_id(0), lane = t % LANES, o = t / LANES, g = get_group_id(2);
-    const int n = get_group_id(0) * OUTS + o;
+    const int lanes = get_local_size(0), outs = get_local_size(1);
+    const int lane = get_local_id(0), o = get_local_id(1), t = o * lanes + lane, g = get_group_id(2);
+    const int n = get_group_id(0) * outs + o;
     const long m0 = (long)get_group_id(1) * ROWS;
     const int rows = (int)min((long)ROWS, n_items - m0);
     TO acc[ROWS];
@@ -27,7 +31,7 @@ kernel __attribute__((reqd_work_group_size(LANES * OUTS, 1, 1))) void KNAME(KARG
     if (n < GEMM_N) {
         global const T1 *b = in1 + (long)(g * GEMM_N + n) * GEMM_K;
         global const T0 *a = in0 + m0 * (GROUPS * GEMM_K) + g * GEMM_K;
-        for (int k = lane; k < GEMM_K; k += LANES) {
+        for (int k = lane; k < GEMM_K; k += lanes) {
             const TO w = b[k];
             for (int r = 0; r < ROWS; r++)
                 if (r < rows)
@@ -35,21 +39,26 @@ kernel __attribute__((reqd_work_group_size(LANES * OUTS, 1, 1))) void KNAME(KARG
         }
     }
     /* [output][row][lane], a word of padding per lane row against bank conflicts */
-    local TO part[OUTS * ROWS * (LANES + 1)];
+    local TO part[ROWS * (GROUP + GROUP / 32)];
+    const int stride = lanes + 1;
     for (int r = 0; r < ROWS; r++)
-        part[(o * ROWS + r) * (LANES + 1) + lane] = acc[r];
+        part[(o * ROWS + r) * stride + lane] = acc[r];
+    for (int width = lanes / 2; width >= 32; width /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int i = t; i < outs * ROWS * width; i += GROUP)
+            part[i / width * stride + i % width] += part[i / width * stride + i % width + width];
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (t >= OUTS * ROWS)
+    if (t >= outs * ROWS)
         return;
-    const int n_out = get_group_id(0) * OUTS + t / ROWS;
+    const int n_out = get_group_id(0) * outs + t / ROWS;
     const long m = m0 + t % ROWS;
     if (n_out >= GEMM_N || m >= n_items)
         return;
     TO sum = 0;
-    for (int j = 0; j < LANES; j++)
-        sum += part[t * (LANES + 1) + j];
+    for (int j = 0; j < 32; j++)
+        sum += part[t * stride + j];
     GEMM_STORE(g, m, n_out, sum);
 }
-#undef LANES
-#undef OUTS
+#undef GROUP
 #undef ROWS

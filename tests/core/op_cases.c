@@ -236,6 +236,16 @@ CASE(case_linear_grouped)
     return mlff_op_linear(g, x, w, b, 2);
 }
 
+/* Few rows and outputs with a long K (ANI's first-layer gradient for a
+ * molecule): OpenCL's GEMM then spreads each output over up to 256 lanes. */
+CASE(case_linear_long_k)
+{
+    int x = random_param(g, rng, 3, 600, -1, 1);
+    int w = random_param(g, rng, 5, 600, -0.2, 0.2), b = random_param(g, rng, 5, 1, -1, 1);
+    WRT1(x);
+    return mlff_op_linear(g, x, w, b, 1);
+}
+
 /* Two dense layers, each with its CELU (which the GPU backends fuse into the
  * GEMM), at sizes that leave partial tiles, blocks and subgroup steps
  * everywhere: 37 rows, 45 and 150 inputs, 300 and 2 x 70 outputs. */
@@ -461,6 +471,7 @@ const op_case op_cases[] = {
     {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide},
     {"linear", MLFF_OP_LINEAR, case_linear},
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
+    {"linear (long K, few outputs)", MLFF_OP_LINEAR, case_linear_long_k},
     {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers},
     {"celu", MLFF_OP_CELU, case_celu},
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
