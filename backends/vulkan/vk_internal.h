@@ -41,8 +41,11 @@ enum {
  * 8.3 -> 6.1 ms), and below VK_ROWS_MAX_GPU rows linear_rows.comp (a work
  * group of 256 computes FR_OUTS outputs of FR_ROWS rows). */
 #define VK_FR_ROWS 8
-#define VK_FR_OUTS 8
+#define VK_FR_GROUP 256
 #define VK_ROWS_MAX_GPU 256
+/* ... with more lanes an output than 32 while a dispatch would have fewer
+ * work groups than this (about two per SM of an H200). */
+#define VK_FR_FEW_GROUPS 256
 
 /* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
 typedef enum vk_gemm {

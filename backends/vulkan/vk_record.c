@@ -67,10 +67,18 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
-        const int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
-                                       : shader == VK_GEMM_ROWS   ? VK_FR_OUTS
-                                       : shader == VK_GEMM_TILED  ? VK_TILED_TS
-                                                                  : VK_GEMM_TILE;
+        int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
+                                 : shader == VK_GEMM_TILED    ? VK_TILED_TS
+                                                              : VK_GEMM_TILE;
+        if (shader == VK_GEMM_ROWS) { /* linear_rows.comp: its lanes an output */
+            const int64_t row_blocks = (items + VK_FR_ROWS - 1) / VK_FR_ROWS;
+            uint32_t lanes = 32;
+            while (lanes < VK_FR_GROUP &&
+                   (cols + VK_FR_GROUP / lanes - 1) / (VK_FR_GROUP / lanes) * row_blocks * groups < VK_FR_FEW_GROUPS)
+                lanes *= 2;
+            d.push[2] = lanes;
+            cols_per_group = VK_FR_GROUP / lanes;
+        }
         d.groups[1] = (uint32_t)((cols + cols_per_group - 1) / cols_per_group);
         d.groups[2] = (uint32_t)groups;
         if (d.groups[1] > most[1] || d.groups[2] > most[2])

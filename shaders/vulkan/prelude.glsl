@@ -71,10 +71,12 @@ layout(std430, set = 0, binding = 11) readonly buffer EpiB { TO epi[]; };
 
 /* n_items: the work-items wanted in all; base: the first one of this
  * dispatch (a launch larger than the device's group count limit is split
- * into several dispatches). */
+ * into several dispatches); lanes: linear_rows.comp's invocations per
+ * output. */
 layout(push_constant) uniform Push {
     uint n_items;
     uint base;
+    uint lanes;
 } pc;
 
 #if !defined(GEMM_N) && !defined(MLP_THREADS)
