@@ -39,12 +39,12 @@ enum {
 /* CPU implementations with subgroup shuffles take it at every size; GPUs
  * take linear_tiled.comp (faster on the H200 at every size: 12288 atoms
  * 8.3 -> 6.1 ms), and below VK_ROWS_MAX_GPU rows linear_rows.comp (a work
- * group of 256 computes FR_OUTS outputs of FR_ROWS rows). */
+ * group of VK_FR_GROUP computes VK_FR_GROUP / lanes outputs of VK_FR_ROWS
+ * rows, with 32 lanes an output, more while a dispatch would have fewer
+ * work groups than VK_FR_FEW_GROUPS: about two per SM of an H200). */
 #define VK_FR_ROWS 8
 #define VK_FR_GROUP 256
 #define VK_ROWS_MAX_GPU 256
-/* ... with more lanes an output than 32 while a dispatch would have fewer
- * work groups than this (about two per SM of an H200). */
 #define VK_FR_FEW_GROUPS 256
 
 /* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
