@@ -79,7 +79,10 @@ typedef enum cl_gemm_path {
 #define CL_GEMM_OWN_BELOW_ROWS 2048
 #define CL_GEMM_TILED_FROM_TILES 256
 
-/* Reads under way into pinned host memory (cl_readback.c). */
+/* Reads under way into pinned host memory (cl_readback.c); an evaluation
+ * asks for five at most (results, sort flag, lists' check), and one more
+ * than this waits for those before it. */
+#define CL_READBACK_READS 8
 typedef struct cl_pending_read {
     void *dst;
     size_t offset, bytes; /* where in the pinned buffer */
@@ -88,8 +91,8 @@ typedef struct cl_readback {
     cl_mem buffer;
     void *host; /* mapped */
     size_t capacity, used;
-    cl_pending_read *reads;
-    int n_reads, capacity_reads;
+    cl_pending_read reads[CL_READBACK_READS];
+    int n_reads;
 } cl_readback;
 
 struct mlff_backend {

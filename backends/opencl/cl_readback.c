@@ -3,7 +3,6 @@
  * asked for when the queue has finished. A read that does not wait into
  * ordinary (pageable) memory made NVIDIA's driver finish it on a thread of
  * its own: an evaluation took 70 us longer. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "cl_internal.h"
@@ -22,25 +21,18 @@ static void release(cl_readback *r, cl_command_queue queue)
     r->capacity = 0;
 }
 
-/* Room for `bytes` more; with reads under way, they are finished first. */
+/* Room for `bytes` more and one more read; when there is none, the reads
+ * under way are finished first. */
 static mlff_status reserve(mlff_backend *be, size_t bytes, mlff_error *err)
 {
     cl_readback *r = &be->readback;
-    if (r->used + bytes <= r->capacity && r->n_reads < r->capacity_reads)
+    if (r->used + bytes <= r->capacity && r->n_reads < CL_READBACK_READS)
         return MLFF_OK;
     if (r->n_reads) {
         cl_int rc = clFinish(be->queue);
         if (rc != CL_SUCCESS)
             return cl_fail(err, rc, "waiting for the reads");
         cl_readback_settle(be);
-    }
-    if (r->n_reads == r->capacity_reads) {
-        const int n = r->capacity_reads ? 2 * r->capacity_reads : 8;
-        cl_pending_read *reads = realloc(r->reads, (size_t)n * sizeof *reads);
-        if (!reads)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of host memory for the reads");
-        r->reads = reads;
-        r->capacity_reads = n;
     }
     if (bytes <= r->capacity)
         return MLFF_OK;
@@ -91,5 +83,4 @@ void cl_readback_settle(mlff_backend *be)
 void cl_readback_free(mlff_backend *be)
 {
     release(&be->readback, be->queue);
-    free(be->readback.reads);
 }
