@@ -194,6 +194,19 @@ int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect)
     return mlp_rows(&m, n->op, n->output.dtype, dialect);
 }
 
+int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few_groups)
+{
+    const int64_t row_blocks = (rows + MLFF_ROWS_GEMM_ROWS - 1) / MLFF_ROWS_GEMM_ROWS;
+    int lanes = 32;
+    while (lanes < MLFF_ROWS_GEMM_GROUP) {
+        const int64_t outs = MLFF_ROWS_GEMM_GROUP / lanes;
+        if ((cols + outs - 1) / outs * row_blocks * groups >= few_groups)
+            break;
+        lanes *= 2;
+    }
+    return lanes;
+}
+
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);

@@ -77,6 +77,15 @@ int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect);
 /* The rows a work-group takes (MLP_ROWS of the node's kernel in dialect;
  * the transposed forward kernel keeps no partial sums, so takes more). */
 int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect);
+
+/* The GEMM for few rows (OpenCL's linear.cl, Vulkan's linear_rows.comp): a
+ * work-group of MLFF_ROWS_GEMM_GROUP items takes MLFF_ROWS_GEMM_ROWS rows of
+ * MLFF_ROWS_GEMM_GROUP / lanes outputs. The lanes an output: 32, doubled
+ * (up to the whole group) while the launch of `cols` outputs, `rows` rows
+ * and `groups` groups would have fewer work-groups than few_groups. */
+#define MLFF_ROWS_GEMM_GROUP 256
+#define MLFF_ROWS_GEMM_ROWS 8
+int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few_groups);
 static inline int mlff_op_is_mlp(mlff_op op)
 {
     return op == MLFF_OP_CELU_MLP || op == MLFF_OP_CELU_MLP_VJP;

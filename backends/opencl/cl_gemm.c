@@ -4,10 +4,9 @@
  * The copy is made on the device the first time (weights never change
  * after that: their buffer's version stays) and kept with the buffer. */
 #include "cl_internal.h"
+#include "../common/lowering.h"
 
-/* LANES * OUTS and ROWS of shaders/opencl/linear.cl; TS of linear_tiled.cl */
-#define GEMM_GROUP 256
-#define GEMM_ROWS 8
+/* TS of shaders/opencl/linear_tiled.cl */
 #define TILED_TS 64
 
 static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
@@ -81,13 +80,10 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const
             return cl_fail(err, rc, "clSetKernelArg (gemm)");
     }
     const size_t cols_n = (size_t)(vjp ? n->inputs[1].cols : n->inputs[1].rows / groups), rows = (size_t)n->output.rows;
-    /* linear.cl: 32 lanes an output, more where that leaves compute units idle. */
-    const size_t row_blocks = (rows + GEMM_ROWS - 1) / GEMM_ROWS;
-    size_t lanes = 32;
-    while (lanes < GEMM_GROUP &&
-           (cols_n + GEMM_GROUP / lanes - 1) / (GEMM_GROUP / lanes) * row_blocks * (size_t)groups < 2 * be->compute_units)
-        lanes *= 2;
-    const size_t outs = GEMM_GROUP / lanes;
+    /* linear.cl: more lanes an output than 32 where that leaves compute units idle. */
+    const size_t row_blocks = (rows + MLFF_ROWS_GEMM_ROWS - 1) / MLFF_ROWS_GEMM_ROWS;
+    const size_t lanes = (size_t)mlff_rows_gemm_lanes((int64_t)cols_n, (int64_t)rows, groups, 2 * (int64_t)be->compute_units);
+    const size_t outs = MLFF_ROWS_GEMM_GROUP / lanes;
     const size_t few_local[3] = {lanes, outs, 1}, tiled_local[3] = {16, 16, 1};
     const size_t few[3] = {(cols_n + outs - 1) / outs * lanes, row_blocks * outs, (size_t)groups};
     const size_t tiles[3] = {(cols_n + TILED_TS - 1) / TILED_TS * 16, (rows + TILED_TS - 1) / TILED_TS * 16,

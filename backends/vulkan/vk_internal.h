@@ -38,12 +38,10 @@ enum {
 #define VK_SG_COLS 2
 /* CPU implementations with subgroup shuffles take it at every size; GPUs
  * take linear_tiled.comp (faster on the H200 at every size: 12288 atoms
- * 8.3 -> 6.1 ms), and below VK_ROWS_MAX_GPU rows linear_rows.comp (a work
- * group of VK_FR_GROUP computes VK_FR_GROUP / lanes outputs of VK_FR_ROWS
- * rows, with 32 lanes an output, more while a dispatch would have fewer
- * work groups than VK_FR_FEW_GROUPS: about two per SM of an H200). */
-#define VK_FR_ROWS 8
-#define VK_FR_GROUP 256
+ * 8.3 -> 6.1 ms), and below VK_ROWS_MAX_GPU rows linear_rows.comp (the GEMM
+ * for few rows of lowering.h, with more lanes an output than 32 while a
+ * dispatch would have fewer work groups than VK_FR_FEW_GROUPS: Vulkan has
+ * no count of compute units, and this is about two per SM of an H200). */
 #define VK_ROWS_MAX_GPU 256
 #define VK_FR_FEW_GROUPS 256
 

@@ -61,7 +61,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
     const uint64_t per_group = !gemm ? (lanes ? (uint64_t)lanes : VK_GROUP_1D)
                                : shader == VK_GEMM_SUBGROUP ? VK_SG_ROWS
-                               : shader == VK_GEMM_ROWS     ? VK_FR_ROWS
+                               : shader == VK_GEMM_ROWS     ? MLFF_ROWS_GEMM_ROWS
                                : shader == VK_GEMM_TILED    ? VK_TILED_TS
                                                             : VK_GEMM_TILE;
     if (gemm) {
@@ -71,13 +71,9 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
                                  : shader == VK_GEMM_TILED    ? VK_TILED_TS
                                                               : VK_GEMM_TILE;
         if (shader == VK_GEMM_ROWS) { /* linear_rows.comp: its lanes an output */
-            const int64_t row_blocks = (items + VK_FR_ROWS - 1) / VK_FR_ROWS;
-            uint32_t lanes = 32;
-            while (lanes < VK_FR_GROUP &&
-                   (cols + VK_FR_GROUP / lanes - 1) / (VK_FR_GROUP / lanes) * row_blocks * groups < VK_FR_FEW_GROUPS)
-                lanes *= 2;
-            d.push[2] = lanes;
-            cols_per_group = VK_FR_GROUP / lanes;
+            const int lanes = mlff_rows_gemm_lanes(cols, items, groups, VK_FR_FEW_GROUPS);
+            d.push[2] = (uint32_t)lanes;
+            cols_per_group = MLFF_ROWS_GEMM_GROUP / lanes;
         }
         d.groups[1] = (uint32_t)((cols + cols_per_group - 1) / cols_per_group);
         d.groups[2] = (uint32_t)groups;

@@ -12,12 +12,13 @@
  * partial sum per row, which are then added in a fixed order
  * (reproducible). So even one row spreads over GEMM_N / OUTS groups.
  * LANES is 32, or up to 256 where the outputs and rows make few work-groups
- * (the host's choice, backends/opencl/cl_gemm.c: methane's first-layer
- * gradient, 128 outputs of K = 2048, had 16 work-groups of 32 lanes); the
- * partial sums are then halved to 32 in a fixed tree.
+ * (the host's choice, mlff_rows_gemm_lanes in backends/common/lowering.c:
+ * methane's first-layer gradient, 128 outputs of K = 2048, had 16
+ * work-groups of 32 lanes); the partial sums are then halved to 32 in a
+ * fixed tree.
  * Dimensions: LANES x output blocks, OUTS x row blocks, groups. */
-#define GROUP 256 /* LANES * OUTS */
-#define ROWS 8
+#define GROUP 256 /* LANES * OUTS: MLFF_ROWS_GEMM_GROUP of backends/common/lowering.h */
+#define ROWS 8    /* MLFF_ROWS_GEMM_ROWS */
 kernel void KNAME(KARGS)
 {
     const int lanes = get_local_size(0), outs = get_local_size(1);
