@@ -8,9 +8,10 @@
  * peak measured in the same run. Not a test: numbers depend on the machine
  * and its load.
  *
- *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE]
+ *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] [NEIGHBORS]
  * CASE: run only the cases whose name contains it (one case per process
- * gives a clean MLFF_LOG=profile table).
+ * gives a clean MLFF_LOG=profile table; "" runs all). NEIGHBORS: auto
+ * (the default), dense or sparse.
  */
 #include <math.h>
 #include <stdio.h>
@@ -89,7 +90,8 @@ static double dense_flops(const mlff_model *m)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE]\n",
+        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] "
+                "[auto|dense|sparse]\n",
                 argv[0]);
         return 2;
     }
@@ -110,6 +112,11 @@ int main(int argc, char **argv)
     const char *device = argc > 4 ? argv[4] : "cpu";
     s.device = bench_device(device);
     s.n_threads = threads;
+    /* The pair search (CASE "" runs every case). */
+    const char *neighbors = argc > 6 ? argv[6] : "auto";
+    s.neighbors = !strcmp(neighbors, "dense")    ? MLFF_NEIGHBORS_DENSE
+                  : !strcmp(neighbors, "sparse") ? MLFF_NEIGHBORS_SPARSE
+                                                 : MLFF_NEIGHBORS_AUTO;
     s.precision = f64 ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
     mlff_context *ctx;
     mlff_model *model;
@@ -120,7 +127,8 @@ int main(int argc, char **argv)
     const char *isa = "";
     const int on_cpu = s.device == MLFF_DEVICE_CPU;
     double peak = on_cpu ? bench_peak_gflops(threads > 0 ? threads : 2, &isa) : 0;
-    printf("device: %s, %s, energy + forces\n", mlff_device_description(ctx), f64 ? "float64" : "float32");
+    printf("device: %s, %s, energy + forces, neighbors %s\n", mlff_device_description(ctx),
+           f64 ? "float64" : "float32", neighbors);
     if (on_cpu)
         printf("measured FMA peak: %.0f GFLOP/s (%s)\n", peak, isa);
     printf("\n");

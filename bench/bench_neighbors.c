@@ -58,7 +58,7 @@ int main(int argc, char **argv)
     }
     printf("device: %s, float32, energy + forces\n\n", mlff_device_description(ctxs[0]));
     printf("| atoms | dense ms | sparse ms | faster |\n|---:|---:|---:|---|\n");
-    static const int molecules[] = {2, 5, 10, 20, 30, 40, 50, 67, 100};
+    static const int molecules[] = {2, 5, 10, 12, 14, 16, 18, 20, 30, 50, 100};
     for (size_t k = 0; k < sizeof molecules / sizeof *molecules; k++) {
         const int atoms = 3 * molecules[k];
         const double dense = median_call(models[0], &cluster, atoms), sparse = median_call(models[1], &cluster, atoms);

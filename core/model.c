@@ -179,21 +179,26 @@ void mlff_model_close(mlff_model *m)
 
 /*
  * Dense (all pairs) or sparse (cell lists). Both give the same numbers; the
- * caller may force either. Measured with bench/bench_neighbors (RESULTS.md):
- * on an NVIDIA GPU through OpenCL the dense path is as fast or faster up to
- * the largest molecule measured (300 atoms: 2.3 vs 2.6 ms); on the CPU
- * neither wins by more than the noise, so the CPU keeps cell lists.
+ * caller may force either. Measured with bench/bench_neighbors and bench_ani
+ * (RESULTS.md, 2026-11-25): on an NVIDIA H200, where the sparse path builds
+ * its lists on the device, the dense path (searched on the host, its lists
+ * uploaded and sorted) wins only while the whole batch is small: through
+ * OpenCL and Vulkan alike up to 30-50 atoms (the 300-atom cluster: dense
+ * 1.2 ms, sparse 0.6 on OpenCL), and a batch of 64 molecules of 9 atoms
+ * runs faster sparse. On the CPU neither wins by more than the noise, so
+ * the CPU keeps cell lists.
  */
+#define DENSE_MOST_ATOMS_ON_GPU 48
+
 static int use_dense(const mlff_context *ctx, const mlff_batch *b)
 {
     if (ctx->settings.neighbors != MLFF_NEIGHBORS_AUTO)
         return ctx->settings.neighbors == MLFF_NEIGHBORS_DENSE;
-    if (!ctx->iface->is_gpu(ctx->backend))
+    if (!ctx->iface->is_gpu(ctx->backend) || b->system_offsets[b->n_systems] > DENSE_MOST_ATOMS_ON_GPU)
         return 0;
-    for (int64_t s = 0; s < b->n_systems; s++) {
-        if (mlff_batch_is_periodic(b, s) || b->system_offsets[s + 1] - b->system_offsets[s] > 300)
+    for (int64_t s = 0; s < b->n_systems; s++)
+        if (mlff_batch_is_periodic(b, s))
             return 0;
-    }
     return 1;
 }
 
@@ -244,14 +249,14 @@ static void phase_done(mlff_model *m, int phase, const char *name, double *since
 /* The view's pair lists, made on the device into the plan's inputs. */
 static mlff_status write_device_lists(mlff_model *m, const mlff_atom_view *v, mlff_error *err)
 {
-    const mlff_plan *plan = m->active->plan;
+    mlff_plan *plan = m->active->plan;
     mlff_batch_device_lists d = *v->device_lists;
     for (int l = 0; l < d.lists.n_lists; l++) {
-        d.lists.pairs[l] = mlff_plan_input_buffer(plan, d.pairs[l]);
-        d.lists.images[l] = mlff_plan_input_buffer(plan, d.images[l]);
+        d.lists.pairs[l] = mlff_plan_input_to_fill(plan, d.pairs[l]);
+        d.lists.images[l] = mlff_plan_input_to_fill(plan, d.images[l]);
     }
     if (d.triple_starts >= 0)
-        d.lists.triple_starts = mlff_plan_input_buffer(plan, d.triple_starts);
+        d.lists.triple_starts = mlff_plan_input_to_fill(plan, d.triple_starts);
     return mlff_device_cells_write_lists(m->device_cells, &d.lists, err);
 }
 
