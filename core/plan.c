@@ -85,9 +85,24 @@ static int is_batch_input(const mlff_graph_tensor *gt)
            gt->role != MLFF_INPUT_PAIR_IMAGES && gt->role != MLFF_INPUT_TRIPLE_STARTS;
 }
 
-/* Nodes that read only parameters, batch inputs and such nodes: ANI's self
- * energies, and the head of its reverse pass (the seed, gathered to each
- * element's atoms and broadcast to its members), 10 of methane's 46 launches. */
+/* Pair lists up to this size are compared with what was uploaded last, as
+ * batch inputs are: a molecule's lists (all its pairs) stay the same call
+ * after call, and the nodes that read them and no positions (the image
+ * shifts, the angular triples) then need not run. Larger lists change with
+ * almost every call, and a copy of them would only cost. */
+#define PLAN_COMPARED_PAIRS_MOST_BYTES ((size_t)1 << 20)
+
+static int compared_on_write(const mlff_graph_tensor *gt, size_t bytes)
+{
+    return is_batch_input(gt) || (gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS &&
+                                  bytes <= PLAN_COMPARED_PAIRS_MOST_BYTES);
+}
+
+/* Nodes that read no positions, directly or through other nodes: ANI's self
+ * energies, the head of its reverse pass (the seed, gathered to each
+ * element's atoms and broadcast to its members), the pair lists' image
+ * shifts and triples. They run again only when something they read changed
+ * (tensor versions). */
 static void mark_constant_nodes(mlff_plan *p)
 {
     const mlff_graph *g = p->g;
@@ -97,7 +112,8 @@ static void mark_constant_nodes(mlff_plan *p)
         for (int j = 0; j < n->n_inputs && constant; j++) {
             const mlff_graph_tensor *in = &g->tensors[n->inputs[j]];
             const mlff_graph_node *producer = mlff_graph_producer(g, n->inputs[j]);
-            constant = in->kind == MLFF_TENSOR_PARAM || is_batch_input(in) ||
+            constant = in->kind == MLFF_TENSOR_PARAM ||
+                       (in->kind == MLFF_TENSOR_INPUT && in->role != MLFF_INPUT_POSITIONS) ||
                        (producer && p->constant[producer - g->nodes]);
         }
         p->constant[k] = (uint8_t)constant;
@@ -410,15 +426,15 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
         src = p->staging;
     }
     const size_t bytes = n * mlff_dtype_size(pt->dtype);
-    /* A batch input as the device holds it already: nothing to upload, and
-     * the constant nodes that read it need not run again. */
-    const int batch_input = is_batch_input(&p->g->tensors[tensor]);
-    if (batch_input && pt->last_bytes == bytes && memcmp(pt->last, src, bytes) == 0)
+    /* An input as the device holds it already: nothing to upload, and the
+     * constant nodes that read it need not run again. */
+    const int compared = compared_on_write(&p->g->tensors[tensor], bytes);
+    if (compared && pt->last_bytes == bytes && memcmp(pt->last, src, bytes) == 0)
         return MLFF_OK;
     pt->version = ++p->clock;
-    if (!batch_input) /* positions, pair lists, or a parameter rewritten (a test's) */
-        return p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
     pt->last_bytes = 0;
+    if (!compared) /* positions, large pair lists, or a parameter rewritten (a test's) */
+        return p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
     mlff_status s = p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
     if (s != MLFF_OK)
         return s;
@@ -640,9 +656,12 @@ int64_t mlff_plan_rows(const mlff_plan *p, int tensor)
     return p->tensors[tensor].rows;
 }
 
-void *mlff_plan_input_buffer(const mlff_plan *p, int tensor)
+void *mlff_plan_input_to_fill(mlff_plan *p, int tensor)
 {
-    return p->tensors[tensor].buffer;
+    plan_tensor *pt = &p->tensors[tensor];
+    pt->version = ++p->clock;
+    pt->last_bytes = 0;
+    return pt->buffer;
 }
 
 uint64_t mlff_plan_builds(const mlff_plan *p)

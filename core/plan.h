@@ -34,8 +34,8 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
                             mlff_error *err);
 
 /* The device buffer of an input tensor (as bound), for work that fills it
- * on the device instead of mlff_plan_write. */
-void *mlff_plan_input_buffer(const mlff_plan *p, int tensor);
+ * on the device instead of mlff_plan_write: from now on it counts as changed. */
+void *mlff_plan_input_to_fill(mlff_plan *p, int tensor);
 
 /* Whether pair list `tensor` ([P, 2]) holds, from the next run on, for
  * each pair (i, j, n) its reverse (j, i, -n), ordered by i, then j (pair

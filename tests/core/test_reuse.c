@@ -5,7 +5,10 @@
  * are a fresh context's, bit for bit. A batch of the same size with other
  * species, or the same atoms in other systems, must run them again
  * (a stale self energy would be off by many eV), as must the same batch
- * after those.
+ * after those. Small pair lists are compared like batch inputs (a
+ * molecule's stay the same); a periodic molecule wrapped across its cell
+ * keeps its pair count but changes its pairs' images, whose shifts must be
+ * computed again.
  * Usage: test_reuse REFERENCE_DIR
  */
 #include <math.h>
@@ -86,6 +89,43 @@ static void check_fresh(mlff_precision precision, const layout *l, double step, 
     mlff_context_destroy(ctx);
 }
 
+/* Energy and forces of `water` in a periodic cubic cell, moved by dz along
+ * z and wrapped into the cell, as MD codes wrap their atoms. */
+static int evaluate_wrapped(mlff_model *m, const reference *water, double dz, double *energy, double *forces)
+{
+    const double side = 9.0, cell[9] = {side, 0, 0, 0, side, 0, 0, 0, side};
+    const uint8_t pbc[3] = {1, 1, 1};
+    const int64_t offsets[2] = {0, water->n_atoms};
+    double pos[3 * MOST_ATOMS];
+    for (int64_t k = 0; k < 3 * water->n_atoms; k++) {
+        /* The oxygen (atom 0) starts 0.02 A above the face z = 0, the
+         * hydrogens (0.6 A below it) wrapped to the top of the cell. */
+        pos[k] = water->positions[k] - (k % 3 == 2 ? water->positions[2] - 0.02 - dz : 0.0);
+        pos[k] -= side * floor(pos[k] / side);
+    }
+    mlff_batch b = {1, offsets, water->species, pos, cell, pbc};
+    return mlff_evaluate(m, &b, energy, forces) == MLFF_OK;
+}
+
+/* The oxygen crosses the face and joins the hydrogens (its pairs with them
+ * get another image, their count stays): the numbers must be a fresh context's. */
+static void check_wrapped(mlff_precision precision, const reference *water)
+{
+    mlff_context *ctx, *fresh_ctx;
+    mlff_model *m = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
+    mlff_model *fresh = test_open_model(&fresh_ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
+    double e, f[3 * MOST_ATOMS], e_fresh, f_fresh[3 * MOST_ATOMS];
+    check(evaluate_wrapped(m, water, 0.0, &e, f) && evaluate_wrapped(m, water, -0.04, &e, f) &&
+              evaluate_wrapped(fresh, water, -0.04, &e_fresh, f_fresh),
+          "evaluate a wrapped periodic molecule");
+    const int same = e == e_fresh && !memcmp(f, f_fresh, (size_t)(3 * water->n_atoms) * sizeof *f);
+    if (!same)
+        fprintf(stderr, "wrapped: energy %.12f here, %.12f fresh\n", e, e_fresh);
+    check(same, "a molecule wrapped across its cell: the numbers are a fresh context's");
+    mlff_context_destroy(fresh_ctx);
+    mlff_context_destroy(ctx);
+}
+
 static void run(mlff_precision precision, const reference *refs)
 {
     const reference *order_a[MOLECULES] = {&refs[0], &refs[1], &refs[2]};
@@ -116,6 +156,7 @@ static void run(mlff_precision precision, const reference *refs)
     check(evaluate(m, &a, 4, e, f), "evaluate the first batch again");
     check_fresh(precision, &a, 4, e, f, "the first batch again");
     mlff_context_destroy(ctx);
+    check_wrapped(precision, &refs[1]);
 }
 
 int main(int argc, char **argv)
