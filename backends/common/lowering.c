@@ -207,6 +207,13 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
     return lanes;
 }
 
+int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n)
+{
+    const int64_t groups = n->attrs.i[0], ts = MLFF_TILED_GEMM_TS;
+    const int64_t cols = n->op == MLFF_OP_LINEAR_VJP ? n->inputs[1].cols : n->inputs[1].rows / groups;
+    return (n->output.rows + ts - 1) / ts * ((cols + ts - 1) / ts) * groups;
+}
+
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);

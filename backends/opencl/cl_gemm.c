@@ -6,9 +6,6 @@
 #include "cl_internal.h"
 #include "../common/lowering.h"
 
-/* TS of shaders/opencl/linear_tiled.cl */
-#define TILED_TS 64
-
 static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
 {
     static const char *const names[2] = {"transpose_words4", "transpose_words8"};
@@ -86,7 +83,8 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const
     const size_t outs = MLFF_ROWS_GEMM_GROUP / lanes;
     const size_t few_local[3] = {lanes, outs, 1}, tiled_local[3] = {16, 16, 1};
     const size_t few[3] = {(cols_n + outs - 1) / outs * lanes, row_blocks * outs, (size_t)groups};
-    const size_t tiles[3] = {(cols_n + TILED_TS - 1) / TILED_TS * 16, (rows + TILED_TS - 1) / TILED_TS * 16,
+    const size_t tiles[3] = {(cols_n + MLFF_TILED_GEMM_TS - 1) / MLFF_TILED_GEMM_TS * 16,
+                             (rows + MLFF_TILED_GEMM_TS - 1) / MLFF_TILED_GEMM_TS * 16,
                              (size_t)groups};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, tiled ? tiles : few, tiled ? tiled_local : few_local,
                                        0, NULL, cl_profile_event(be, n->op));

@@ -66,7 +66,7 @@ typedef struct cl_prepared {
 
 /* Who runs the dense layers (bench/RESULTS.md has the measurements): on
  * GPUs our tiled GEMM (linear_tiled.cl) where a layer makes
- * CL_GEMM_TILED_FROM_TILES work-groups of it or more, else our GEMM for
+ * MLFF_TILED_GEMM_FROM_TILES work-groups of it or more, else our GEMM for
  * few rows (linear.cl) below CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's
  * above (`auto`); `own` takes ours alone, `tiled` and `clblast` one for
  * every layer. */
@@ -77,7 +77,6 @@ typedef enum cl_gemm_path {
     CL_GEMM_TILED = 3
 } cl_gemm_path;
 #define CL_GEMM_OWN_BELOW_ROWS 2048
-#define CL_GEMM_TILED_FROM_TILES 256
 
 /* Reads under way into pinned host memory (cl_readback.c); an evaluation
  * asks for five at most (results, sort flag, lists' check), and one more

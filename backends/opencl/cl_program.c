@@ -21,14 +21,6 @@ static int is_gemm(int32_t op)
     return mlff_op_is_gemm((mlff_op)op);
 }
 
-/* Work-groups of linear_tiled.cl for dense layer n. */
-static int64_t gemm_tiles(const mlff_exec_node *n)
-{
-    const int64_t groups = n->attrs.i[0];
-    const int64_t cols = n->op == MLFF_OP_LINEAR_VJP ? n->inputs[1].cols : n->inputs[1].rows / groups;
-    return (n->output.rows + 63) / 64 * ((cols + 63) / 64) * groups;
-}
-
 /* Measured on GPUs only: CPU devices (PoCL) keep the kernels they had, and
  * do not compile this one into every program unless it is asked for. */
 static int tiled_by_default(const mlff_backend *be)
@@ -38,7 +30,7 @@ static int tiled_by_default(const mlff_backend *be)
 
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && gemm_tiles(n) >= CL_GEMM_TILED_FROM_TILES);
+    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && mlff_tiled_gemm_tiles(n) >= MLFF_TILED_GEMM_FROM_TILES);
 }
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)

@@ -65,15 +65,15 @@ static mlff_status create_commands(mlff_backend *be, mlff_error *err)
 static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_TILED] = "tiled",
                                           [VK_GEMM_SUBGROUP] = "subgroup", [VK_GEMM_ROWS] = "rows"};
 
-vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows)
+vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n)
 {
     if (be->gemm_forced || !be->is_gpu)
         return be->gemm;
-    return rows < VK_ROWS_MAX_GPU ? VK_GEMM_ROWS : VK_GEMM_TILED;
+    return mlff_tiled_gemm_tiles(n) >= MLFF_TILED_GEMM_FROM_TILES ? VK_GEMM_TILED : VK_GEMM_ROWS;
 }
 
 /* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): on GPUs tiled, and
- * rows for few rows (vk_gemm_for); on CPU implementations the subgroup
+ * rows where a layer makes few tiles (vk_gemm_for); on CPU implementations the subgroup
  * shader where subgroups shuffle, else direct (they run barriers in loops
  * slowly). */
 static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
@@ -130,9 +130,10 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
     size_t len = strlen(be->description);
     snprintf(be->description + len, sizeof be->description - len, ", %s memory, replay %s, %s gemm",
              be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", gemm_names[be->gemm]);
-    if (vk_gemm_for(be, 0) != vk_gemm_for(be, VK_ROWS_MAX_GPU)) {
+    if (be->is_gpu && !be->gemm_forced) {
         len = strlen(be->description);
-        snprintf(be->description + len, sizeof be->description - len, " (rows below %d)", VK_ROWS_MAX_GPU);
+        snprintf(be->description + len, sizeof be->description - len, " (from %d tiles, else rows)",
+                 MLFF_TILED_GEMM_FROM_TILES);
     }
     *out = be;
     return MLFF_OK;

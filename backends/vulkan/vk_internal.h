@@ -31,18 +31,16 @@ enum {
 #define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */
 #define VK_PUSH_WORDS 8 /* push constants of every pipeline (the layout's range) */
 #define VK_GEMM_TILE 16 /* TS in shaders/vulkan/linear.comp */
-#define VK_TILED_TS 64  /* TS in shaders/vulkan/linear_tiled.comp */
 /* shaders/vulkan/linear_subgroup.comp: a work group of VK_GROUP_1D lanes
  * keeps VK_SG_ROWS x (VK_SG_COLS * VK_GROUP_1D) outputs in registers. */
 #define VK_SG_ROWS 8
 #define VK_SG_COLS 2
 /* CPU implementations with subgroup shuffles take it at every size; GPUs
- * take linear_tiled.comp (faster on the H200 at every size: 12288 atoms
- * 8.3 -> 6.1 ms), and below VK_ROWS_MAX_GPU rows linear_rows.comp (the GEMM
+ * take linear_tiled.comp where a layer makes enough tiles (lowering.h; at
+ * 12288 atoms 8.3 -> 6.1 ms on the H200), else linear_rows.comp (the GEMM
  * for few rows of lowering.h, with more lanes an output than 32 while a
  * dispatch would have fewer work groups than VK_FR_FEW_GROUPS: Vulkan has
  * no count of compute units, and this is about two per SM of an H200). */
-#define VK_ROWS_MAX_GPU 256
 #define VK_FR_FEW_GROUPS 256
 
 /* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
@@ -204,7 +202,7 @@ mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipe
  * its count was errors_before. */
 mlff_status vk_validation_status(const mlff_backend *be, uint64_t errors_before, mlff_error *err);
 /* vk_backend.c: the GEMM shader for a dense layer of this many rows. */
-vk_gemm vk_gemm_for(const mlff_backend *be, int64_t rows);
+vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n);
 void vk_kernels_free(mlff_backend *be);
 
 /* vk_pipeline_cache.c */
