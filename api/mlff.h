@@ -67,7 +67,7 @@ typedef enum mlff_precision {
 
 /* How pairs are found. Both give the same numbers; they differ in cost. */
 typedef enum mlff_neighbors {
-    MLFF_NEIGHBORS_AUTO = 0,   /* dense for small molecules on a GPU, else sparse */
+    MLFF_NEIGHBORS_AUTO = 0,   /* dense for small batches (48 atoms) on a GPU, else sparse */
     MLFF_NEIGHBORS_DENSE = 1,  /* all pairs within each system: O(N^2), no periodic systems */
     MLFF_NEIGHBORS_SPARSE = 2  /* cell lists: O(N), periodic boundaries */
 } mlff_neighbors;
