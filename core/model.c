@@ -183,8 +183,8 @@ void mlff_model_close(mlff_model *m)
  * (RESULTS.md, 2026-11-25): on an NVIDIA H200, where the sparse path builds
  * its lists on the device, the dense path (searched on the host, its lists
  * uploaded and sorted) wins only while the whole batch is small: through
- * OpenCL and Vulkan alike up to 30-50 atoms (the 300-atom cluster: dense
- * 1.2 ms, sparse 0.6 on OpenCL), and a batch of 64 molecules of 9 atoms
+ * OpenCL and Vulkan alike up to 36-54 atoms (the 300-atom cluster: dense
+ * 1.1 ms, sparse 0.56 on OpenCL), and a batch of 64 molecules of 9 atoms
  * runs faster sparse. On the CPU neither wins by more than the noise, so
  * the CPU keeps cell lists.
  */

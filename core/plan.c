@@ -94,8 +94,8 @@ static int is_batch_input(const mlff_graph_tensor *gt)
 
 static int compared_on_write(const mlff_graph_tensor *gt, size_t bytes)
 {
-    return is_batch_input(gt) || (gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS &&
-                                  bytes <= PLAN_COMPARED_PAIRS_MOST_BYTES);
+    return gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS &&
+           (is_batch_input(gt) || bytes <= PLAN_COMPARED_PAIRS_MOST_BYTES);
 }
 
 /* Nodes that read no positions, directly or through other nodes: ANI's self
@@ -433,17 +433,18 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
         return MLFF_OK;
     pt->version = ++p->clock;
     pt->last_bytes = 0;
-    if (!compared) /* positions, large pair lists, or a parameter rewritten (a test's) */
-        return p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
     mlff_status s = p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
-    if (s != MLFF_OK)
+    if (s != MLFF_OK || !compared) /* positions, large pair lists, or a parameter rewritten (a test's) */
         return s;
     if (bytes > pt->last_capacity) {
-        void *last = realloc(pt->last, bytes);
+        /* As large as the device buffer, headroom included: pair counts
+         * drift in MD, and the steady state allocates nothing. */
+        const size_t capacity = pt->capacity > bytes ? pt->capacity : bytes;
+        void *last = realloc(pt->last, capacity);
         if (!last)
             return MLFF_OK; /* without a copy it is uploaded every time */
         pt->last = last;
-        pt->last_capacity = bytes;
+        pt->last_capacity = capacity;
     }
     memcpy(pt->last, src, bytes);
     pt->last_bytes = bytes;

@@ -73,9 +73,9 @@ vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n)
 }
 
 /* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): on GPUs tiled, and
- * rows where a layer makes few tiles (vk_gemm_for); on CPU implementations the subgroup
- * shader where subgroups shuffle, else direct (they run barriers in loops
- * slowly). */
+ * rows where a layer makes few tiles (vk_gemm_for); on CPU implementations
+ * the subgroup shader where subgroups shuffle, else direct (they run
+ * barriers in loops slowly). */
 static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
 {
     be->gemm = !be->is_gpu ? (be->has_shuffle ? VK_GEMM_SUBGROUP : VK_GEMM_DIRECT) : VK_GEMM_TILED;

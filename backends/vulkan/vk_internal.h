@@ -201,7 +201,7 @@ mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipe
 /* vk_backend.c: an error when the validation layer reported anything since
  * its count was errors_before. */
 mlff_status vk_validation_status(const mlff_backend *be, uint64_t errors_before, mlff_error *err);
-/* vk_backend.c: the GEMM shader for a dense layer of this many rows. */
+/* vk_backend.c: the GEMM shader for dense layer n. */
 vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n);
 void vk_kernels_free(mlff_backend *be);
 
