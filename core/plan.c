@@ -77,12 +77,17 @@ static mlff_dtype concrete(mlff_dtype d, mlff_dtype real)
     return d == MLFF_DTYPE_REAL ? real : d;
 }
 
+static int is_input_but_positions(const mlff_graph_tensor *gt)
+{
+    return gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS;
+}
+
 /* Inputs that stay as they are while the batch does: an MD loop moves the
  * atoms, and with them the pair lists, nothing else. */
 static int is_batch_input(const mlff_graph_tensor *gt)
 {
-    return gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS && gt->role != MLFF_INPUT_PAIRS &&
-           gt->role != MLFF_INPUT_PAIR_IMAGES && gt->role != MLFF_INPUT_TRIPLE_STARTS;
+    return is_input_but_positions(gt) && gt->role != MLFF_INPUT_PAIRS && gt->role != MLFF_INPUT_PAIR_IMAGES &&
+           gt->role != MLFF_INPUT_TRIPLE_STARTS;
 }
 
 /* Pair lists up to this size are compared with what was uploaded last, as
@@ -94,8 +99,7 @@ static int is_batch_input(const mlff_graph_tensor *gt)
 
 static int compared_on_write(const mlff_graph_tensor *gt, size_t bytes)
 {
-    return gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS &&
-           (is_batch_input(gt) || bytes <= PLAN_COMPARED_PAIRS_MOST_BYTES);
+    return is_batch_input(gt) || (is_input_but_positions(gt) && bytes <= PLAN_COMPARED_PAIRS_MOST_BYTES);
 }
 
 /* Nodes that read no positions, directly or through other nodes: ANI's self
@@ -112,8 +116,7 @@ static void mark_constant_nodes(mlff_plan *p)
         for (int j = 0; j < n->n_inputs && constant; j++) {
             const mlff_graph_tensor *in = &g->tensors[n->inputs[j]];
             const mlff_graph_node *producer = mlff_graph_producer(g, n->inputs[j]);
-            constant = in->kind == MLFF_TENSOR_PARAM ||
-                       (in->kind == MLFF_TENSOR_INPUT && in->role != MLFF_INPUT_POSITIONS) ||
+            constant = in->kind == MLFF_TENSOR_PARAM || is_input_but_positions(in) ||
                        (producer && p->constant[producer - g->nodes]);
         }
         p->constant[k] = (uint8_t)constant;

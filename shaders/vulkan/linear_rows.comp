@@ -9,9 +9,10 @@
  * spreads over many work groups. The lanes are 32, or up to 256 where that
  * leaves few work groups (mlff_rows_gemm_lanes in backends/common/
  * lowering.c: methane's first-layer gradient, 128 outputs of K = 2048);
- * their partial sums are then halved to 32 in a fixed tree. Neighbouring invocations read neighbouring words of W: along
- * K for LINEAR (W[n, k]), along N for LINEAR_VJP (W[k, n]). Work groups:
- * x = row blocks, y = column blocks, z = groups g. */
+ * their partial sums are then halved to 32 in a fixed tree. Neighbouring
+ * invocations read neighbouring words of W: along K for LINEAR (W[n, k]),
+ * along N for LINEAR_VJP (W[k, n]). Work groups: x = row blocks, y =
+ * column blocks, z = groups g. */
 #define FR_GROUP 256 /* MLFF_ROWS_GEMM_GROUP of backends/common/lowering.h */
 #define FR_ROWS 8    /* MLFF_ROWS_GEMM_ROWS */
 layout(local_size_x = FR_GROUP, local_size_y = 1, local_size_z = 1) in;
