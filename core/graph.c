@@ -118,8 +118,10 @@ static int find_input(const mlff_graph *g, mlff_input_role role, int link)
 
 static int atom_input(mlff_graph *g, mlff_input_role role, mlff_dtype dtype, int64_t cols)
 {
-    int t = find_input(g, role, -1);
-    return t >= 0 ? t : new_input(g, role, dtype, MLFF_SYMBOL_ATOMS, cols, -1, 0.0);
+    for (int t = 0; t < g->n_tensors; t++)
+        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == role && g->tensors[t].dtype == dtype)
+            return t;
+    return new_input(g, role, dtype, MLFF_SYMBOL_ATOMS, cols, -1, 0.0);
 }
 
 int mlff_graph_input_positions(mlff_graph *g)
@@ -137,9 +139,9 @@ int mlff_graph_input_system(mlff_graph *g)
     return atom_input(g, MLFF_INPUT_SYSTEM, MLFF_DTYPE_I32, 1);
 }
 
-int mlff_graph_input_owned(mlff_graph *g)
+int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype)
 {
-    return atom_input(g, MLFF_INPUT_OWNED, MLFF_DTYPE_F64, 1);
+    return atom_input(g, MLFF_INPUT_OWNED, dtype, 1);
 }
 
 static int is_input(const mlff_graph *g, int t, mlff_input_role role)

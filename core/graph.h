@@ -41,7 +41,7 @@ typedef enum mlff_input_role {
                                    * its angular triples (the `first` of pair_triples) */
     MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of the owned atoms of one element */
     MLFF_INPUT_CELLS = 7,         /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
-    MLFF_INPUT_OWNED = 8          /* [atoms, 1] F64: 1 for owned atoms, 0 for ghosts */
+    MLFF_INPUT_OWNED = 8          /* [atoms, 1] F64 or REAL: 1 for owned atoms, 0 for ghosts */
 } mlff_input_role;
 
 /*
@@ -118,7 +118,7 @@ int mlff_graph_new_symbol(mlff_graph *g, const char *name);
 int mlff_graph_input_positions(mlff_graph *g);
 int mlff_graph_input_species(mlff_graph *g);
 int mlff_graph_input_system(mlff_graph *g);
-int mlff_graph_input_owned(mlff_graph *g);
+int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype);
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
 int mlff_graph_input_cells(mlff_graph *g);
 /* The shifts n . cell of a pair list: pair_shifts of its images and the cells. */

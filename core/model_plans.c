@@ -12,6 +12,14 @@
  * plan at every call; there a plan of more elements serves instead (the
  * elements a batch lacks only cost their zeros), down to the plan of every
  * element. MLFF_ELEMENT_PLANS=off runs every batch through that one.
+ *
+ * A plan also fixes how the element networks run: separately (each on its
+ * atoms) or merged (every element's on every atom, fewer launches, n
+ * elements times the network work; models/ani_networks.c). Merged wins
+ * where the launches it saves cost more than the work it adds: small
+ * batches on a GPU
+ * (MERGED_NETWORKS_MOST_EXTRA); MLFF_ELEMENT_NETWORKS=merged|separate
+ * forces either.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,8 +29,8 @@
 #include "../models/model_file.h"
 #include "context.h"
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, mlff_graph **out,
-                                   mlff_error *err)
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int merged_networks,
+                                   mlff_graph **out, mlff_error *err)
 {
     const mlff_model_file *mf = m->file;
     *out = NULL;
@@ -33,7 +41,7 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     mlff_graph *g = mlff_graph_create();
     if (!g)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-    mlff_status s = mlff_ani_build_graph(mf, subset, g, err);
+    mlff_status s = mlff_ani_build_graph(mf, subset, merged_networks, g, err);
     if (s == MLFF_OK) {
         /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
         int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
@@ -66,20 +74,22 @@ void mlff_model_plans_free(mlff_model *m)
     m->active = NULL;
 }
 
-/* The plan for a batch of the elements in *set: its own; else the slot to
- * make it in (an empty one, else the least recently used); but when that
- * slot served within the last 2 MLFF_MODEL_PLANS runs (a stream of more sets
- * than there are slots), the smallest plan that holds the set, else the
- * slot for the plan of every element (*set becomes that), which holds any. */
-static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int *found)
+/* The plan for a batch of the elements in *set, with merged networks or
+ * not: its own; else the slot to make it in (an empty one, else the least
+ * recently used); but when that slot served within the last 2
+ * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
+ * smallest plan that holds the set, else the slot for the plan of every
+ * element (*set becomes that), which holds any. */
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int merged, int *found)
 {
     mlff_model_plan *slot = NULL, *holder = NULL;
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        if (p->graph && !memcmp(&p->elements, set, sizeof *set))
+        const int same_kind = p->graph && p->merged_networks == merged;
+        if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
-        if (p->graph && mlff_element_set_holds(&p->elements, set) &&
+        if (same_kind && mlff_element_set_holds(&p->elements, set) &&
             (!holder || mlff_element_set_size(&p->elements) < mlff_element_set_size(&holder->elements)))
             holder = p;
         if (!slot || (slot->graph && (!p->graph || p->last_used < slot->last_used)))
@@ -95,13 +105,33 @@ static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int *f
     return slot;
 }
 
-static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, mlff_error *err)
+/* Merged networks run n elements' networks on every atom: n - 1 networks
+ * an atom more than separate ones, and 6 launches forward and back in all
+ * instead of about 10 an element. Measured on an NVIDIA H200 (bench/RESULTS.md,
+ * 2026-11-25): methane (2 elements) 0.28-0.35 -> 0.15 ms on OpenCL, 0.26 ->
+ * 0.18-0.19 on Vulkan; water (2 elements) gains up to 90 atoms on both
+ * backends and loses from 150 on Vulkan; 64 molecules of 4 elements (560
+ * atoms) take twice as long. So a GPU merges while the extra networks,
+ * (n - 1) x atoms, stay within 128. */
+#define MERGED_NETWORKS_MOST_EXTRA 128
+
+static int use_merged_networks(const mlff_model *m, const mlff_element_set *set)
+{
+    if (m->networks != MLFF_ELEMENT_NETWORKS_AUTO)
+        return m->networks == MLFF_ELEMENT_NETWORKS_MERGED;
+    const int64_t extra = (mlff_element_set_size(set) - 1) * m->work.n_atoms;
+    return m->ctx->iface->is_gpu(m->ctx->backend) && extra <= MERGED_NETWORKS_MOST_EXTRA;
+}
+
+static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int merged,
+                             mlff_error *err)
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
     if (!p->graph) {
         p->elements = *set;
-        s = mlff_model_build_graph(m, set, &p->graph, err);
+        p->merged_networks = merged;
+        s = mlff_model_build_graph(m, set, merged, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)
@@ -126,12 +156,13 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
             mlff_element_set_add(&set, e);
     for (int64_t a = 0; a < w->n_atoms; a++)
         mlff_element_set_add(&set, w->species[a]);
+    const int merged = use_merged_networks(m, &set);
     int found;
-    mlff_model_plan *p = choose_plan(m, &set, &found);
+    mlff_model_plan *p = choose_plan(m, &set, merged, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
-        mlff_status s = make_plan(m, p, &set, err);
+        mlff_status s = make_plan(m, p, &set, merged, err);
         if (s != MLFF_OK)
             return s;
     }

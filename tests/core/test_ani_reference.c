@@ -1,7 +1,8 @@
 /*
  * ANI-2x against TorchANI 2.2.4: energies and forces of every public
  * non-periodic reference structure in float64 and float32 (compared with the
- * float64 references), and the per-atom AEVs that pin down the feature code.
+ * float64 references), also through merged element networks, and the
+ * per-atom AEVs that pin down the feature code.
  * Usage: test_ani_reference REFERENCE_DIR
  */
 #include <math.h>
@@ -154,6 +155,47 @@ static void check_every_element(mlff_model *model, const char *dir)
     mlff_context_destroy(ctx);
 }
 
+/* Every element's networks on every atom, each atom's own picked by its
+ * species (MLFF_ELEMENT_NETWORKS=merged; GPUs take it for small batches):
+ * TorchANI's numbers, also with the batch cut into chunks of 4 atoms, whose
+ * ghost atoms the pick must leave out. */
+static void check_merged_networks(const char *dir, mlff_precision precision)
+{
+    static const char *const names[] = {"g2_CH4", "g2_CH3CONH2"};
+    setenv("MLFF_ELEMENT_NETWORKS", "merged", 1);
+    mlff_settings settings;
+    mlff_default_settings(&settings);
+    settings.precision = precision;
+    for (int chunked = 0; chunked < 2; chunked++) {
+        settings.max_chunk_atoms = chunked ? 4 : 0;
+        mlff_context *ctx;
+        mlff_model *model = test_open_model_with(&ctx, settings);
+        for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+            reference r;
+            if (!reference_load(&r, dir, names[k])) {
+                failures++;
+                continue;
+            }
+            printf("merged networks%s: ", chunked ? ", chunks of 4 atoms" : "");
+            check_structure(model, &r, precision);
+            CHECK(model->active->merged_networks, "%s: the merged networks ran", r.name);
+            reference_free(&r);
+        }
+        mlff_context_destroy(ctx);
+    }
+    setenv("MLFF_ELEMENT_NETWORKS", "fused", 1);
+    settings.device = test_device();
+    mlff_context *ctx;
+    mlff_model *model = NULL;
+    mlff_status status = mlff_context_create(&settings, &ctx);
+    if (status == MLFF_OK)
+        status = mlff_model_load(ctx, NULL, &model);
+    CHECK(status == MLFF_ERROR_INVALID_ARGUMENT && strstr(mlff_last_error(ctx), "MLFF_ELEMENT_NETWORKS=fused"),
+          "an unknown MLFF_ELEMENT_NETWORKS: status %d, '%s'", (int)status, mlff_last_error(ctx));
+    mlff_context_destroy(ctx);
+    unsetenv("MLFF_ELEMENT_NETWORKS");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -180,6 +222,7 @@ int main(int argc, char **argv)
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
             check_every_element(model, argv[1]);
         mlff_context_destroy(ctx);
+        check_merged_networks(argv[1], precisions[p]);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;

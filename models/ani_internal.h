@@ -1,0 +1,38 @@
+/*
+ * What models/ani.c (the AEV and the energy sums) and models/ani_networks.c
+ * (the element networks) share.
+ */
+#ifndef MLFF_MODELS_ANI_INTERNAL_H
+#define MLFF_MODELS_ANI_INTERNAL_H
+
+#include "ani.h"
+
+#define ANI_MAX_ELEMENTS 32
+
+typedef struct ani_source {
+    const mlff_model_file *mf;
+    mlff_error *err;
+} ani_source;
+
+/* Which columns of the model's AEV (model_length of them) the graph's AEV
+ * keeps, in the graph's order. */
+typedef struct ani_columns {
+    int64_t *model_column;
+    int64_t length, model_length;
+} ani_columns;
+
+/* The file's tensor `name`, checked for its shape (-1: any) and dtype; NULL
+ * (and *src->err set) when it is missing or unlike that. */
+const mlff_model_tensor *ani_need_tensor(ani_source *src, const char *name, int64_t rows, int64_t cols,
+                                         mlff_dtype dtype);
+
+/* The atomic network energies (Hartree, [atoms, 1] REAL, 0 for ghosts) of
+ * the graph's n elements (elements[model_element[e]] their symbols), each
+ * the mean of `members` networks that read the atom's row of aev. merged:
+ * every element's network on every atom in one pass, each atom's own picked
+ * by its species (ANI_NETWORKS_MERGED; models whose networks cannot be
+ * merged get separate ones). -1 on failure (*src->err set). */
+int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
+                        int members, int aev, const ani_columns *keep, int merged);
+
+#endif
