@@ -28,6 +28,10 @@ int mlff_op_ani_radial(mlff_graph *g, int vec, int pairs, int species, int shift
 OP_VJP(mlff_vjp_ani_radial)
 {
     mlff_graph_node n = op_node(g, node);
+    /* The radial features' block of the AEV's gradient is read in place. */
+    const mlff_graph_node *slice = mlff_graph_producer(g, gy);
+    if (slice && slice->op == MLFF_OP_SLICE_COLS && slice->attrs.i[0] == 0)
+        gy = slice->inputs[0];
     int in[5] = {gy, n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]};
     grads[0] = op_node_like(g, MLFF_OP_ANI_RADIAL_VJP, in, 5, &n.attrs, op_tensor(g, gy)->dtype,
                             n.inputs[0], 3);
@@ -35,10 +39,11 @@ OP_VJP(mlff_vjp_ani_radial)
 
 int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int species,
                         int shift_theta, int shift_r, double zeta, double eta, double rc,
-                        int64_t n_species)
+                        int64_t n_species, int head)
 {
-    int in[6] = {vec, pairs, triples, species, shift_theta, shift_r};
-    if (!op_inputs_valid(g, in, 6))
+    int in[7] = {vec, pairs, triples, species, shift_theta, shift_r, head};
+    const int n_in = head >= 0 ? 7 : 6;
+    if (!op_inputs_valid(g, in, n_in))
         return -1;
     const mlff_graph_tensor *v = op_tensor(g, vec);
     int ok = v->cols == 3 && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs) &&
@@ -48,6 +53,9 @@ int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int spec
              op_tensor(g, shift_theta)->rows <= MLFF_ANI_MAX_SHIFTS &&
              op_tensor(g, shift_r)->rows <= MLFF_ANI_MAX_SHIFTS && n_species > 0 &&
              rc > 0.0;
+    if (head >= 0)
+        ok = ok && op_tensor(g, head)->dtype == v->dtype && op_tensor(g, head)->cols >= 1 &&
+             mlff_graph_same_rows(g, head, species);
     if (!op_require(g, ok, MLFF_OP_ANI_ANGULAR, "bad inputs"))
         return -1;
     const int64_t n_species_pairs = n_species * (n_species + 1) / 2;
@@ -56,9 +64,9 @@ int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int spec
                     MLFF_OP_ANI_ANGULAR, "too many features"))
         return -1;
     mlff_op_attrs a = {.f = {zeta, eta, rc}, .i = {n_species}};
-    return op_node_like(g, MLFF_OP_ANI_ANGULAR, in, 6, &a, v->dtype, species,
-                        n_species_pairs * op_tensor(g, shift_r)->rows *
-                            op_tensor(g, shift_theta)->rows);
+    return op_node_like(g, MLFF_OP_ANI_ANGULAR, in, n_in, &a, v->dtype, species,
+                        (head >= 0 ? op_tensor(g, head)->cols : 0) +
+                            n_species_pairs * op_tensor(g, shift_r)->rows * op_tensor(g, shift_theta)->rows);
 }
 
 OP_VJP(mlff_vjp_ani_angular)
@@ -69,6 +77,8 @@ OP_VJP(mlff_vjp_ani_angular)
     a.i[1] = mlff_graph_pair_triples_of(g, n.inputs[2], n.inputs[1]);
     grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &a, op_tensor(g, gy)->dtype,
                             n.inputs[0], 3);
+    if (n.n_inputs > 6)
+        grads[6] = mlff_op_slice_cols(g, gy, 0, op_tensor(g, n.inputs[6])->cols);
 }
 
 int mlff_op_pair_triples(mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows)

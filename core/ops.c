@@ -31,10 +31,10 @@ static const mlff_op_info op_table[MLFF_OP_COUNT] = {
     [MLFF_OP_COSINE_CUTOFF_VJP] = {"cosine_cutoff_vjp", 2, NULL},
     [MLFF_OP_ANI_RADIAL] = {"ani_radial", 4, mlff_vjp_ani_radial},
     [MLFF_OP_ANI_RADIAL_VJP] = {"ani_radial_vjp", 5, NULL},
-    [MLFF_OP_ANI_ANGULAR] = {"ani_angular", 6, mlff_vjp_ani_angular},
+    [MLFF_OP_ANI_ANGULAR] = {"ani_angular", -1, mlff_vjp_ani_angular},
     [MLFF_OP_ANI_ANGULAR_VJP] = {"ani_angular_vjp", 7, NULL},
     [MLFF_OP_PAIR_TRIPLES] = {"pair_triples", 2, NULL},
-    /* n_inputs -1: as many as the layers need (the builders check them). */
+    /* n_inputs -1: as many as the node needs (the builders check them). */
     [MLFF_OP_CELU_MLP] = {"celu_mlp", -1, mlff_vjp_celu_mlp},
     [MLFF_OP_CELU_MLP_VJP] = {"celu_mlp_vjp", -1, NULL},
 };

@@ -94,18 +94,22 @@
      * d = |vec|: out[i, species[j]*R + r] += 0.25 exp(-eta (d - shift_r)^2) fc(d).               \
      * (Pair lists hold both orders, so both atoms receive a term.) */                           \
     X(ANI_RADIAL, "ani_radial")                                                                   \
-    /* backward. inputs (g [A, S*R], vec, pairs, species, shifts); out [P, 3]. */                 \
+    /* backward. inputs (g [A, >= S*R], vec, pairs, species, shifts); out [P, 3]; the radial     \
+     * features' gradient is g's first S*R columns (g may be the whole AEV's). */                 \
     X(ANI_RADIAL_VJP, "ani_radial_vjp")                                                           \
     /* ANI angular AEV. inputs (vec [P, 3], pairs [P, 2], triples [T, 2], species [A, 1],         \
-     * shift_theta [Z, 1], shift_r [Ra, 1]); f[0] = zeta, f[1] = eta, f[2] = rc,                  \
-     * i[0] = S species. out [A, S(S+1)/2 * Ra * Z]. Triple (a, b) has center i, neighbours       \
-     * j = pairs[a, 1], k = pairs[b, 1]; with d_a, d_b, cos = va.vb / (d_a d_b),                  \
-     * theta = acos(0.95 cos), slot p of the unordered species pair (upper-triangle order):       \
-     * out[i, (p*Ra + s)*Z + z] += 2 ((1 + cos(theta - shift_theta_z)) / 2)^zeta                  \
-     *                             * exp(-eta ((d_a + d_b)/2 - shift_r_s)^2) fc(d_a) fc(d_b). */   \
+     * shift_theta [Z, 1], shift_r [Ra, 1][, head [A, H]]); f[0] = zeta, f[1] = eta, f[2] = rc,   \
+     * i[0] = S species. out [A, H + S(S+1)/2 * Ra * Z] = [head | angular] (H = 0 without head;   \
+     * with the radial features as head, the AEV without a concatenation). Triple (a, b) has    \
+     * center i, neighbours j = pairs[a, 1], k = pairs[b, 1]; with d_a, d_b,                      \
+     * cos = va.vb / (d_a d_b), theta = acos(0.95 cos), slot p of the unordered species pair     \
+     * (upper-triangle order), angular[i, (p*Ra + s)*Z + z] +=                                    \
+     *     2 ((1 + cos(theta - shift_theta_z)) / 2)^zeta                                           \
+     *     * exp(-eta ((d_a + d_b)/2 - shift_r_s)^2) fc(d_a) fc(d_b). */                           \
     X(ANI_ANGULAR, "ani_angular")                                                                 \
     /* backward. inputs (g [A, ...], vec, pairs, triples, species, shift_theta, shift_r),         \
-     * attrs as the forward op; out [P, 3], the gradient with respect to vec. i[1] = 1 when the   \
+     * attrs as the forward op; out [P, 3], the gradient with respect to vec, from g's last       \
+     * S(S+1)/2 * Ra * Z columns (g may be the whole AEV's). i[1] = 1 when the                    \
      * triples are pair_triples(pairs, first) (mlff_graph_pair_triples_of): a GPU then finds a    \
      * pair's triples from the pairs around it instead of sorting the triples by pair. */         \
     X(ANI_ANGULAR_VJP, "ani_angular_vjp")                                                         \
@@ -203,9 +207,10 @@ int mlff_op_cosine_cutoff(struct mlff_graph *g, int d, double rc);
 int mlff_op_cosine_cutoff_vjp(struct mlff_graph *g, int gy, int d, double rc);
 int mlff_op_ani_radial(struct mlff_graph *g, int vec, int pairs, int species, int shifts,
                        double eta, double rc, int64_t n_species);
+/* head: -1, or a tensor [atoms, H] that goes in front of the angular features. */
 int mlff_op_ani_angular(struct mlff_graph *g, int vec, int pairs, int triples, int species,
                         int shift_theta, int shift_r, double zeta, double eta, double rc,
-                        int64_t n_species);
+                        int64_t n_species, int head);
 int mlff_op_pair_triples(struct mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows);
 
 #endif

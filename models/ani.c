@@ -142,11 +142,11 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
     int shift_theta = column_param(g, src, "aev.angular.shift_theta");
     int shift_a = column_param(g, src, "aev.angular.shift_r");
-    int angular = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_triples(g, pairs_a),
-                                      species, shift_theta, shift_a, zeta, eta_a, rca, n);
+    /* The angular features written behind the radial ones: the AEV. */
+    int aev = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_triples(g, pairs_a), species, shift_theta,
+                                  shift_a, zeta, eta_a, rca, n, radial);
     if (err->status != MLFF_OK)
         return err->status;
-    int aev = mlff_op_concat_cols(g, radial, angular);
     mlff_graph_set_name(g, aev, "aev");
     if (mlff_graph_status(g) != MLFF_OK)
         return mlff_fail(err, mlff_graph_status(g), "building the ANI graph: %s", g->error.message);

@@ -212,12 +212,15 @@ typedef struct angular_job {
 TARGETS static void angular_atoms(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     const angular_job *job = extra;
-    const int64_t cols = n->output.cols, n_z = n->inputs[4].rows, n_r = n->inputs[5].rows;
+    const int64_t out_cols = n->output.cols, head = cpu_angular_head_cols(n), cols = out_cols - head;
+    const int64_t n_z = n->inputs[4].rows, n_r = n->inputs[5].rows;
     const float zeta = (float)n->attrs.f[0], eta = (float)n->attrs.f[1];
     float *y = (float *)n->output.buffer;
     float A[MLFF_ANI_MAX_SHIFTS][BLOCK], B[MLFF_ANI_MAX_SHIFTS][BLOCK];
     double row[MLFF_ANI_MAX_FEATURES]; /* the atom's sums */
     for (int64_t i = begin; i < end; i++) {
+        if (head)
+            memcpy(y + i * out_cols, (const float *)n->inputs[6].buffer + i * head, (size_t)head * sizeof *y);
         memset(row, 0, (size_t)cols * sizeof *row);
         const int64_t last = job->by_center.offsets[i + 1];
         for (int64_t q0 = job->by_center.offsets[i]; q0 < last; q0 += BLOCK) {
@@ -235,7 +238,7 @@ TARGETS static void angular_atoms(const mlff_exec_node *n, void *extra, int64_t 
             }
         }
         for (int64_t c = 0; c < cols; c++)
-            y[i * cols + c] = (float)row[c];
+            y[i * out_cols + head + c] = (float)row[c];
     }
 }
 
@@ -250,7 +253,7 @@ TARGETS static void angular_vjp_atoms(const mlff_exec_node *n, void *extra, int6
     float A[MLFF_ANI_MAX_SHIFTS][BLOCK], dA[MLFF_ANI_MAX_SHIFTS][BLOCK];
     float B[MLFF_ANI_MAX_SHIFTS][BLOCK], dB[MLFF_ANI_MAX_SHIFTS][BLOCK];
     for (int64_t i = begin; i < end; i++) {
-        const float *g_row = gy + i * cols;
+        const float *g_row = gy + i * cols + cpu_angular_vjp_offset(n);
         const int64_t last = job->by_center.offsets[i + 1];
         for (int64_t q0 = job->by_center.offsets[i]; q0 < last; q0 += BLOCK) {
             triple_block t;

@@ -49,6 +49,19 @@ mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride,
 mlff_status cpu_triples_by_center(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
                                   int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err);
 
+/* ANI_ANGULAR: the columns of its head input in front of its features (0 without). */
+static inline int64_t cpu_angular_head_cols(const mlff_exec_node *n)
+{
+    return n->n_inputs > 6 ? n->inputs[6].cols : 0;
+}
+
+/* ANI_ANGULAR_VJP: where the angular block starts in g, its last columns. */
+static inline int64_t cpu_angular_vjp_offset(const mlff_exec_node *n)
+{
+    const int64_t species = n->attrs.i[0];
+    return n->inputs[0].cols - species * (species + 1) / 2 * n->inputs[5].rows * n->inputs[6].rows;
+}
+
 /* Slot of the unordered species pair (a, b) in upper-triangle order. */
 static inline int64_t cpu_species_pair(int64_t a, int64_t b, int64_t n_species)
 {

@@ -544,14 +544,16 @@ static inline int FN(triple_setup)(FN(triple) * t, const mlff_exec_node *n, int6
 RANGE(ani_angular_atoms)
 {
     const cpu_csr by_center = *(const cpu_csr *)extra;
-    const int64_t cols = n->output.cols;
+    const int64_t out_cols = n->output.cols, head = cpu_angular_head_cols(n), cols = out_cols - head;
     const int64_t n_z = n->inputs[4].rows, n_r = n->inputs[5].rows;
     const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1];
     const real *shift_z = IN(4), *shift_r = IN(5);
     const int32_t *abc = IDX(2);
     real *y = OUT;
     for (int64_t i = begin; i < end; i++) {
-        real *row = y + i * cols;
+        if (head)
+            memcpy(y + i * out_cols, (const real *)n->inputs[6].buffer + i * head, (size_t)head * sizeof(real));
+        real *row = y + i * out_cols + head;
         memset(row, 0, (size_t)cols * sizeof(real));
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
             const int64_t t = by_center.items[q];
@@ -600,7 +602,7 @@ RANGE(ani_angular_vjp_atoms)
     const int32_t *abc = IDX(3);
     real *gv = OUT;
     for (int64_t i = begin; i < end; i++) {
-        const real *g_row = gy + i * cols;
+        const real *g_row = gy + i * cols + cpu_angular_vjp_offset(n);
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
             const int64_t t = by_center.items[q], a = abc[2 * t], b = abc[2 * t + 1];
             FN(triple) tr;

@@ -1,5 +1,6 @@
 /* inputs (vec [P, 3], pairs, triples [T, 2], species, shift_theta [N_Z, 1],
- * shift_r [N_RA, 1]); F0 = zeta, F1 = eta, F2 = rc, I0 = species.
+ * shift_r [N_RA, 1][, head [A, HEAD_COLS]]); F0 = zeta, F1 = eta, F2 = rc,
+ * I0 = species; out = [head | features].
  * A work-group of GROUP_LANES items per atom walks the atom's triples (the
  * segments: triples by center, in order), ANGULAR_CHUNK at a time. First
  * each item works out one triple: its species pair, its N_Z angular and
@@ -11,6 +12,7 @@
 #define N_SLOTS (I0 * (I0 + 1) / 2)
 #define N_COLS (N_RA * N_Z)
 #define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
+#define HEAD_COLS (OUT_COLS - N_SLOTS * N_COLS)
 #if ANGULAR_SUMS_LOCAL
 #define SUM(k, slot) sums[(slot) * N_COLS + lane + (k) * GROUP_LANES]
 #else
@@ -64,15 +66,20 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#if HEAD_COLS > 0
+    for (int c = lane; c < HEAD_COLS; c += GROUP_LANES)
+        out[i * OUT_COLS + c] = in6[i * HEAD_COLS + c];
+#endif
     for (int k = 0; k < PER_LANE; k++) {
         const int c = lane + k * GROUP_LANES;
         if (c >= N_COLS)
             break;
         for (int slot = 0; slot < N_SLOTS; slot++)
-            out[i * OUT_COLS + slot * N_COLS + c] = SUM(k, slot);
+            out[i * OUT_COLS + HEAD_COLS + slot * N_COLS + c] = SUM(k, slot);
     }
 }
 #undef N_SLOTS
 #undef N_COLS
 #undef PER_LANE
+#undef HEAD_COLS
 #undef SUM

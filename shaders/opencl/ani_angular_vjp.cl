@@ -1,4 +1,4 @@
-/* inputs (g [A, ...], vec, pairs, triples, species, shift_theta [N_Z, 1],
+/* inputs (g [A, ... | angular], vec, pairs, triples, species, shift_theta [N_Z, 1],
  * shift_r [N_RA, 1]), attrs as the forward op; out [P, 3], the gradient with
  * respect to vec. One work-item per pair: each triple that names this pair
  * adds its derivative with respect to this side's vector, in the order of
@@ -37,7 +37,9 @@ kernel void KNAME(KARGS)
         const TO theta = acos((TO)0.95 * cos_raw);
         const long center = in2[2 * a];
         const int slot = species_pair(in4[in2[2 * a + 1]], in4[in2[2 * b + 1]], I0);
-        const global T0 *g_block = in0 + center * IN0_COLS + (long)slot * N_RA * N_Z;
+        /* The angular block is g's last columns (g may be the whole AEV's). */
+        const global T0 *g_block = in0 + center * IN0_COLS + (IN0_COLS - I0 * (I0 + 1) / 2 * N_RA * N_Z) +
+                                   (long)slot * N_RA * N_Z;
         /* Sums over the block of the gradient times the angular factor A_z,
          * its theta-derivative A'_z, the radial factor B_r and its derivative. */
         TO a_z[N_Z], da_z[N_Z];

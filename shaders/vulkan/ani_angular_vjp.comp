@@ -41,7 +41,8 @@ void main()
         const TO theta = acos_(TO(ANI_COS_SCALE) * cos_raw);
         const uint center = uint(in2[2 * a]);
         const int slot = species_pair(in4[in2[2 * a + 1]], in4[in2[2 * b + 1]], I0);
-        const uint g_block = center * IN0_COLS + uint(slot) * N_RA * N_Z;
+        /* The angular block is g's last columns (g may be the whole AEV's). */
+        const uint g_block = center * IN0_COLS + (IN0_COLS - I0 * (I0 + 1) / 2 * N_RA * N_Z) + uint(slot) * N_RA * N_Z;
         /* Sums over the block of the gradient times the angular factor A_z,
          * its theta-derivative A'_z, the radial factor B_r and its derivative. */
         TO a_z[N_Z], da_z[N_Z];
