@@ -196,11 +196,12 @@ static int run_layers(mlff_graph *g, const char *name, ani_layer *layers, int n_
     return mlff_op_celu_mlp(g, h, weights, biases, n_layers - l, groups, alpha);
 }
 
-/* One element's atomic energies, scattered back to the atoms ([atoms, 1]). */
-static int separate_network(mlff_graph *g, const char *el, ani_network *net, int members, int aev, int atoms)
+/* One element's atomic energies times unit, scattered back to the atoms ([atoms, 1]). */
+static int separate_network(mlff_graph *g, const char *el, ani_network *net, int members, int aev, int atoms,
+                            double unit)
 {
     int h = run_layers(g, el, net->layers, net->n_layers, members, mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL));
-    int energy = mlff_op_sum_first_cols(g, h, members, 1.0 / members);
+    int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
     return mlff_op_scatter_add_rows(g, energy, atoms, MLFF_SYMBOL_ATOMS, 0, MLFF_DTYPE_REAL);
 }
 
@@ -247,7 +248,8 @@ static int merge_layers(ani_network *nets, int n, int members, ani_layer *merged
 /* Every element's networks on every atom; each atom's own energies (its
  * species' `members` columns of the result) summed through a mask that is 1
  * there for owned atoms and 0 elsewhere. -2: the networks cannot be merged. */
-static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members, int aev, mlff_error *err)
+static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members, int aev, double unit,
+                           mlff_error *err)
 {
     ani_layer layers[ANI_MAX_LAYERS];
     memset(layers, 0, sizeof layers);
@@ -275,11 +277,11 @@ static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members,
     int species = mlff_graph_input_species(g);
     int mask = mlff_op_mul(g, mlff_op_gather_rows(g, mask_table, species, MLFF_DTYPE_REAL),
                            mlff_graph_input_owned(g, MLFF_DTYPE_REAL));
-    return mlff_op_sum_first_cols(g, mlff_op_mul(g, out, mask), groups, 1.0 / members);
+    return mlff_op_sum_first_cols(g, mlff_op_mul(g, out, mask), groups, unit / members);
 }
 
 int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
-                        int members, int aev, const ani_columns *keep, int merged)
+                        int members, int aev, const ani_columns *keep, int merged, double unit)
 {
     ani_network *nets = calloc((size_t)n, sizeof *nets);
     if (!nets)
@@ -288,12 +290,12 @@ int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], cons
     for (int e = 0; ok && e < n; e++)
         ok = read_network(src, elements[model_element[e]], members, keep, &nets[e]);
     if (ok && merged && n > 1)
-        atomic = merged_networks(g, nets, n, members, aev, src->err);
+        atomic = merged_networks(g, nets, n, members, aev, unit, src->err);
     if (ok && (atomic == -2 || !merged || n == 1)) {
         atomic = -1;
         for (int e = 0; e < n; e++) {
             int per_atom = separate_network(g, elements[model_element[e]], &nets[e], members, aev,
-                                            mlff_graph_input_element_atoms(g, e));
+                                            mlff_graph_input_element_atoms(g, e), unit);
             atomic = atomic < 0 ? per_atom : mlff_op_add(g, atomic, per_atom);
         }
     }
