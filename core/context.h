@@ -3,7 +3,6 @@
 #define MLFF_CORE_CONTEXT_H
 
 #include "../backends/backend.h"
-#include "../models/ani.h"
 #include "batch.h"
 #include "chunks.h"
 #include "elements.h"
@@ -25,11 +24,19 @@ struct mlff_context {
     int n_models, cap_models;
 };
 
+/* How the element networks run (models/ani_networks.c): merged for small
+ * batches on a GPU, where launches cost more than the work (model_plans.c). */
+typedef enum mlff_element_networks {
+    MLFF_ELEMENT_NETWORKS_AUTO = 0,
+    MLFF_ELEMENT_NETWORKS_MERGED,
+    MLFF_ELEMENT_NETWORKS_SEPARATE
+} mlff_element_networks;
+
 /* The graph and plan of one set of the model's elements: a batch runs
  * through the one of the elements it holds (model_plans.c). */
 typedef struct mlff_model_plan {
     mlff_element_set elements;
-    mlff_ani_options options;             /* the graph's variant (model_plans.c) */
+    int merged_networks;                  /* every element's networks on every atom (models/ani.h) */
     mlff_graph *graph;
     mlff_plan *plan;                      /* NULL until a batch needs it */
     int lists_on_device;                  /* the device may make the graph's pair lists */
@@ -55,7 +62,7 @@ struct mlff_model {
     mlff_model_plan *active;                /* the batch's (mlff_model_use_elements) */
     uint64_t runs;
     int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
-    int force_merged, force_one_list;       /* MLFF_ELEMENT_NETWORKS, MLFF_PAIR_LISTS: 1 or 0, -1 by size */
+    mlff_element_networks networks;         /* MLFF_ELEMENT_NETWORKS: merged, separate or by size */
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
@@ -82,8 +89,8 @@ mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlf
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */
-mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset,
-                                   const mlff_ani_options *options, mlff_graph **out, mlff_error *err);
+mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, int merged_networks,
+                                   mlff_graph **out, mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
  * model->work (made if needed) and renumbers work.species to its graph's
  * elements. */

@@ -69,8 +69,7 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
 static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
     mlff_graph *g;
-    const mlff_ani_options plain = {0, 0};
-    mlff_status s = mlff_model_build_graph(m, NULL, &plain, &g, err);
+    mlff_status s = mlff_model_build_graph(m, NULL, 0, &g, err);
     if (s != MLFF_OK)
         return s;
     for (int t = 0; t < g->n_tensors; t++)
@@ -128,17 +127,19 @@ static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_erro
     return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
 }
 
-/* *forced = 1 if the variable `name` is `on`, 0 if `off`, -1 if unset or "auto". */
-static mlff_status read_forced(const char *name, const char *on, const char *off, int *forced, mlff_error *err)
+/* MLFF_ELEMENT_NETWORKS=merged|separate forces how element networks run. */
+static mlff_status read_element_networks(mlff_model *m, mlff_error *err)
 {
-    const char *env = getenv(name);
-    *forced = -1;
+    const char *env = getenv("MLFF_ELEMENT_NETWORKS");
+    m->networks = MLFF_ELEMENT_NETWORKS_AUTO;
     if (!env || !*env || !strcmp(env, "auto"))
         return MLFF_OK;
-    if (strcmp(env, on) && strcmp(env, off))
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "%s=%s: use %s, %s or auto", name, env, on, off);
-    *forced = !strcmp(env, on);
-    return MLFF_OK;
+    if (!strcmp(env, "merged") || !strcmp(env, "separate")) {
+        m->networks = !strcmp(env, "merged") ? MLFF_ELEMENT_NETWORKS_MERGED : MLFF_ELEMENT_NETWORKS_SEPARATE;
+        return MLFF_OK;
+    }
+    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_ELEMENT_NETWORKS=%s: use merged, separate or auto",
+                     env);
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
@@ -147,9 +148,7 @@ mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
     m->ctx = ctx;
     const char *plans = getenv("MLFF_ELEMENT_PLANS");
     m->all_elements = plans && !strcmp(plans, "off");
-    mlff_status s = read_forced("MLFF_ELEMENT_NETWORKS", "merged", "separate", &m->force_merged, err);
-    if (s == MLFF_OK)
-        s = read_forced("MLFF_PAIR_LISTS", "one", "each", &m->force_one_list, err);
+    mlff_status s = read_element_networks(m, err);
     if (s == MLFF_OK)
         s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)

@@ -29,8 +29,8 @@
 #include "../models/model_file.h"
 #include "context.h"
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset,
-                                   const mlff_ani_options *options, mlff_graph **out, mlff_error *err)
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int merged_networks,
+                                   mlff_graph **out, mlff_error *err)
 {
     const mlff_model_file *mf = m->file;
     *out = NULL;
@@ -41,7 +41,7 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     mlff_graph *g = mlff_graph_create();
     if (!g)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-    mlff_status s = mlff_ani_build_graph(mf, subset, options, g, err);
+    mlff_status s = mlff_ani_build_graph(mf, subset, merged_networks, g, err);
     if (s == MLFF_OK) {
         /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
         int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
@@ -74,20 +74,19 @@ void mlff_model_plans_free(mlff_model *m)
     m->active = NULL;
 }
 
-/* The plan for a batch of the elements in *set, of the graph variant
- * *options: its own; else the slot to make it in (an empty one, else the least
+/* The plan for a batch of the elements in *set, with merged networks or
+ * not: its own; else the slot to make it in (an empty one, else the least
  * recently used); but when that slot served within the last 2
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */
-static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, const mlff_ani_options *options,
-                                    int *found)
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int merged, int *found)
 {
     mlff_model_plan *slot = NULL, *holder = NULL;
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        const int same_kind = p->graph && !memcmp(&p->options, options, sizeof *options);
+        const int same_kind = p->graph && p->merged_networks == merged;
         if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
         if (same_kind && mlff_element_set_holds(&p->elements, set) &&
@@ -116,29 +115,23 @@ static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, const 
  * (n - 1) x atoms, stay within 128. */
 #define MERGED_NETWORKS_MOST_EXTRA 128
 
-/* One pair list: measured with bench_neighbors on the same machine ... */
-#define ONE_PAIR_LIST_MOST_ATOMS 48
-
-static mlff_ani_options use_options(const mlff_model *m, const mlff_element_set *set)
+static int use_merged_networks(const mlff_model *m, const mlff_element_set *set)
 {
-    const int gpu = m->ctx->iface->is_gpu(m->ctx->backend);
-    const int64_t atoms = m->work.n_atoms, extra = (mlff_element_set_size(set) - 1) * atoms;
-    mlff_ani_options o = {
-        .merged_networks = m->force_merged >= 0 ? m->force_merged : gpu && extra <= MERGED_NETWORKS_MOST_EXTRA,
-        .one_pair_list = m->force_one_list >= 0 ? m->force_one_list : gpu && atoms <= ONE_PAIR_LIST_MOST_ATOMS,
-    };
-    return o;
+    if (m->networks != MLFF_ELEMENT_NETWORKS_AUTO)
+        return m->networks == MLFF_ELEMENT_NETWORKS_MERGED;
+    const int64_t extra = (mlff_element_set_size(set) - 1) * m->work.n_atoms;
+    return m->ctx->iface->is_gpu(m->ctx->backend) && extra <= MERGED_NETWORKS_MOST_EXTRA;
 }
 
-static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set,
-                             const mlff_ani_options *options, mlff_error *err)
+static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int merged,
+                             mlff_error *err)
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
     if (!p->graph) {
         p->elements = *set;
-        p->options = *options;
-        s = mlff_model_build_graph(m, set, options, &p->graph, err);
+        p->merged_networks = merged;
+        s = mlff_model_build_graph(m, set, merged, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)
@@ -163,13 +156,13 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
             mlff_element_set_add(&set, e);
     for (int64_t a = 0; a < w->n_atoms; a++)
         mlff_element_set_add(&set, w->species[a]);
-    const mlff_ani_options options = use_options(m, &set);
+    const int merged = use_merged_networks(m, &set);
     int found;
-    mlff_model_plan *p = choose_plan(m, &set, &options, &found);
+    mlff_model_plan *p = choose_plan(m, &set, merged, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
-        mlff_status s = make_plan(m, p, &set, &options, err);
+        mlff_status s = make_plan(m, p, &set, merged, err);
         if (s != MLFF_OK)
             return s;
     }

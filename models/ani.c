@@ -111,7 +111,7 @@ static int keep_columns(ani_source *src, const int *model_element, int n, int n_
 }
 
 static mlff_status build_graph(ani_source *src, const int *model_element, int n, int n_model,
-                               char elements[][4], const mlff_ani_options *options, mlff_graph *g)
+                               char elements[][4], int merged_networks, mlff_graph *g)
 {
     const mlff_model_file *mf = src->mf;
     mlff_error *err = src->err;
@@ -138,11 +138,8 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     int shift_r = column_param(g, src, "aev.radial.shift");
     int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n);
 
-    int pairs_a = pairs_r, vec_a = vec_r;
-    if (!options->one_pair_list || rca > rcr) {
-        pairs_a = mlff_graph_input_pairs(g, rca);
-        vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
-    }
+    int pairs_a = mlff_graph_input_pairs(g, rca);
+    int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
     int shift_theta = column_param(g, src, "aev.angular.shift_theta");
     int shift_a = column_param(g, src, "aev.angular.shift_r");
     /* The angular features written behind the radial ones: the AEV. */
@@ -159,8 +156,8 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
                       g->tensors[shift_theta].rows * g->tensors[shift_a].rows, &keep))
         return err->status;
     /* In eV from the start: the members' mean takes the conversion. */
-    int atomic = ani_atomic_energies(g, src, elements, model_element, n, members, aev, &keep,
-                                     options->merged_networks, HARTREE_TO_EV);
+    int atomic = ani_atomic_energies(g, src, elements, model_element, n, members, aev, &keep, merged_networks,
+                                     HARTREE_TO_EV);
     free(keep.model_column);
     if (err->status != MLFF_OK)
         return err->status;
@@ -182,8 +179,8 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     return MLFF_OK;
 }
 
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset,
-                                 const mlff_ani_options *options, mlff_graph *g, mlff_error *err)
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, int merged_networks,
+                                 mlff_graph *g, mlff_error *err)
 {
     ani_source src = {mf, err};
     char elements[ANI_MAX_ELEMENTS][4];
@@ -196,5 +193,5 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_s
             model_element[n++] = e;
     if (n == 0)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "an ANI graph for none of the model's elements");
-    return build_graph(&src, model_element, n, n_model, elements, options, g);
+    return build_graph(&src, model_element, n, n_model, elements, merged_networks, g);
 }

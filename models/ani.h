@@ -36,19 +36,13 @@
 
 enum { MLFF_ACTIVATION_IDENTITY = 0, MLFF_ACTIVATION_CELU = 1 };
 
-/* Variants of the graph that give the same numbers, for small batches on a
- * GPU, where launches cost more than work (core/model_plans.c). */
-typedef struct mlff_ani_options {
-    int merged_networks; /* every element's networks on every atom in one pass (models/ani_networks.c) */
-    int one_pair_list;   /* the angular features from the radial pair list, whose pairs beyond the
-                          * angular cutoff add zeros: one list's launches, more triples */
-} mlff_ani_options;
-
 /* Build the energy graph (eV per system) of an ANI model file for the
  * model's elements in `subset` (NULL: all of them). The graph's species
  * input and its element inputs number those elements from 0 in the model's
- * order (element e of the graph is the e-th element of the subset). */
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset,
-                                 const mlff_ani_options *options, mlff_graph *g, mlff_error *err);
+ * order (element e of the graph is the e-th element of the subset).
+ * merged_networks: every element's networks run on every atom in one pass
+ * (fewer launches, more work: models/ani_networks.c). */
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, int merged_networks,
+                                 mlff_graph *g, mlff_error *err);
 
 #endif

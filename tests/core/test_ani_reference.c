@@ -1,8 +1,8 @@
 /*
  * ANI-2x against TorchANI 2.2.4: energies and forces of every public
  * non-periodic reference structure in float64 and float32 (compared with the
- * float64 references), also through the graph variants for small batches,
- * and the per-atom AEVs that pin down the feature code.
+ * float64 references), also through merged element networks, and the
+ * per-atom AEVs that pin down the feature code.
  * Usage: test_ani_reference REFERENCE_DIR
  */
 #include <math.h>
@@ -155,16 +155,14 @@ static void check_every_element(mlff_model *model, const char *dir)
     mlff_context_destroy(ctx);
 }
 
-/* The graph variants GPUs take for small batches (models/ani.h): every
- * element's networks on every atom, each atom's own picked by its species,
- * and the angular features from the radial pair list. TorchANI's numbers,
- * also with the batch cut into chunks of 4 atoms, whose ghost atoms the
- * pick must leave out. */
-static void check_small_batch_variants(const char *dir, mlff_precision precision)
+/* Every element's networks on every atom, each atom's own picked by its
+ * species (MLFF_ELEMENT_NETWORKS=merged; GPUs take it for small batches):
+ * TorchANI's numbers, also with the batch cut into chunks of 4 atoms, whose
+ * ghost atoms the pick must leave out. */
+static void check_merged_networks(const char *dir, mlff_precision precision)
 {
     static const char *const names[] = {"g2_CH4", "g2_CH3CONH2"};
     setenv("MLFF_ELEMENT_NETWORKS", "merged", 1);
-    setenv("MLFF_PAIR_LISTS", "one", 1);
     mlff_settings settings;
     mlff_default_settings(&settings);
     settings.precision = precision;
@@ -178,15 +176,13 @@ static void check_small_batch_variants(const char *dir, mlff_precision precision
                 failures++;
                 continue;
             }
-            printf("merged networks, one pair list%s: ", chunked ? ", chunks of 4 atoms" : "");
+            printf("merged networks%s: ", chunked ? ", chunks of 4 atoms" : "");
             check_structure(model, &r, precision);
-            CHECK(model->active->options.merged_networks && model->active->options.one_pair_list,
-                  "%s: the small-batch variants ran", r.name);
+            CHECK(model->active->merged_networks, "%s: the merged networks ran", r.name);
             reference_free(&r);
         }
         mlff_context_destroy(ctx);
     }
-    unsetenv("MLFF_PAIR_LISTS");
     setenv("MLFF_ELEMENT_NETWORKS", "fused", 1);
     settings.device = test_device();
     mlff_context *ctx;
@@ -226,7 +222,7 @@ int main(int argc, char **argv)
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
             check_every_element(model, argv[1]);
         mlff_context_destroy(ctx);
-        check_small_batch_variants(argv[1], precisions[p]);
+        check_merged_networks(argv[1], precisions[p]);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;
