@@ -17,9 +17,8 @@
  * atoms) or merged (every element's on every atom, fewer launches, n
  * elements times the network work; models/ani_networks.c). Merged wins
  * where the launches it saves cost more than the work it adds: small
- * batches on a GPU
- * (MERGED_NETWORKS_MOST_EXTRA); MLFF_ELEMENT_NETWORKS=merged|separate
- * forces either.
+ * batches on a GPU (MERGED_NETWORKS_MOST_EXTRA).
+ * MLFF_ELEMENT_NETWORKS=merged|separate forces either.
  */
 #include <stdlib.h>
 #include <string.h>
