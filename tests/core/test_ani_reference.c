@@ -222,7 +222,10 @@ int main(int argc, char **argv)
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
             check_every_element(model, argv[1]);
         mlff_context_destroy(ctx);
-        check_merged_networks(argv[1], precisions[p]);
+        /* On OpenCL and Vulkan in float32 alone, as GPUs run it: each
+         * precision compiles its own kernels (minutes of CI on PoCL and lavapipe). */
+        if (precisions[p] == MLFF_PRECISION_FLOAT32 || test_device() == MLFF_DEVICE_CPU)
+            check_merged_networks(argv[1], precisions[p]);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;
