@@ -116,10 +116,16 @@ static int find_input(const mlff_graph *g, mlff_input_role role, int link)
     return -1;
 }
 
+static int is_input(const mlff_graph *g, int t, mlff_input_role role)
+{
+    return t >= 0 && t < g->n_tensors && g->tensors[t].kind == MLFF_TENSOR_INPUT &&
+           g->tensors[t].role == role;
+}
+
 static int atom_input(mlff_graph *g, mlff_input_role role, mlff_dtype dtype, int64_t cols)
 {
     for (int t = 0; t < g->n_tensors; t++)
-        if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == role && g->tensors[t].dtype == dtype)
+        if (is_input(g, t, role) && g->tensors[t].dtype == dtype)
             return t;
     return new_input(g, role, dtype, MLFF_SYMBOL_ATOMS, cols, -1, 0.0);
 }
@@ -144,11 +150,6 @@ int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype)
     return atom_input(g, MLFF_INPUT_OWNED, dtype, 1);
 }
 
-static int is_input(const mlff_graph *g, int t, mlff_input_role role)
-{
-    return t >= 0 && t < g->n_tensors && g->tensors[t].kind == MLFF_TENSOR_INPUT &&
-           g->tensors[t].role == role;
-}
 
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff)
 {

@@ -252,8 +252,9 @@ TARGETS static void angular_vjp_atoms(const mlff_exec_node *n, void *extra, int6
     double *gv = job->pair_grad; /* a center's triples touch only its own pairs */
     float A[MLFF_ANI_MAX_SHIFTS][BLOCK], dA[MLFF_ANI_MAX_SHIFTS][BLOCK];
     float B[MLFF_ANI_MAX_SHIFTS][BLOCK], dB[MLFF_ANI_MAX_SHIFTS][BLOCK];
+    const int64_t block = cpu_angular_vjp_offset(n);
     for (int64_t i = begin; i < end; i++) {
-        const float *g_row = gy + i * cols + cpu_angular_vjp_offset(n);
+        const float *g_row = gy + i * cols + block;
         const int64_t last = job->by_center.offsets[i + 1];
         for (int64_t q0 = job->by_center.offsets[i]; q0 < last; q0 += BLOCK) {
             triple_block t;

@@ -601,8 +601,9 @@ RANGE(ani_angular_vjp_atoms)
     const real *gy = IN(0), *shift_z = IN(5), *shift_r = IN(6);
     const int32_t *abc = IDX(3);
     real *gv = OUT;
+    const int64_t block = cpu_angular_vjp_offset(n);
     for (int64_t i = begin; i < end; i++) {
-        const real *g_row = gy + i * cols + cpu_angular_vjp_offset(n);
+        const real *g_row = gy + i * cols + block;
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
             const int64_t t = by_center.items[q], a = abc[2 * t], b = abc[2 * t + 1];
             FN(triple) tr;
