@@ -50,7 +50,7 @@ typedef struct mlff_exec_node {
  * result's block, layer `layers`, first). */
 typedef struct mlff_mlp_shape {
     int layers;
-    int64_t groups, width[MLFF_MLP_MAX_LAYERS + 1], block[MLFF_MLP_MAX_LAYERS + 1], cols;
+    int64_t groups, stacks, width[MLFF_MLP_MAX_LAYERS + 1], block[MLFF_MLP_MAX_LAYERS + 1], cols;
     const mlff_exec_tensor *weights[MLFF_MLP_MAX_LAYERS + 1]; /* weights[l], l = 1..layers */
 } mlff_mlp_shape;
 
@@ -71,21 +71,17 @@ static inline int mlff_mlp_weight_input(mlff_op op, int l)
     return op == MLFF_OP_CELU_MLP_VJP ? 1 + l : 2 * l - 1;
 }
 
-static inline int mlff_mlp_layers(mlff_op op, int n_inputs)
-{
-    return op == MLFF_OP_CELU_MLP_VJP ? n_inputs - 2 : (n_inputs - 1) / 2;
-}
-
 static inline mlff_mlp_shape mlff_mlp_shape_of(const mlff_exec_node *n)
 {
     mlff_mlp_shape s = {0};
-    s.layers = mlff_mlp_layers(n->op, n->n_inputs);
+    s.layers = mlff_mlp_layers(n->op, n->n_inputs, &n->attrs);
     s.groups = n->attrs.i[0];
+    s.stacks = mlff_op_stacks(&n->attrs);
     for (int l = 1; l <= s.layers; l++)
         s.weights[l] = &n->inputs[mlff_mlp_weight_input(n->op, l)];
     s.width[0] = s.weights[1]->cols;
     for (int l = 1; l <= s.layers; l++)
-        s.width[l] = s.weights[l]->rows / s.groups;
+        s.width[l] = s.weights[l]->rows / (s.groups * s.stacks);
     mlff_mlp_place_blocks(&s);
     return s;
 }

@@ -335,6 +335,39 @@ static mlff_status build_element_atoms(const mlff_graph *g, int t, const int32_t
     return MLFF_OK;
 }
 
+/* The owned atoms by species (a counting sort: ascending within each) into
+ * t, and where each species starts among them into t_starts. */
+static mlff_status build_element_order(const mlff_graph *g, int t, int t_starts, const int32_t *species,
+                                       const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
+{
+    if (t_starts < 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "the atoms by element without their starts");
+    const int64_t n_elements = g->tensors[t_starts].rows - 1;
+    int32_t *atoms = reserve(w, t, (size_t)v->n_owned * sizeof(int32_t), err);
+    int32_t *starts = atoms ? reserve(w, t_starts, (size_t)(n_elements + 1) * sizeof(int32_t), err) : NULL;
+    if (!starts)
+        return err->status;
+    memset(starts, 0, (size_t)(n_elements + 1) * sizeof *starts);
+    for (int64_t a = 0; a < v->n_owned; a++) {
+        if (species[a] < 0 || species[a] >= n_elements)
+            return mlff_fail(err, MLFF_ERROR_INTERNAL, "species %d beyond the graph's %lld elements", species[a],
+                             (long long)n_elements);
+        starts[species[a] + 1]++;
+    }
+    for (int64_t e = 0; e < n_elements; e++)
+        starts[e + 1] += starts[e];
+    /* Each element's next free row, in the scratch of starts[e] .. : walk
+     * the atoms once, then shift the starts back. */
+    for (int64_t a = 0; a < v->n_owned; a++)
+        atoms[starts[species[a]]++] = (int32_t)a;
+    for (int64_t e = n_elements; e > 0; e--)
+        starts[e] = starts[e - 1];
+    starts[0] = 0;
+    w->input_dtypes[t] = w->input_dtypes[t_starts] = MLFF_DTYPE_I32;
+    w->symbols[g->tensors[t].rows_symbol] = v->n_owned;
+    return MLFF_OK;
+}
+
 /* Finds the graph's input of a role (and link); -1 if the graph does not use it. */
 static int input_of(const mlff_graph *g, mlff_input_role role, int link)
 {
@@ -507,6 +540,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
                 s = fill_cells(b, t, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
                 s = build_element_atoms(g, t, species, v, w, err);
+            else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ORDER)
+                s = build_element_order(g, t, input_of(g, MLFF_INPUT_ELEMENT_STARTS, -1), species, v, w, err);
             else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLE_STARTS)
                 s = build_triple_starts(g, t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS)

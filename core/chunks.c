@@ -7,7 +7,7 @@
 #include "grow.h"
 
 /* What one row of each size symbol means, read from the graph's inputs. */
-typedef enum symbol_kind { SYMBOL_OTHER, SYMBOL_ATOMS, SYMBOL_ELEMENT, SYMBOL_PAIRS, SYMBOL_TRIPLES } symbol_kind;
+typedef enum symbol_kind { SYMBOL_OTHER, SYMBOL_ATOMS, SYMBOL_OWNED, SYMBOL_ELEMENT, SYMBOL_PAIRS, SYMBOL_TRIPLES } symbol_kind;
 
 typedef struct mlff_symbol_cost {
     symbol_kind kind;
@@ -17,7 +17,7 @@ typedef struct mlff_symbol_cost {
 } symbol_cost;
 
 /* Rows of every symbol but the atoms that one owned atom adds to a chunk:
- * its pairs and triples, and a row of its element. */
+ * its pairs and triples, a row of its element and of the atoms by element. */
 static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, const double *distances,
                       int64_t n_pairs, int64_t *rows)
 {
@@ -27,7 +27,8 @@ static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, 
         if (c->kind == SYMBOL_PAIRS || c->kind == SYMBOL_TRIPLES)
             for (int64_t p = 0; p < n_pairs; p++)
                 within += distances[p] <= c->cutoff;
-        rows[s] = c->kind == SYMBOL_ELEMENT   ? species == c->element
+        rows[s] = c->kind == SYMBOL_OWNED     ? 1
+                  : c->kind == SYMBOL_ELEMENT ? species == c->element
                   : c->kind == SYMBOL_PAIRS   ? within
                   : c->kind == SYMBOL_TRIPLES ? within * (within - 1) / 2
                                               : 0;
@@ -101,7 +102,9 @@ static symbol_cost *symbol_costs(const mlff_graph *g, const mlff_plan *plan)
         if (gt->kind != MLFF_TENSOR_INPUT || gt->rows_symbol < 0)
             continue;
         symbol_cost *c = &costs[gt->rows_symbol];
-        if (gt->role == MLFF_INPUT_ELEMENT_ATOMS) {
+        if (gt->role == MLFF_INPUT_ELEMENT_ORDER) {
+            c->kind = SYMBOL_OWNED;
+        } else if (gt->role == MLFF_INPUT_ELEMENT_ATOMS) {
             c->kind = SYMBOL_ELEMENT;
             c->element = gt->role_link;
         } else if (gt->role == MLFF_INPUT_PAIRS) {

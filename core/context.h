@@ -3,6 +3,7 @@
 #define MLFF_CORE_CONTEXT_H
 
 #include "../backends/backend.h"
+#include "../models/ani.h"
 #include "batch.h"
 #include "chunks.h"
 #include "elements.h"
@@ -24,19 +25,11 @@ struct mlff_context {
     int n_models, cap_models;
 };
 
-/* How the element networks run (models/ani_networks.c): merged for small
- * batches on a GPU, where launches cost more than the work (model_plans.c). */
-typedef enum mlff_element_networks {
-    MLFF_ELEMENT_NETWORKS_AUTO = 0,
-    MLFF_ELEMENT_NETWORKS_MERGED,
-    MLFF_ELEMENT_NETWORKS_SEPARATE
-} mlff_element_networks;
-
 /* The graph and plan of one set of the model's elements: a batch runs
  * through the one of the elements it holds (model_plans.c). */
 typedef struct mlff_model_plan {
     mlff_element_set elements;
-    int merged_networks;                  /* every element's networks on every atom (models/ani.h) */
+    mlff_element_networks networks;       /* how the element networks run (models/ani.h) */
     mlff_graph *graph;
     mlff_plan *plan;                      /* NULL until a batch needs it */
     int lists_on_device;                  /* the device may make the graph's pair lists */
@@ -62,7 +55,7 @@ struct mlff_model {
     mlff_model_plan *active;                /* the batch's (mlff_model_use_elements) */
     uint64_t runs;
     int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
-    mlff_element_networks networks;         /* MLFF_ELEMENT_NETWORKS: merged, separate or by size */
+    mlff_element_networks networks;         /* MLFF_ELEMENT_NETWORKS, or AUTO: by size (model_plans.c) */
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
@@ -89,7 +82,7 @@ mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlf
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */
-mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, int merged_networks,
+mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, mlff_element_networks networks,
                                    mlff_graph **out, mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
  * model->work (made if needed) and renumbers work.species to its graph's

@@ -267,6 +267,35 @@ int mlff_graph_input_element_atoms(mlff_graph *g, int element)
                    : new_input(g, MLFF_INPUT_ELEMENT_ATOMS, MLFF_DTYPE_I32, sym, 1, element, 0.0);
 }
 
+int mlff_graph_input_element_order(mlff_graph *g)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    int t = find_input(g, MLFF_INPUT_ELEMENT_ORDER, -1);
+    if (t >= 0)
+        return t;
+    int sym = mlff_graph_new_symbol(g, "owned atoms by element");
+    return sym < 0 ? -1 : new_input(g, MLFF_INPUT_ELEMENT_ORDER, MLFF_DTYPE_I32, sym, 1, -1, 0.0);
+}
+
+int mlff_graph_input_element_starts(mlff_graph *g, int n_elements)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    int t = find_input(g, MLFF_INPUT_ELEMENT_STARTS, -1);
+    if (t >= 0)
+        return g->tensors[t].rows == n_elements + 1
+                   ? t
+                   : mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "element starts asked for %d and %lld elements",
+                                     n_elements, (long long)g->tensors[t].rows - 1);
+    t = new_tensor(g, MLFF_TENSOR_INPUT, MLFF_DTYPE_I32, MLFF_FIXED_ROWS, n_elements + 1, 1);
+    if (t >= 0) {
+        g->tensors[t].role = MLFF_INPUT_ELEMENT_STARTS;
+        g->tensors[t].role_link = -1;
+    }
+    return t;
+}
+
 int mlff_graph_param_take(mlff_graph *g, const char *name, mlff_dtype dtype, int64_t rows, int64_t cols,
                           mlff_dtype host_dtype, void *data)
 {

@@ -41,16 +41,19 @@ typedef enum mlff_input_role {
                                    * its angular triples (the `first` of pair_triples) */
     MLFF_INPUT_ELEMENT_ATOMS = 6, /* [n, 1] I32: ascending indices of the owned atoms of one element */
     MLFF_INPUT_CELLS = 7,         /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
-    MLFF_INPUT_OWNED = 8          /* [atoms, 1] F64 or REAL: 1 for owned atoms, 0 for ghosts */
+    MLFF_INPUT_OWNED = 8,         /* [atoms, 1] F64 or REAL: 1 for owned atoms, 0 for ghosts */
+    MLFF_INPUT_ELEMENT_ORDER = 9, /* [n, 1] I32: the owned atoms by element, ascending within one */
+    MLFF_INPUT_ELEMENT_STARTS = 10 /* [elements + 1, 1] I32: where each element's atoms start in
+                                    * ELEMENT_ORDER, then their count (the runs of a stacked op) */
 } mlff_input_role;
 
 /*
  * Owned atoms and ghosts. A large batch is evaluated in chunks of atoms
  * (core/chunks.h). A chunk's graph sees its own atoms ("owned") and, after
  * them, the neighbours they need ("ghosts"). Pair lists hold only pairs
- * whose center is owned, and ELEMENT_ATOMS only owned atoms; a model must
+ * whose center is owned, ELEMENT_ATOMS and ELEMENT_ORDER only owned atoms; a model must
  * count in the energy only what belongs to owned atoms (per-atom terms that
- * do not go through ELEMENT_ATOMS or the pairs are weighted by OWNED). The
+ * do not go through the element lists or the pairs are weighted by OWNED). The
  * forces on ghosts are their share of this chunk's energy, which the caller
  * adds to the atoms they stand for. Without chunking every atom is owned.
  */
@@ -126,6 +129,10 @@ int mlff_graph_pair_shifts(mlff_graph *g, int pairs);
 /* The angular triples of a pair list: pair_triples of its TRIPLE_STARTS. */
 int mlff_graph_triples(mlff_graph *g, int pairs);
 int mlff_graph_input_element_atoms(mlff_graph *g, int element);
+/* The owned atoms ordered by element and where each element starts among
+ * them: the rows and runs of stacked ops (core/ops.h) over n_elements. */
+int mlff_graph_input_element_order(mlff_graph *g);
+int mlff_graph_input_element_starts(mlff_graph *g, int n_elements);
 
 /* A constant tensor; data (rows x cols of host_dtype) is copied. dtype is how
  * the plan stores it (REAL for weights, F64 for exact constants, I32). */

@@ -69,7 +69,7 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
 static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
     mlff_graph *g;
-    mlff_status s = mlff_model_build_graph(m, NULL, 0, &g, err);
+    mlff_status s = mlff_model_build_graph(m, NULL, MLFF_ELEMENT_NETWORKS_SEPARATE, &g, err);
     if (s != MLFF_OK)
         return s;
     for (int t = 0; t < g->n_tensors; t++)
@@ -77,6 +77,7 @@ static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
             g->tensors[t].cutoff > m->cutoff)
             m->cutoff = g->tensors[t].cutoff;
     m->plans[0].graph = g;
+    m->plans[0].networks = MLFF_ELEMENT_NETWORKS_SEPARATE;
     for (int e = 0; e < m->n_elements; e++)
         mlff_element_set_add(&m->plans[0].elements, e);
     return MLFF_OK;
@@ -127,19 +128,21 @@ static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_erro
     return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
 }
 
-/* MLFF_ELEMENT_NETWORKS=merged|separate forces how element networks run. */
+/* MLFF_ELEMENT_NETWORKS=stacked|merged|separate forces how element networks run. */
 static mlff_status read_element_networks(mlff_model *m, mlff_error *err)
 {
+    static const char *const names[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
     const char *env = getenv("MLFF_ELEMENT_NETWORKS");
     m->networks = MLFF_ELEMENT_NETWORKS_AUTO;
-    if (!env || !*env || !strcmp(env, "auto"))
+    if (!env || !*env)
         return MLFF_OK;
-    if (!strcmp(env, "merged") || !strcmp(env, "separate")) {
-        m->networks = !strcmp(env, "merged") ? MLFF_ELEMENT_NETWORKS_MERGED : MLFF_ELEMENT_NETWORKS_SEPARATE;
-        return MLFF_OK;
-    }
-    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_ELEMENT_NETWORKS=%s: use merged, separate or auto",
-                     env);
+    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
+        if (!strcmp(env, names[k])) {
+            m->networks = (mlff_element_networks)k;
+            return MLFF_OK;
+        }
+    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
+                     "MLFF_ELEMENT_NETWORKS=%s: use stacked, merged, separate or auto", env);
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)

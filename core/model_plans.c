@@ -13,12 +13,9 @@
  * elements a batch lacks only cost their zeros), down to the plan of every
  * element. MLFF_ELEMENT_PLANS=off runs every batch through that one.
  *
- * A plan also fixes how the element networks run: separately (each on its
- * atoms) or merged (every element's on every atom, fewer launches, n
- * elements times the network work; models/ani_networks.c). Merged wins
- * where the launches it saves cost more than the work it adds: small
- * batches on a GPU (MERGED_NETWORKS_MOST_EXTRA).
- * MLFF_ELEMENT_NETWORKS=merged|separate forces either.
+ * A plan also fixes how the element networks run (models/ani.h): stacked,
+ * merged or separate, by device and batch size (choose_networks);
+ * MLFF_ELEMENT_NETWORKS=stacked|merged|separate forces one.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +25,7 @@
 #include "../models/model_file.h"
 #include "context.h"
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int merged_networks,
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, mlff_element_networks networks,
                                    mlff_graph **out, mlff_error *err)
 {
     const mlff_model_file *mf = m->file;
@@ -40,7 +37,7 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     mlff_graph *g = mlff_graph_create();
     if (!g)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-    mlff_status s = mlff_ani_build_graph(mf, subset, merged_networks, g, err);
+    mlff_status s = mlff_ani_build_graph(mf, subset, networks, g, err);
     if (s == MLFF_OK) {
         /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
         int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
@@ -79,13 +76,14 @@ void mlff_model_plans_free(mlff_model *m)
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */
-static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int merged, int *found)
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, mlff_element_networks networks,
+                                    int *found)
 {
     mlff_model_plan *slot = NULL, *holder = NULL;
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        const int same_kind = p->graph && p->merged_networks == merged;
+        const int same_kind = p->graph && p->networks == networks;
         if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
         if (same_kind && mlff_element_set_holds(&p->elements, set) &&
@@ -104,33 +102,45 @@ static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int me
     return slot;
 }
 
-/* Merged networks run n elements' networks on every atom: n - 1 networks
- * an atom more than separate ones, and 6 launches forward and back in all
- * instead of about 10 an element. Measured on an NVIDIA H200 (bench/RESULTS.md,
- * 2026-11-25): methane (2 elements) 0.28-0.35 -> 0.15 ms on OpenCL, 0.26 ->
- * 0.18-0.19 on Vulkan; water (2 elements) gains up to 90 atoms on both
- * backends and loses from 150 on Vulkan; 64 molecules of 4 elements (560
- * atoms) take twice as long. So a GPU merges while the extra networks,
- * (n - 1) x atoms, stay within 128. */
-#define MERGED_NETWORKS_MOST_EXTRA 128
+/* How a batch's element networks run (models/ani.h), as measured on an
+ * NVIDIA H200 (bench/RESULTS.md, 2026-11-25). Separate networks take about
+ * 10 launches an element, stacked ones 10 in all (6 forward, 4 back) and
+ * merged ones 6 without gathers and scatters of rows, at n - 1 networks an
+ * atom more; stacked and merged pad every element's layers to the widest.
+ * - Merged: methane (2 elements) 0.14-0.16 ms on OpenCL, stacked 0.15-0.18;
+ *   from 15 atoms of water stacked is as fast or faster on both backends.
+ *   So a GPU merges while the extra networks, (n - 1) x atoms, stay within 8.
+ * - Stacked against separate: 64 molecules of 5 elements (560 atoms)
+ *   1.17-1.22 -> 0.73-0.74 ms on OpenCL, 1.73-1.80 -> 1.16 on Vulkan; the
+ *   1536-atom water box 1.04-1.08 -> 0.97-1.01 on OpenCL, as fast on Vulkan;
+ *   from 5184 atoms the padded widths cost more (OpenCL 2.07-2.22 -> 2.30-2.43
+ *   ms). So GPUs stack up to STACKED_NETWORKS_MOST_ATOMS. On the CPU,
+ *   where launches cost nothing, separate networks run (the padding made
+ *   the 64 molecules 31.5-31.7 -> 32.8-33.4 ms on 2 cores). */
+#define MERGED_NETWORKS_MOST_EXTRA 8
+#define STACKED_NETWORKS_MOST_ATOMS 2048
 
-static int use_merged_networks(const mlff_model *m, const mlff_element_set *set)
+static mlff_element_networks choose_networks(const mlff_model *m, const mlff_element_set *set)
 {
     if (m->networks != MLFF_ELEMENT_NETWORKS_AUTO)
-        return m->networks == MLFF_ELEMENT_NETWORKS_MERGED;
-    const int64_t extra = (mlff_element_set_size(set) - 1) * m->work.n_atoms;
-    return m->ctx->iface->is_gpu(m->ctx->backend) && extra <= MERGED_NETWORKS_MOST_EXTRA;
+        return m->networks;
+    const int64_t atoms = m->work.n_atoms, extra = (mlff_element_set_size(set) - 1) * atoms;
+    if (!m->ctx->iface->is_gpu(m->ctx->backend))
+        return MLFF_ELEMENT_NETWORKS_SEPARATE;
+    return extra <= MERGED_NETWORKS_MOST_EXTRA    ? MLFF_ELEMENT_NETWORKS_MERGED
+           : atoms <= STACKED_NETWORKS_MOST_ATOMS ? MLFF_ELEMENT_NETWORKS_STACKED
+                                                  : MLFF_ELEMENT_NETWORKS_SEPARATE;
 }
 
-static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int merged,
-                             mlff_error *err)
+static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set,
+                             mlff_element_networks networks, mlff_error *err)
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
     if (!p->graph) {
         p->elements = *set;
-        p->merged_networks = merged;
-        s = mlff_model_build_graph(m, set, merged, &p->graph, err);
+        p->networks = networks;
+        s = mlff_model_build_graph(m, set, networks, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)
@@ -155,13 +165,13 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
             mlff_element_set_add(&set, e);
     for (int64_t a = 0; a < w->n_atoms; a++)
         mlff_element_set_add(&set, w->species[a]);
-    const int merged = use_merged_networks(m, &set);
+    const mlff_element_networks networks = choose_networks(m, &set);
     int found;
-    mlff_model_plan *p = choose_plan(m, &set, merged, &found);
+    mlff_model_plan *p = choose_plan(m, &set, networks, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
-        mlff_status s = make_plan(m, p, &set, merged, err);
+        mlff_status s = make_plan(m, p, &set, networks, err);
         if (s != MLFF_OK)
             return s;
     }

@@ -1,38 +1,77 @@
 /* Builders and VJPs of the dense-network ops: grouped linear layers and CELU. */
 #include "op_internal.h"
 
+/* The stacks that starts (-1: none) makes, into a->i[1]; 0 if starts is not
+ * an I32 column of at least 3 rows (2 runs) or weight_rows (0: not checked
+ * here) do not split into that many stacks. */
+static int set_stacks(mlff_graph *g, int starts, int64_t weight_rows, mlff_op_attrs *a)
+{
+    if (starts < 0) {
+        a->i[1] = 1;
+        return 1;
+    }
+    const mlff_graph_tensor *t = op_tensor(g, starts);
+    if (t->dtype != MLFF_DTYPE_I32 || t->cols != 1 || t->rows_symbol != MLFF_FIXED_ROWS || t->rows < 3)
+        return 0;
+    a->i[1] = t->rows - 1;
+    return weight_rows % a->i[1] == 0;
+}
+
+/* The inputs, with starts last when there is one; their count. */
+static int with_starts(int *in, int n, int starts)
+{
+    if (starts >= 0)
+        in[n++] = starts;
+    return n;
+}
+
 int mlff_op_linear(mlff_graph *g, int x, int weight, int bias, int64_t groups)
 {
-    int in[3] = {x, weight, bias};
-    if (!op_inputs_valid(g, in, 3))
+    return mlff_op_linear_stacked(g, x, weight, bias, groups, -1);
+}
+
+int mlff_op_linear_stacked(mlff_graph *g, int x, int weight, int bias, int64_t groups, int starts)
+{
+    int in[4] = {x, weight, bias};
+    const int n_in = with_starts(in, 3, starts);
+    if (!op_inputs_valid(g, in, n_in))
         return -1;
     const mlff_graph_tensor *tx = op_tensor(g, x), *w = op_tensor(g, weight), *b = op_tensor(g, bias);
-    int ok = groups > 0 && w->rows_symbol == MLFF_FIXED_ROWS && w->rows % groups == 0 &&
-             tx->cols == groups * w->cols && b->rows_symbol == MLFF_FIXED_ROWS &&
-             b->rows == w->rows && b->cols == 1 && tx->dtype == w->dtype && w->dtype == b->dtype;
-    if (!op_require(g, ok, MLFF_OP_LINEAR, "shapes of x, W, b do not match"))
-        return -1;
     mlff_op_attrs a = {.i = {groups}};
-    return op_node_like(g, MLFF_OP_LINEAR, in, 3, &a, tx->dtype, x, w->rows);
+    int ok = groups > 0 && set_stacks(g, starts, w->rows, &a) && w->rows_symbol == MLFF_FIXED_ROWS &&
+             w->rows % (groups * a.i[1]) == 0 && tx->cols == groups * w->cols &&
+             b->rows_symbol == MLFF_FIXED_ROWS && b->rows == w->rows && b->cols == 1 && tx->dtype == w->dtype &&
+             w->dtype == b->dtype;
+    if (!op_require(g, ok, MLFF_OP_LINEAR, "shapes of x, W, b (and the runs' starts) do not match"))
+        return -1;
+    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx->dtype, x, w->rows / a.i[1]);
+}
+
+/* A stacked node's starts, or -1. */
+static int starts_of(const mlff_graph_node *n)
+{
+    return mlff_op_stacks(&n->attrs) > 1 ? n->inputs[n->n_inputs - 1] : -1;
 }
 
 OP_VJP(mlff_vjp_linear)
 {
     mlff_graph_node n = op_node(g, node);
-    grads[0] = mlff_op_linear_vjp(g, gy, n.inputs[1], n.attrs.i[0]);
+    grads[0] = mlff_op_linear_vjp(g, gy, n.inputs[1], n.attrs.i[0], starts_of(&n));
 }
 
-int mlff_op_linear_vjp(mlff_graph *g, int gy, int weight, int64_t groups)
+int mlff_op_linear_vjp(mlff_graph *g, int gy, int weight, int64_t groups, int starts)
 {
-    int in[2] = {gy, weight};
-    if (!op_inputs_valid(g, in, 2))
+    int in[3] = {gy, weight};
+    const int n_in = with_starts(in, 2, starts);
+    if (!op_inputs_valid(g, in, n_in))
         return -1;
     const mlff_graph_tensor *t = op_tensor(g, gy), *w = op_tensor(g, weight);
-    if (!op_require(g, groups > 0 && t->cols == w->rows && w->rows % groups == 0,
-                    MLFF_OP_LINEAR_VJP, "shapes of gy and W do not match"))
-        return -1;
     mlff_op_attrs a = {.i = {groups}};
-    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, 2, &a, t->dtype, gy, groups * w->cols);
+    if (!op_require(g, groups > 0 && set_stacks(g, starts, w->rows, &a) && t->cols * a.i[1] == w->rows &&
+                           w->rows % (groups * a.i[1]) == 0,
+                    MLFF_OP_LINEAR_VJP, "shapes of gy and W (and the runs' starts) do not match"))
+        return -1;
+    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t->dtype, gy, groups * w->cols);
 }
 
 int mlff_op_celu(mlff_graph *g, int x, double alpha)
@@ -62,17 +101,18 @@ int mlff_op_celu_vjp(mlff_graph *g, int gy, int y, double alpha)
 }
 
 /* The widths w_0..w_k of a CELU_MLP's layers, from x's width per group and
- * the weights (0 if they do not chain or are not of dtype). */
-static int mlp_widths(mlff_graph *g, int64_t w0, const int *weights, int layers, int64_t groups, mlff_dtype dtype,
+ * the weights of `per_row` = groups x stacks networks (0 if they do not
+ * chain or are not of dtype). */
+static int mlp_widths(mlff_graph *g, int64_t w0, const int *weights, int layers, int64_t per_row, mlff_dtype dtype,
                       int64_t widths[MLFF_MLP_MAX_LAYERS + 1])
 {
     widths[0] = w0;
     for (int l = 0; l < layers; l++) {
         const mlff_graph_tensor *w = op_tensor(g, weights[l]);
-        if (w->rows_symbol != MLFF_FIXED_ROWS || w->rows % groups != 0 || w->cols != widths[l] ||
+        if (w->rows_symbol != MLFF_FIXED_ROWS || w->rows % per_row != 0 || w->cols != widths[l] ||
             w->dtype != dtype)
             return 0;
-        widths[l + 1] = w->rows / groups;
+        widths[l + 1] = w->rows / per_row;
     }
     for (int l = 0; l <= layers; l++)
         if (widths[l] < 1 || widths[l] > MLFF_MLP_MAX_WIDTH)
@@ -92,6 +132,12 @@ static int64_t mlp_out_cols(const int64_t *widths, int layers, int64_t groups)
 int mlff_op_celu_mlp(mlff_graph *g, int x, const int *weights, const int *biases, int layers,
                      int64_t groups, double alpha)
 {
+    return mlff_op_celu_mlp_stacked(g, x, weights, biases, layers, groups, alpha, -1);
+}
+
+int mlff_op_celu_mlp_stacked(mlff_graph *g, int x, const int *weights, const int *biases, int layers,
+                             int64_t groups, double alpha, int starts)
+{
     int in[MLFF_MAX_OP_INPUTS] = {x};
     if (!op_require(g, layers >= 1 && layers <= MLFF_MLP_MAX_LAYERS, MLFF_OP_CELU_MLP, "bad layer count"))
         return -1;
@@ -99,21 +145,22 @@ int mlff_op_celu_mlp(mlff_graph *g, int x, const int *weights, const int *biases
         in[1 + 2 * l] = weights[l];
         in[2 + 2 * l] = biases[l];
     }
-    if (!op_inputs_valid(g, in, 1 + 2 * layers))
+    const int n_in = with_starts(in, 1 + 2 * layers, starts);
+    if (!op_inputs_valid(g, in, n_in))
         return -1;
     const mlff_graph_tensor *tx = op_tensor(g, x);
+    mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
-    int ok = groups > 0 && tx->cols % groups == 0 && alpha > 0 &&
-             mlp_widths(g, tx->cols / groups, weights, layers, groups, tx->dtype, widths);
+    int ok = groups > 0 && tx->cols % groups == 0 && alpha > 0 && set_stacks(g, starts, 0, &a) &&
+             mlp_widths(g, tx->cols / groups, weights, layers, groups * a.i[1], tx->dtype, widths);
     for (int l = 0; ok && l < layers; l++) {
         const mlff_graph_tensor *b = op_tensor(g, biases[l]);
-        ok = b->rows_symbol == MLFF_FIXED_ROWS && b->rows == groups * widths[l + 1] && b->cols == 1 &&
+        ok = b->rows_symbol == MLFF_FIXED_ROWS && b->rows == groups * a.i[1] * widths[l + 1] && b->cols == 1 &&
              b->dtype == op_tensor(g, x)->dtype;
     }
-    if (!op_require(g, ok, MLFF_OP_CELU_MLP, "shapes of x, the weights and biases do not chain"))
+    if (!op_require(g, ok, MLFF_OP_CELU_MLP, "shapes of x, the weights and biases (and the runs' starts) do not chain"))
         return -1;
-    mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
-    return op_node_like(g, MLFF_OP_CELU_MLP, in, 1 + 2 * layers, &a, op_tensor(g, x)->dtype, x,
+    return op_node_like(g, MLFF_OP_CELU_MLP, in, n_in, &a, op_tensor(g, x)->dtype, x,
                         mlp_out_cols(widths, layers, groups));
 }
 
@@ -131,35 +178,37 @@ static int result_gradient(mlff_graph *g, int gy, int64_t result_cols)
 OP_VJP(mlff_vjp_celu_mlp)
 {
     mlff_graph_node n = op_node(g, node);
-    const int layers = (n.n_inputs - 1) / 2;
+    const int layers = mlff_mlp_layers(n.op, n.n_inputs, &n.attrs);
     int weights[MLFF_MLP_MAX_LAYERS];
     for (int l = 0; l < layers; l++)
         weights[l] = n.inputs[1 + 2 * l];
-    grads[0] = mlff_op_celu_mlp_vjp(g, result_gradient(g, gy, op_tensor(g, weights[layers - 1])->rows), n.output,
-                                    weights, layers, n.attrs.i[0], n.attrs.f[0]);
+    const int64_t result_cols = op_tensor(g, weights[layers - 1])->rows / mlff_op_stacks(&n.attrs);
+    grads[0] = mlff_op_celu_mlp_vjp(g, result_gradient(g, gy, result_cols), n.output, weights, layers, n.attrs.i[0],
+                                    n.attrs.f[0], starts_of(&n));
 }
 
 int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int layers, int64_t groups,
-                         double alpha)
+                         double alpha, int starts)
 {
     int in[MLFF_MAX_OP_INPUTS] = {gy, y};
     if (!op_require(g, layers >= 1 && layers <= MLFF_MLP_MAX_LAYERS, MLFF_OP_CELU_MLP_VJP, "bad layer count"))
         return -1;
     for (int l = 0; l < layers; l++)
         in[2 + l] = weights[l];
-    if (!op_inputs_valid(g, in, 2 + layers))
+    const int n_in = with_starts(in, 2 + layers, starts);
+    if (!op_inputs_valid(g, in, n_in))
         return -1;
     /* x's width is the first weights' columns. */
+    mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
-    int ok = groups > 0 && mlp_widths(g, op_tensor(g, weights[0])->cols, weights, layers, groups,
-                                      op_tensor(g, gy)->dtype, widths);
+    int ok = groups > 0 && set_stacks(g, starts, 0, &a) &&
+             mlp_widths(g, op_tensor(g, weights[0])->cols, weights, layers, groups * a.i[1], op_tensor(g, gy)->dtype,
+                        widths);
     const int64_t cols = ok ? mlp_out_cols(widths, layers, groups) : -1;
     const int64_t gy_cols = op_tensor(g, gy)->cols;
     ok = ok && (gy_cols == cols || gy_cols == groups * widths[layers]) && op_tensor(g, y)->cols == cols &&
          mlff_graph_same_rows(g, gy, y);
-    if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights do not match"))
+    if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights (and the runs' starts) do not match"))
         return -1;
-    mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
-    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, 2 + layers, &a, op_tensor(g, gy)->dtype, gy,
-                        groups * widths[0]);
+    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, n_in, &a, op_tensor(g, gy)->dtype, gy, groups * widths[0]);
 }

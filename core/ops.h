@@ -55,9 +55,12 @@
     X(BROADCAST_COLS, "broadcast_cols")                                                           \
     /* Grouped dense layer, i[0] = G groups: x [n, G*in], W [G*out, in], b [G*out, 1];           \
      * out[r, g*out + o] = b[g*out + o] + sum_c W[g*out + o, c] * x[r, g*in + c].                 \
-     * G = 1 is an ordinary layer; G = ensemble members runs them side by side. */               \
+     * G = 1 is an ordinary layer; G = ensemble members runs them side by side.                   \
+     * Stacked (i[1] = E > 1 stacks; see "Stacks" below): W [E*G*out, in], b [E*G*out, 1], a    \
+     * last input starts; the rows of run e use W's rows (e*G + g)*out + o and b's. */            \
     X(LINEAR, "linear")                                                                           \
-    /* backward. inputs (gy [n, G*out], W); out [n, G*in] = gy times W per group. */              \
+    /* backward. inputs (gy [n, G*out], W[, starts]); out [n, G*in] = gy times W per group         \
+     * (and per run, as the forward op). */                                                       \
     X(LINEAR_VJP, "linear_vjp")                                                                   \
     /* CELU, f[0] = alpha: x > 0 ? x : alpha * (exp(x / alpha) - 1). */                           \
     X(CELU, "celu")                                                                               \
@@ -124,10 +127,12 @@
      * b1 [G*w1, 1], ..., Wk, bk), k = (inputs - 1) / 2 layers, G = i[0], f[0] = alpha.           \
      * Per group: h0 = x, z_l = W_l h_{l-1} + b_l, h_l = celu(z_l) for l < k, h_k = z_k.         \
      * out [n, G*(wk + w1 + ... + w_{k-1})] = [h_k | h_1 | ... | h_{k-1}], each block group by   \
-     * group: the result first, then the hidden outputs the reverse pass reads. */               \
+     * group: the result first, then the hidden outputs the reverse pass reads. Stacked          \
+     * (i[1] = E > 1): each W_l [E*G*w_l, w_{l-1}] and b_l hold E stacks, starts is the last     \
+     * input, and the rows of run e use stack e (group e*G + g of the weights). */               \
     X(CELU_MLP, "celu_mlp")                                                                       \
-    /* backward. inputs (gy [n, out cols], y = the forward's output, W1, ..., Wk), attrs as the   \
-     * forward op; out [n, G*w0] = the gradient with respect to x (gy of every block counts;     \
+    /* backward. inputs (gy [n, out cols], y = the forward's output, W1, ..., Wk[, starts]),     \
+     * attrs as the forward op; out [n, G*w0] = the gradient with respect to x (gy of every block counts;     \
      * CELU's derivative from y: 1 where h > 0, else h / alpha + 1). gy may be the result       \
      * block's alone, [n, G*wk], when the hidden blocks have none (the members' mean above). */   \
     X(CELU_MLP_VJP, "celu_mlp_vjp")
@@ -157,6 +162,27 @@ typedef struct mlff_op_attrs {
     double f[4];
     int64_t i[4];
 } mlff_op_attrs;
+
+/*
+ * Stacks. The dense ops can run several networks of one shape on the runs of
+ * their rows, each run through its own weights: ANI's element networks on
+ * the atoms of each element, in one op for every element. With i[1] = E > 1
+ * stacks, the op's last input is starts [E + 1, 1] I32, non-decreasing from
+ * starts[0] = 0 to starts[E] = n: run e is the rows starts[e] .. starts[e+1]
+ * - 1 (a run may be empty), and every weight and bias holds E stacks one
+ * after another, stack e for run e.
+ */
+static inline int64_t mlff_op_stacks(const mlff_op_attrs *a)
+{
+    return a->i[1] > 1 ? a->i[1] : 1;
+}
+
+/* The layers of a CELU_MLP or CELU_MLP_VJP node of n_inputs inputs. */
+static inline int mlff_mlp_layers(mlff_op op, int n_inputs, const mlff_op_attrs *a)
+{
+    n_inputs -= mlff_op_stacks(a) > 1; /* the starts */
+    return op == MLFF_OP_CELU_MLP_VJP ? n_inputs - 2 : (n_inputs - 1) / 2;
+}
 
 struct mlff_graph;
 
@@ -190,14 +216,18 @@ int mlff_op_sum_cols(struct mlff_graph *g, int x, double factor);
 int mlff_op_sum_first_cols(struct mlff_graph *g, int x, int64_t count, double factor);
 int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, int64_t filled, double factor);
 int mlff_op_linear(struct mlff_graph *g, int x, int weight, int bias, int64_t groups);
-int mlff_op_linear_vjp(struct mlff_graph *g, int gy, int weight, int64_t groups);
+/* starts: -1, or the runs of x's rows for stacked weights ("Stacks" above). */
+int mlff_op_linear_stacked(struct mlff_graph *g, int x, int weight, int bias, int64_t groups, int starts);
+int mlff_op_linear_vjp(struct mlff_graph *g, int gy, int weight, int64_t groups, int starts);
 int mlff_op_celu(struct mlff_graph *g, int x, double alpha);
 int mlff_op_celu_vjp(struct mlff_graph *g, int gy, int y, double alpha);
 /* layers: k (1..MLFF_MLP_MAX_LAYERS) weights and biases, weights[l] [G*w_l, w_{l-1}]. */
 int mlff_op_celu_mlp(struct mlff_graph *g, int x, const int *weights, const int *biases, int layers,
                      int64_t groups, double alpha);
+int mlff_op_celu_mlp_stacked(struct mlff_graph *g, int x, const int *weights, const int *biases, int layers,
+                             int64_t groups, double alpha, int starts);
 int mlff_op_celu_mlp_vjp(struct mlff_graph *g, int gy, int y, const int *weights, int layers,
-                         int64_t groups, double alpha);
+                         int64_t groups, double alpha, int starts);
 int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
 int mlff_op_pair_shifts(struct mlff_graph *g, int images, int cells, int pairs, int system);

@@ -111,7 +111,7 @@ static int keep_columns(ani_source *src, const int *model_element, int n, int n_
 }
 
 static mlff_status build_graph(ani_source *src, const int *model_element, int n, int n_model,
-                               char elements[][4], int merged_networks, mlff_graph *g)
+                               char elements[][4], mlff_element_networks networks, mlff_graph *g)
 {
     const mlff_model_file *mf = src->mf;
     mlff_error *err = src->err;
@@ -156,7 +156,7 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
                       g->tensors[shift_theta].rows * g->tensors[shift_a].rows, &keep))
         return err->status;
     /* In eV from the start: the members' mean takes the conversion. */
-    int atomic = ani_atomic_energies(g, src, elements, model_element, n, members, aev, &keep, merged_networks,
+    int atomic = ani_atomic_energies(g, src, elements, model_element, n, members, aev, &keep, networks,
                                      HARTREE_TO_EV);
     free(keep.model_column);
     if (err->status != MLFF_OK)
@@ -179,7 +179,7 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     return MLFF_OK;
 }
 
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, int merged_networks,
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, mlff_element_networks networks,
                                  mlff_graph *g, mlff_error *err)
 {
     ani_source src = {mf, err};
@@ -193,5 +193,5 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_s
             model_element[n++] = e;
     if (n == 0)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "an ANI graph for none of the model's elements");
-    return build_graph(&src, model_element, n, n_model, elements, merged_networks, g);
+    return build_graph(&src, model_element, n, n_model, elements, networks, g);
 }

@@ -29,11 +29,11 @@ const mlff_model_tensor *ani_need_tensor(ani_source *src, const char *name, int6
 /* The atomic network energies ([atoms, 1] REAL, 0 for ghosts) of the
  * graph's n elements (elements[model_element[e]] their symbols), each the
  * mean of `members` networks that read the atom's row of aev, times unit
- * (the networks give Hartree). merged: every element's network on every
- * atom in one pass, each atom's own picked by its species (models/ani.h;
- * models whose networks cannot be merged get separate ones). -1 on failure
- * (*src->err set). */
+ * (the networks give Hartree), run as `networks` says (models/ani.h;
+ * models whose networks cannot be stacked or merged get separate ones). -1
+ * on failure (*src->err set). */
 int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
-                        int members, int aev, const ani_columns *keep, int merged, double unit);
+                        int members, int aev, const ani_columns *keep, mlff_element_networks networks,
+                        double unit);
 
 #endif

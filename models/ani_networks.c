@@ -3,16 +3,21 @@
  * side: the first layer as one wide GEMM, the rest as one CELU_MLP) on the
  * AEV rows of its atoms, averaged over the members.
  *
- * Two forms give the same numbers:
- * - separate: per element, gather its atoms' rows, run its networks and
- *   scatter their energies back (about 6 launches an element forward, 4 in
- *   the reverse pass);
- * - merged: every element's networks on every atom, padded to the widest
- *   element's widths with zero weights (CELU(0) = 0, so padded units stay
- *   0), then each atom's own picked out by a mask of its species: the same
- *   launches for any number of elements, at n_elements times the network
+ * Three forms give the same numbers:
+ * - stacked: the owned atoms' rows ordered by element, each element's run
+ *   of rows through its own networks in one op a layer for every element
+ *   (stacks, core/ops.h): the layers padded to the widest element's widths
+ *   with zero weights (CELU(0) = 0, so padded units stay 0) and stacked
+ *   element after element. 6 launches forward and 4 back for any number of
+ *   elements.
+ * - merged: every element's networks on every atom, stacked as above, then
+ *   each atom's own picked out by a mask of its species: fewer launches
+ *   still (no gather or scatter of rows), at n_elements times the network
  *   work. Worth it where launches cost more than that work: small batches
  *   on a GPU (core/model_plans.c).
+ * - separate: per element, gather its atoms' rows, run its networks and
+ *   scatter their energies back (about 6 launches an element forward, 4 in
+ *   the reverse pass); no padding.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,29 +164,31 @@ static int tail_is_mlp(const ani_layer *layers, int count)
     return 1;
 }
 
-/* Layer l as graph parameters, which take its arrays. */
-static void layer_params(mlff_graph *g, const char *name, int l, ani_layer *layer, int64_t groups, int *weight,
+/* Layer l as graph parameters (`networks` side by side), which take its arrays. */
+static void layer_params(mlff_graph *g, const char *name, int l, ani_layer *layer, int64_t networks, int *weight,
                          int *bias)
 {
     char full[96];
     snprintf(full, sizeof full, "network.%s.%d.weight", name, l);
-    *weight = mlff_graph_param_take(g, full, MLFF_DTYPE_REAL, groups * layer->out, layer->in, MLFF_DTYPE_F32,
+    *weight = mlff_graph_param_take(g, full, MLFF_DTYPE_REAL, networks * layer->out, layer->in, MLFF_DTYPE_F32,
                                     layer->w);
     snprintf(full, sizeof full, "network.%s.%d.bias", name, l);
-    *bias = mlff_graph_param_take(g, full, MLFF_DTYPE_REAL, groups * layer->out, 1, MLFF_DTYPE_F32, layer->b);
+    *bias = mlff_graph_param_take(g, full, MLFF_DTYPE_REAL, networks * layer->out, 1, MLFF_DTYPE_F32, layer->b);
     layer->w = layer->b = NULL;
 }
 
-/* x through the layers (each holding `groups` stacked networks; the first
- * reads every group's input, x), CELU_MLP output: each group's result in
- * its first `groups` columns. The layers' arrays go to the graph. */
-static int run_layers(mlff_graph *g, const char *name, ani_layer *layers, int n_layers, int64_t groups, int x)
+/* x through the layers, each holding `stacks` stacks of `groups` networks
+ * side by side (the first layer reads every group's input, x; with starts,
+ * run e of x's rows goes through stack e), CELU_MLP output: each group's
+ * result in its first `groups` columns. The layers' arrays go to the graph. */
+static int run_layers(mlff_graph *g, const char *name, ani_layer *layers, int n_layers, int64_t groups,
+                      int64_t stacks, int x, int starts)
 {
     int h = x, l = 0;
     for (; l < n_layers && (l == 0 || !tail_is_mlp(layers + l, n_layers - l)); l++) {
         int weight, bias;
-        layer_params(g, name, l, &layers[l], groups, &weight, &bias);
-        h = mlff_op_linear(g, h, weight, bias, l == 0 ? 1 : groups);
+        layer_params(g, name, l, &layers[l], stacks * groups, &weight, &bias);
+        h = mlff_op_linear_stacked(g, h, weight, bias, l == 0 ? 1 : groups, starts);
         if (layers[l].activation == MLFF_ACTIVATION_CELU)
             h = mlff_op_celu(g, h, layers[l].alpha);
     }
@@ -191,16 +198,17 @@ static int run_layers(mlff_graph *g, const char *name, ani_layer *layers, int n_
      * activation); its result, each group's energy, comes first. */
     int weights[MLFF_MLP_MAX_LAYERS], biases[MLFF_MLP_MAX_LAYERS];
     for (int k = l; k < n_layers; k++)
-        layer_params(g, name, k, &layers[k], groups, &weights[k - l], &biases[k - l]);
+        layer_params(g, name, k, &layers[k], stacks * groups, &weights[k - l], &biases[k - l]);
     const double alpha = n_layers - l > 1 ? layers[l].alpha : 1.0;
-    return mlff_op_celu_mlp(g, h, weights, biases, n_layers - l, groups, alpha);
+    return mlff_op_celu_mlp_stacked(g, h, weights, biases, n_layers - l, groups, alpha, starts);
 }
 
 /* One element's atomic energies times unit, scattered back to the atoms ([atoms, 1]). */
 static int separate_network(mlff_graph *g, const char *el, ani_network *net, int members, int aev, int atoms,
                             double unit)
 {
-    int h = run_layers(g, el, net->layers, net->n_layers, members, mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL));
+    int h = run_layers(g, el, net->layers, net->n_layers, members, 1, mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL),
+                       -1);
     int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
     return mlff_op_scatter_add_rows(g, energy, atoms, MLFF_SYMBOL_ATOMS, 0, MLFF_DTYPE_REAL);
 }
@@ -245,6 +253,37 @@ static int merge_layers(ani_network *nets, int n, int members, ani_layer *merged
     return 1;
 }
 
+/* The layers of n networks padded and stacked (merge_layers) into layers[];
+ * 0 when they cannot be (layers[] then freed) or cannot end in a CELU_MLP. */
+static int stack_layers(ani_network *nets, int n, int members, ani_layer *layers, mlff_error *err)
+{
+    memset(layers, 0, ANI_MAX_LAYERS * sizeof *layers);
+    const int n_layers = nets[0].n_layers;
+    if (merge_layers(nets, n, members, layers, err) && n_layers >= 2 && tail_is_mlp(layers + 1, n_layers - 1))
+        return 1;
+    ani_network padded = {.n_layers = n_layers};
+    memcpy(padded.layers, layers, ANI_MAX_LAYERS * sizeof *layers);
+    network_free(&padded);
+    return 0;
+}
+
+/* Each element's networks on its atoms (the owned atoms ordered by element,
+ * a run of rows each), every element in one op a layer. -2: the networks
+ * cannot be stacked. */
+static int stacked_networks(mlff_graph *g, ani_network *nets, int n, int members, int aev, double unit,
+                            mlff_error *err)
+{
+    ani_layer layers[ANI_MAX_LAYERS];
+    if (!stack_layers(nets, n, members, layers, err))
+        return err->status != MLFF_OK ? -1 : -2;
+    const int order = mlff_graph_input_element_order(g);
+    const int starts = n > 1 ? mlff_graph_input_element_starts(g, n) : -1;
+    int h = run_layers(g, "stacked", layers, nets[0].n_layers, members, n,
+                       mlff_op_gather_rows(g, aev, order, MLFF_DTYPE_REAL), starts);
+    int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
+    return mlff_op_scatter_add_rows(g, energy, order, MLFF_SYMBOL_ATOMS, 0, MLFF_DTYPE_REAL);
+}
+
 /* Every element's networks on every atom; each atom's own energies (its
  * species' `members` columns of the result) summed through a mask that is 1
  * there for owned atoms and 0 elsewhere. -2: the networks cannot be merged. */
@@ -252,18 +291,10 @@ static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members,
                            mlff_error *err)
 {
     ani_layer layers[ANI_MAX_LAYERS];
-    memset(layers, 0, sizeof layers);
-    const int n_layers = nets[0].n_layers;
-    int mergeable = merge_layers(nets, n, members, layers, err);
-    mergeable = mergeable && n_layers >= 2 && tail_is_mlp(layers + 1, n_layers - 1);
-    if (!mergeable) {
-        ani_network padded = {.n_layers = n_layers};
-        memcpy(padded.layers, layers, sizeof layers);
-        network_free(&padded);
+    if (!stack_layers(nets, n, members, layers, err))
         return err->status != MLFF_OK ? -1 : -2;
-    }
     const int64_t groups = (int64_t)n * members;
-    int out = run_layers(g, "merged", layers, n_layers, groups, aev);
+    int out = run_layers(g, "merged", layers, nets[0].n_layers, groups, 1, aev, -1);
     if (out < 0)
         return -1;
     const int64_t cols = g->tensors[out].cols;
@@ -281,17 +312,19 @@ static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members,
 }
 
 int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
-                        int members, int aev, const ani_columns *keep, int merged, double unit)
+                        int members, int aev, const ani_columns *keep, mlff_element_networks networks, double unit)
 {
     ani_network *nets = calloc((size_t)n, sizeof *nets);
     if (!nets)
         return mlff_fail(src->err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory"), -1;
-    int atomic = -1, ok = 1;
+    int atomic = -2, ok = 1;
     for (int e = 0; ok && e < n; e++)
         ok = read_network(src, elements[model_element[e]], members, keep, &nets[e]);
-    if (ok && merged && n > 1)
+    if (ok && networks == MLFF_ELEMENT_NETWORKS_MERGED && n > 1)
         atomic = merged_networks(g, nets, n, members, aev, unit, src->err);
-    if (ok && (atomic == -2 || !merged || n == 1)) {
+    else if (ok && networks != MLFF_ELEMENT_NETWORKS_SEPARATE)
+        atomic = stacked_networks(g, nets, n, members, aev, unit, src->err);
+    if (ok && atomic == -2) {
         atomic = -1;
         for (int e = 0; e < n; e++) {
             int per_atom = separate_network(g, elements[model_element[e]], &nets[e], members, aev,

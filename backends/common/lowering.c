@@ -124,7 +124,8 @@ const char *const mlff_constant_names[] = {
     "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
     "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP",
-    "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4"};
+    "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4",
+    "STACKS", "STARTS"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -148,8 +149,9 @@ static void put_real(mlff_text *t, const char *name, double value, mlff_kernel_d
 static mlff_mlp_shape mlp_shape_of_sig(const mlff_node_sig *s)
 {
     mlff_mlp_shape m = {0};
-    m.layers = mlff_mlp_layers((mlff_op)s->op, s->n_inputs);
+    m.layers = mlff_mlp_layers((mlff_op)s->op, s->n_inputs, &s->attrs);
     m.groups = s->attrs.i[0];
+    m.stacks = mlff_op_stacks(&s->attrs);
     int64_t last = (s->op == MLFF_OP_CELU_MLP_VJP ? s->in_cols[1] : s->out_cols) / m.groups;
     for (int l = 1; l <= m.layers; l++)
         m.width[l - 1] = s->in_cols[mlff_mlp_weight_input((mlff_op)s->op, l)];
@@ -194,6 +196,12 @@ int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect)
     return mlp_rows(&m, n->op, n->output.dtype, dialect);
 }
 
+int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows)
+{
+    /* Each run starts a block: at most one partial block a run. */
+    return (n->output.rows + block_rows - 1) / block_rows + mlff_op_stacks(&n->attrs) - 1;
+}
+
 int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few_groups)
 {
     const int64_t row_blocks = (rows + MLFF_ROWS_GEMM_ROWS - 1) / MLFF_ROWS_GEMM_ROWS;
@@ -210,8 +218,8 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
 int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n)
 {
     const int64_t groups = n->attrs.i[0], ts = MLFF_TILED_GEMM_TS;
-    const int64_t cols = n->op == MLFF_OP_LINEAR_VJP ? n->inputs[1].cols : n->inputs[1].rows / groups;
-    return (n->output.rows + ts - 1) / ts * ((cols + ts - 1) / ts) * groups;
+    const int64_t cols = n->op == MLFF_OP_LINEAR_VJP ? n->inputs[1].cols : n->output.cols / groups;
+    return mlff_row_blocks(n, ts) * ((cols + ts - 1) / ts) * groups;
 }
 
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
@@ -266,10 +274,17 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
     if (mlff_op_is_gemm((mlff_op)s->op)) {
         const int vjp = s->op == MLFF_OP_LINEAR_VJP;
         const long long groups = s->attrs.i[0], w_rows = s->fixed[0], w_cols = s->in_cols[1];
+        const long long per_row = groups * mlff_op_stacks(&s->attrs);
         mlff_text_put(t, "#define GROUPS %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n", groups,
-                      vjp ? w_cols : w_rows / groups, vjp ? w_rows / groups : w_cols);
+                      vjp ? w_cols : w_rows / per_row, vjp ? w_rows / per_row : w_cols);
         mlff_text_put(t, "#define VJP %d\n#define EPILOGUE %d\n", vjp, s->epilogue);
         put_real(t, "ALPHA", s->alpha, dialect, fp64);
+    }
+    if (mlff_op_is_gemm((mlff_op)s->op) || mlff_op_is_mlp((mlff_op)s->op)) {
+        /* Stacks (core/ops.h): the kernels find a row block's run in STARTS. */
+        mlff_text_put(t, "#define STACKS %lld\n", (long long)mlff_op_stacks(&s->attrs));
+        if (mlff_op_stacks(&s->attrs) > 1)
+            mlff_text_put(t, "#define STARTS in%d\n", s->n_inputs - 1);
     }
     if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);

@@ -118,105 +118,134 @@ static void run_gemm(mlff_backend *be, const mlff_exec_node *n, gemm_job *job)
     cpu_pool_for(be->pool, tasks, flops_per_task < 4096 ? tasks + 1 : 2, gemm_tasks, n, job);
 }
 
-/* A LINEAR or LINEAR_VJP node: its input, output and epilogue as they are. */
-static void grouped_gemm(mlff_backend *be, const mlff_exec_node *n, const cpu_packed_b *b,
-                         const cpu_k_ranges *ranges, const float *bias)
+/* A LINEAR or LINEAR_VJP node, run by run (core/ops.h: each run of rows
+ * through its stack of the weights, b: every stack's groups); a wide
+ * layer read by all groups (ANI's first layer, on the features) skips the
+ * features that are zero for every row of a run. */
+static mlff_status grouped_gemm(mlff_backend *be, const mlff_exec_node *n, const cpu_packed_b *b, const float *bias,
+                                int skip_zero_columns, mlff_error *err)
 {
-    const int64_t groups = n->attrs.i[0];
-    gemm_job job = {n->output.rows, groups, groups * b->k, groups * b->n, n->inputs[0].buffer, b,
-                    n->output.buffer, ranges, {.bias = bias, .alpha = (float)n->epilogue_alpha}};
-    job.epilogue.celu = n->epilogue == MLFF_EPILOGUE_CELU;
-    if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
-        job.epilogue.celu_y = n->epilogue_input.buffer;
-    run_gemm(be, n, &job);
+    const int64_t groups = n->attrs.i[0], lda = groups * b->k, ldc = groups * b->n;
+    int64_t *bounds = NULL;
+    if (skip_zero_columns &&
+        !(bounds = cpu_arena_alloc(&be->arena, (size_t)(b->k / CPU_GEMM_K_BLOCK + 1) * 2 * sizeof *bounds)))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
+    for (int64_t e = 0; e < mlff_op_stacks(&n->attrs); e++) {
+        int64_t first, end;
+        cpu_run_rows(n, e, &first, &end);
+        if (end <= first)
+            continue;
+        const float *a = (const float *)n->inputs[0].buffer + first * lda;
+        gemm_job job = {end - first, groups, lda, ldc, a, b + e * groups, (float *)n->output.buffer + first * ldc,
+                        NULL, {.bias = bias ? bias + e * groups * b->n : NULL, .alpha = (float)n->epilogue_alpha}};
+        job.epilogue.celu = n->epilogue == MLFF_EPILOGUE_CELU;
+        if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+            job.epilogue.celu_y = (const float *)n->epilogue_input.buffer + first * ldc;
+        cpu_k_ranges ranges;
+        if (skip_zero_columns) {
+            ranges = cpu_nonzero_columns(end - first, a, b->k, b->k, bounds);
+            job.ranges = &ranges;
+        }
+        run_gemm(be, n, &job);
+    }
+    return MLFF_OK;
 }
 
 mlff_status cpu_linear_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
     const int64_t groups = n->attrs.i[0];
-    const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 1, err);
+    const cpu_packed_b *w = packed_weights(&n->inputs[1], groups * mlff_op_stacks(&n->attrs), 1, err);
     if (!w)
         return err->status;
-    /* A wide layer read by all groups (ANI's first layer, on the features)
-     * skips the features that are zero for every atom. */
-    if (groups == 1) {
-        int64_t *bounds = cpu_arena_alloc(&be->arena, (size_t)(w->k / CPU_GEMM_K_BLOCK + 1) * 2 * sizeof *bounds);
-        if (!bounds)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
-        const cpu_k_ranges ranges = cpu_nonzero_columns(n->inputs[0].rows, n->inputs[0].buffer, w->k, w->k, bounds);
-        grouped_gemm(be, n, w, &ranges, n->inputs[2].buffer);
-        return MLFF_OK;
-    }
-    grouped_gemm(be, n, w, NULL, n->inputs[2].buffer);
-    return MLFF_OK;
+    return grouped_gemm(be, n, w, n->inputs[2].buffer, groups == 1, err);
 }
 
 mlff_status cpu_linear_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
-    const int64_t groups = n->attrs.i[0];
-    const cpu_packed_b *w = packed_weights(&n->inputs[1], groups, 0, err);
+    const cpu_packed_b *w = packed_weights(&n->inputs[1], n->attrs.i[0] * mlff_op_stacks(&n->attrs), 0, err);
     if (!w)
         return err->status;
-    grouped_gemm(be, n, w, NULL, NULL);
-    return MLFF_OK;
+    return grouped_gemm(be, n, w, NULL, 0, err);
 }
 
-/* CELU_MLP: one GEMM per layer, each writing its block of the output. */
+/* CELU_MLP: one GEMM per layer and run, each writing its block of the output. */
 mlff_status cpu_celu_mlp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     float *y = n->output.buffer;
     for (int l = 1; l <= m.layers; l++) {
-        const cpu_packed_b *w = packed_weights(m.weights[l], m.groups, 1, err);
+        const cpu_packed_b *w = packed_weights(m.weights[l], m.groups * m.stacks, 1, err);
         if (!w)
             return err->status;
-        gemm_job job = {n->output.rows, m.groups, m.cols, m.cols, y + m.block[l - 1], w, y + m.block[l], NULL,
-                        {.bias = n->inputs[2 * l].buffer, .celu = l < m.layers, .alpha = (float)n->attrs.f[0]}};
-        if (l == 1) {
-            job.a = n->inputs[0].buffer;
-            job.lda = m.groups * m.width[0];
+        const float *bias = n->inputs[2 * l].buffer;
+        for (int64_t e = 0; e < m.stacks; e++) {
+            int64_t first, end;
+            cpu_run_rows(n, e, &first, &end);
+            if (end <= first)
+                continue;
+            gemm_job job = {end - first, m.groups, m.cols, m.cols, y + first * m.cols + m.block[l - 1],
+                            w + e * m.groups, y + first * m.cols + m.block[l], NULL,
+                            {.bias = bias + e * m.groups * m.width[l], .celu = l < m.layers,
+                             .alpha = (float)n->attrs.f[0]}};
+            if (l == 1) {
+                job.lda = m.groups * m.width[0];
+                job.a = (const float *)n->inputs[0].buffer + first * job.lda;
+            }
+            run_gemm(be, n, &job);
         }
-        run_gemm(be, n, &job);
     }
     return MLFF_OK;
 }
 
 /* CELU_MLP_VJP: the gradient of each hidden block, laid out as in y (so that
- * the GEMM's CELU-derivative epilogue reads y beside it), in scratch. */
+ * the GEMM's CELU-derivative epilogue reads y beside it), in scratch; run by
+ * run, each through its stack of the weights. */
 mlff_status cpu_celu_mlp_vjp_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     const int64_t rows = n->output.rows;
-    const float *gy = n->inputs[0].buffer, *y = n->inputs[1].buffer, alpha = (float)n->attrs.f[0];
+    const float alpha = (float)n->attrs.f[0];
     float *scratch = m.layers > 1 ? cpu_arena_alloc(&be->arena, (size_t)(rows * m.cols) * sizeof *scratch) : NULL;
     if (m.layers > 1 && !scratch)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory");
-    /* The gradient of layer l's output: gy's result block, then scratch, row stride m.cols. */
-    const float *gz = gy;
-    const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
-    int64_t gz_stride = gy_cols;
-    for (int l = m.layers; l >= 1; l--) {
-        const cpu_packed_b *w = packed_weights(m.weights[l], m.groups, 0, err);
-        if (!w)
+    const cpu_packed_b *packed[MLFF_MLP_MAX_LAYERS + 1];
+    for (int l = 1; l <= m.layers; l++)
+        if (!(packed[l] = packed_weights(m.weights[l], m.groups * m.stacks, 0, err)))
             return err->status;
-        if (l == 1) {
-            gemm_job job = {rows, m.groups, gz_stride, m.groups * m.width[0], gz, w, n->output.buffer, NULL,
-                            {.alpha = (float)n->epilogue_alpha}};
-            if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
-                job.epilogue.celu_y = n->epilogue_input.buffer;
+    const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
+    for (int64_t e = 0; e < m.stacks; e++) {
+        int64_t first, end;
+        cpu_run_rows(n, e, &first, &end);
+        if (end <= first)
+            continue;
+        /* The gradient of layer l's output: gy's result block, then scratch, row stride m.cols. */
+        const float *gy = (const float *)n->inputs[0].buffer + first * gy_cols;
+        const float *y = (const float *)n->inputs[1].buffer + first * m.cols;
+        float *grad = scratch ? scratch + first * m.cols : NULL;
+        const float *gz = gy;
+        int64_t gz_stride = gy_cols;
+        for (int l = m.layers; l >= 1; l--) {
+            const cpu_packed_b *w = packed[l] + e * m.groups;
+            if (l == 1) {
+                const int64_t ldc = m.groups * m.width[0];
+                gemm_job job = {end - first, m.groups, gz_stride, ldc, gz, w, (float *)n->output.buffer + first * ldc,
+                                NULL, {.alpha = (float)n->epilogue_alpha}};
+                if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+                    job.epilogue.celu_y = (const float *)n->epilogue_input.buffer + first * ldc;
+                run_gemm(be, n, &job);
+                break;
+            }
+            const int64_t at = m.block[l - 1], width = m.groups * m.width[l - 1];
+            gemm_job job = {end - first, m.groups, gz_stride, m.cols, gz, w, grad + at, NULL,
+                            {.celu_y = y + at, .alpha = alpha}};
             run_gemm(be, n, &job);
-            break;
+            /* gy's own share of the hidden block, through the same derivative. */
+            for (int64_t r = 0; gy_hidden && r < end - first; r++)
+                cpu_celu_vjp_accumulate_f32(gy + r * m.cols + at, y + r * m.cols + at, grad + r * m.cols + at, width,
+                                            alpha);
+            gz = grad + at;
+            gz_stride = m.cols;
         }
-        const int64_t at = m.block[l - 1], width = m.groups * m.width[l - 1];
-        gemm_job job = {rows, m.groups, gz_stride, m.cols, gz, w, scratch + at, NULL,
-                        {.celu_y = y + at, .alpha = alpha}};
-        run_gemm(be, n, &job);
-        /* gy's own share of the hidden block, through the same derivative. */
-        for (int64_t r = 0; gy_hidden && r < rows; r++)
-            cpu_celu_vjp_accumulate_f32(gy + r * m.cols + at, y + r * m.cols + at, scratch + r * m.cols + at, width,
-                                        alpha);
-        gz = scratch + at;
-        gz_stride = m.cols;
     }
     return MLFF_OK;
 }

@@ -30,6 +30,31 @@ struct mlff_backend {
     cpu_arena arena;
 };
 
+/* Stacks (core/ops.h): a dense node's run e of rows, [*first, *end)
+ * (without stacks, all of them). */
+static inline void cpu_run_rows(const mlff_exec_node *n, int64_t e, int64_t *first, int64_t *end)
+{
+    if (mlff_op_stacks(&n->attrs) == 1) {
+        *first = 0;
+        *end = n->output.rows;
+        return;
+    }
+    const int32_t *starts = n->inputs[n->n_inputs - 1].buffer;
+    *first = starts[e];
+    *end = starts[e + 1];
+}
+
+/* The run (and weight stack) of row r of a dense node. */
+static inline int64_t cpu_run_of_row(const mlff_exec_node *n, int64_t r)
+{
+    const int64_t stacks = mlff_op_stacks(&n->attrs);
+    const int32_t *starts = stacks > 1 ? n->inputs[n->n_inputs - 1].buffer : NULL;
+    int64_t e = 0;
+    while (e + 1 < stacks && r >= starts[e + 1])
+        e++;
+    return e;
+}
+
 void *cpu_arena_alloc(cpu_arena *a, size_t bytes);
 void cpu_arena_reset(cpu_arena *a);
 void cpu_arena_free(cpu_arena *a);

@@ -130,15 +130,16 @@ RANGE(linear_rows)
 {
     (void)extra;
     const int64_t groups = n->attrs.i[0];
-    const int64_t in = n->inputs[1].cols, out = n->inputs[1].rows / groups;
+    const int64_t in = n->inputs[1].cols, out = n->output.cols / groups;
     const real *x = IN(0), *w = IN(1), *b = IN(2);
     real *y = OUT;
     for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < groups; g++) {
             const real *xr = x + r * groups * in + g * in;
+            const int64_t stack = cpu_run_of_row(n, r) * groups * out;
             for (int64_t o = 0; o < out; o++) {
-                const int64_t wo = g * out + o;
-                y[r * groups * out + wo] = b[wo] + FN(dot)(w + wo * in, xr, in);
+                const int64_t wo = stack + g * out + o;
+                y[r * groups * out + g * out + o] = b[wo] + FN(dot)(w + wo * in, xr, in);
             }
         }
 }
@@ -154,17 +155,18 @@ RANGE(linear_vjp_rows)
 {
     (void)extra;
     const int64_t groups = n->attrs.i[0];
-    const int64_t in = n->inputs[1].cols, out = n->inputs[1].rows / groups;
+    const int64_t in = n->inputs[1].cols, out = n->inputs[0].cols / groups;
     const real *gy = IN(0), *w = IN(1);
     real *gx = OUT;
     for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < groups; g++) {
             real *gxr = gx + r * groups * in + g * in;
+            const int64_t stack = cpu_run_of_row(n, r) * groups * out;
             for (int64_t c = 0; c < in; c++)
                 gxr[c] = 0;
             for (int64_t o = 0; o < out; o++) {
-                const int64_t wo = g * out + o;
-                const real s = gy[r * groups * out + wo];
+                const int64_t wo = stack + g * out + o;
+                const real s = gy[r * groups * out + g * out + o];
                 const real *wr = w + wo * in;
                 for (int64_t c = 0; c < in; c++)
                     gxr[c] += s * wr[c];
@@ -221,11 +223,12 @@ RANGE(celu_mlp_rows)
     real *y = OUT, a[MLFF_MLP_MAX_WIDTH], z[MLFF_MLP_MAX_WIDTH];
     for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < m.groups; g++) {
+            const int64_t wg = cpu_run_of_row(n, r) * m.groups + g; /* the weights' group */
             memcpy(a, x + (r * m.groups + g) * m.width[0], (size_t)m.width[0] * sizeof *a);
             for (int l = 1; l <= m.layers; l++) {
                 const int64_t in = m.width[l - 1], out = m.width[l];
-                const real *w = (const real *)m.weights[l]->buffer + g * out * in;
-                const real *b = (const real *)n->inputs[2 * l].buffer + g * out;
+                const real *w = (const real *)m.weights[l]->buffer + wg * out * in;
+                const real *b = (const real *)n->inputs[2 * l].buffer + wg * out;
                 real *dst = y + r * m.cols + m.block[l] + g * out;
                 for (int64_t o = 0; o < out; o++) {
                     z[o] = b[o] + FN(dot)(w + o * in, a, in);
@@ -254,11 +257,11 @@ RANGE(celu_mlp_vjp_rows)
     const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
     for (int64_t r = begin; r < end; r++)
         for (int64_t g = 0; g < m.groups; g++) {
-            const int64_t top = m.width[m.layers];
+            const int64_t top = m.width[m.layers], wg = cpu_run_of_row(n, r) * m.groups + g;
             memcpy(gz, gy + r * gy_cols + g * top, (size_t)top * sizeof *gz);
             for (int l = m.layers; l >= 1; l--) {
                 const int64_t in = m.width[l - 1], out = m.width[l];
-                const real *w = (const real *)m.weights[l]->buffer + g * out * in;
+                const real *w = (const real *)m.weights[l]->buffer + wg * out * in;
                 for (int64_t c = 0; c < in; c++)
                     gin[c] = 0;
                 for (int64_t o = 0; o < out; o++)

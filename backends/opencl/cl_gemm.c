@@ -69,22 +69,22 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const
     const int vjp = n->op == MLFF_OP_LINEAR_VJP;
     if (vjp) {
         cl_mem transposed;
-        mlff_status s = cl_transposed_weights(be, &n->inputs[1], groups, &transposed, err);
+        mlff_status s = cl_transposed_weights(be, &n->inputs[1], groups * mlff_op_stacks(&n->attrs), &transposed, err);
         if (s != MLFF_OK)
             return s;
         cl_int rc = clSetKernelArg(kernel, 2, sizeof transposed, &transposed); /* in1: after out, in0 */
         if (rc != CL_SUCCESS)
             return cl_fail(err, rc, "clSetKernelArg (gemm)");
     }
-    const size_t cols_n = (size_t)(vjp ? n->inputs[1].cols : n->inputs[1].rows / groups), rows = (size_t)n->output.rows;
+    const size_t cols_n = (size_t)(n->output.cols / groups), rows = (size_t)n->output.rows;
     /* linear.cl: more lanes an output than 32 where that leaves compute units idle. */
-    const size_t row_blocks = (rows + MLFF_ROWS_GEMM_ROWS - 1) / MLFF_ROWS_GEMM_ROWS;
+    const size_t row_blocks = (size_t)mlff_row_blocks(n, MLFF_ROWS_GEMM_ROWS);
     const size_t lanes = (size_t)mlff_rows_gemm_lanes((int64_t)cols_n, (int64_t)rows, groups, 2 * (int64_t)be->compute_units);
     const size_t outs = MLFF_ROWS_GEMM_GROUP / lanes;
     const size_t few_local[3] = {lanes, outs, 1}, tiled_local[3] = {16, 16, 1};
     const size_t few[3] = {(cols_n + outs - 1) / outs * lanes, row_blocks * outs, (size_t)groups};
     const size_t tiles[3] = {(cols_n + MLFF_TILED_GEMM_TS - 1) / MLFF_TILED_GEMM_TS * 16,
-                             (rows + MLFF_TILED_GEMM_TS - 1) / MLFF_TILED_GEMM_TS * 16,
+                             (size_t)mlff_row_blocks(n, MLFF_TILED_GEMM_TS) * 16,
                              (size_t)groups};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 3, NULL, tiled ? tiles : few, tiled ? tiled_local : few_local,
                                        0, NULL, cl_profile_event(be, n->op));

@@ -29,7 +29,7 @@ static mlff_status launch_mlp(mlff_backend *be, cl_kernel kernel, const mlff_exe
 {
     const size_t rows = (size_t)mlff_mlp_node_rows(n, MLFF_DIALECT_OPENCL);
     const size_t local[2] = {MLFF_MLP_THREADS, 1};
-    const size_t global[2] = {((size_t)n->output.rows + rows - 1) / rows * MLFF_MLP_THREADS, (size_t)n->attrs.i[0]};
+    const size_t global[2] = {(size_t)mlff_row_blocks(n, (int64_t)rows) * MLFF_MLP_THREADS, (size_t)n->attrs.i[0]};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 2, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
 }
@@ -78,10 +78,11 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return MLFF_OK;
     cl_uint arg = 0;
     cl_int rc = set_mem(kernel, arg++, mem_of(&n->output));
+    const int weights_end = 2 * mlff_mlp_layers(n->op, n->n_inputs, &n->attrs); /* the starts come after */
     for (int j = 0; j < n->n_inputs && rc == CL_SUCCESS; j++) {
         cl_mem mem = mem_of(&n->inputs[j]);
-        if (transposed && j % 2 == 1) { /* W1, W2, ...: inputs 1, 3, ... */
-            s = cl_transposed_weights(be, &n->inputs[j], n->attrs.i[0], &mem, err);
+        if (transposed && j % 2 == 1 && j < weights_end) { /* W1, W2, ...: inputs 1, 3, ... */
+            s = cl_transposed_weights(be, &n->inputs[j], n->attrs.i[0] * mlff_op_stacks(&n->attrs), &mem, err);
             if (s != MLFF_OK)
                 return s;
         }

@@ -35,8 +35,8 @@ int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
 {
-    if (!is_gemm(n->op) || be->gemm == CL_GEMM_OWN || cl_gemm_tiled(be, n))
-        return 0;
+    if (!is_gemm(n->op) || be->gemm == CL_GEMM_OWN || cl_gemm_tiled(be, n) || mlff_op_stacks(&n->attrs) > 1)
+        return 0; /* CLBlast has no stacks */
     return be->gemm == CL_GEMM_CLBLAST || n->output.rows >= CL_GEMM_OWN_BELOW_ROWS;
 }
 
@@ -62,9 +62,14 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
     }
     mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);
     const int our_gemm = is_gemm(s->op) && s->variant != VARIANT_EPILOGUE;
+    const int dense = our_gemm || mlff_op_is_mlp((mlff_op)s->op);
+    if (dense)
+        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "row_block"));
     if (our_gemm)
         mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "gemm_store"));
     mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n", template_text);
+    if (dense)
+        mlff_text_put(t, "#undef ROW_BLOCK\n");
     if (our_gemm)
         mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)
@@ -87,12 +92,13 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
 {
     if (!is_gemm(s->op))
         return s->variant == VARIANT_OWN;
+    const int stacked = mlff_op_stacks(&s->attrs) > 1;
     if (s->variant == VARIANT_EPILOGUE)
-        return (be->gemm == CL_GEMM_AUTO || be->gemm == CL_GEMM_CLBLAST) &&
+        return (be->gemm == CL_GEMM_AUTO || be->gemm == CL_GEMM_CLBLAST) && !stacked &&
                (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
     if (s->variant == VARIANT_TILED)
         return be->gemm == CL_GEMM_TILED || tiled_by_default(be);
-    return be->gemm != CL_GEMM_CLBLAST;
+    return be->gemm != CL_GEMM_CLBLAST || stacked;
 }
 
 static double now_ms(void)

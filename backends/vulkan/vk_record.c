@@ -32,6 +32,14 @@ static mlff_status push_dispatch(mlff_backend *be, const vk_dispatch *d, mlff_er
     return MLFF_OK;
 }
 
+/* A dense node's items: its rows, or with stacks (core/ops.h) its row
+ * blocks' rows, the shaders finding each block's run (row_block in
+ * prelude.glsl). */
+static int64_t stacked_items(const mlff_exec_node *n, int64_t rows, int64_t block_rows)
+{
+    return mlff_op_stacks(&n->attrs) > 1 ? mlff_row_blocks(n, block_rows) * block_rows : rows;
+}
+
 mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
                         mlff_error *err)
 {
@@ -66,7 +74,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
                                                             : VK_GEMM_TILE;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
-        const int64_t cols = n->op == MLFF_OP_LINEAR ? n->inputs[1].rows / groups : n->inputs[1].cols;
+        const int64_t cols = n->output.cols / groups;
         int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
                                  : shader == VK_GEMM_TILED    ? MLFF_TILED_GEMM_TS
                                                               : VK_GEMM_TILE;
@@ -87,11 +95,12 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         if (d.groups[1] > most[1])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %u groups of layers are too many for the device",
                              d.groups[1]);
-        return vk_add_dispatch(be, &d, items, (uint64_t)mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL), err);
+        const int64_t rows = mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL);
+        return vk_add_dispatch(be, &d, stacked_items(n, items, rows), (uint64_t)rows, err);
     } else {
         d.groups[1] = d.groups[2] = 1;
     }
-    return vk_add_dispatch(be, &d, items, per_group, err);
+    return vk_add_dispatch(be, &d, gemm ? stacked_items(n, items, (int64_t)per_group) : items, per_group, err);
 }
 
 mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err)

@@ -16,7 +16,7 @@
         TO acc[MLP_ROWS];                                                                             \
         for (int r = 0; r < MLP_ROWS; r++)                                                            \
             acc[r] = 0;                                                                               \
-        global const TO *w = WT + (long)g * IN_W * OUT_W + o;                                         \
+        global const TO *w = WT + (long)wg * IN_W * OUT_W + o;                                         \
         for (int c0 = 0; c0 < IN_W; c0 += CHUNK) {                                                    \
             TO wv[CHUNK];                                                                             \
             _Pragma("unroll") for (int j = 0; j < CHUNK; j++)                                         \
@@ -30,7 +30,7 @@
                         }                                                                             \
         }                                                                                             \
         for (int r = 0; r < MLP_ROWS; r++) {                                                          \
-            TO v = B[g * OUT_W + o] + acc[r];                                                         \
+            TO v = B[wg * OUT_W + o] + acc[r];                                                         \
             if (HIDDEN)                                                                               \
                 v = v > 0 ? v : (TO)F0 * expm1(v / (TO)F0);                                           \
             act[dst + r * MLP_STRIDE + o] = v;                                                        \
@@ -50,8 +50,9 @@ kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS
     local TO4 act4[2 * MLP_ROWS * MLP_STRIDE / 4]; /* TO4: aligned for the 4-word reads */
     local TO *act = (local TO *)act4;
     const int t = (int)get_local_id(0), g = (int)get_group_id(1);
-    const long r0 = (long)get_group_id(0) * MLP_ROWS;
-    const int rows = (int)min((long)MLP_ROWS, n_items - r0);
+    ROW_BLOCK(get_group_id(0), MLP_ROWS);
+    const long r0 = m0;
+    const int rows = (int)(m_end - m0), wg = e * GROUPS + g; /* wg: the weights' group */
     int src = 0, dst = MLP_ROWS * MLP_STRIDE;
     /* Zeros past the input's width: the 4-word reads take what lies past a
      * layer's width (zeros, or finite activations of a wider layer before)

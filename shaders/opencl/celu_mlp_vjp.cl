@@ -22,7 +22,7 @@
         TO acc[MLP_ROWS];                                                                             \
         for (int r = 0; r < MLP_ROWS; r++)                                                            \
             acc[r] = 0;                                                                               \
-        global const TO *w = W + (long)g * OUT_W * IN_W + c;                                          \
+        global const TO *w = W + (long)wg * OUT_W * IN_W + c;                                          \
         for (int o0 = 0; o0 < OUT_W; o0 += CHUNK) {                                                   \
             TO wv[CHUNK];                                                                             \
             _Pragma("unroll") for (int j = 0; j < CHUNK; j++)                                         \
@@ -59,8 +59,9 @@ kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS
     local TO4 grad4[2 * MLP_ROWS * MLP_STRIDE / 4]; /* TO4: aligned for the 4-word reads */
     local TO *grad = (local TO *)grad4;
     const int t = (int)get_local_id(0), g = (int)get_group_id(1);
-    const long r0 = (long)get_group_id(0) * MLP_ROWS;
-    const int rows = (int)min((long)MLP_ROWS, n_items - r0);
+    ROW_BLOCK(get_group_id(0), MLP_ROWS);
+    const long r0 = m0;
+    const int rows = (int)(m_end - m0), wg = e * GROUPS + g; /* wg: the weights' group */
     int src = 0, dst = MLP_ROWS * MLP_STRIDE;
     /* Zeros past each layer's width: the 4-word reads take them times zero weights. */
     for (int k = t; k < 2 * MLP_ROWS * MLP_STRIDE / 4; k += MLP_THREADS)

@@ -1,12 +1,12 @@
 /* How our GEMM kernels (linear.cl, linear_tiled.cl) store output (m, n) of
  * group g, as shaders/vulkan/gemm_store.glsl does: plus the bias for
- * LINEAR, then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
+ * LINEAR (of weight group e * GROUPS + g: e is ROW_BLOCK's run), then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
  * Put before each of them, after its #defines (the macros read them), and
  * undefined after it (backends/opencl/cl_program.c). */
 #if VJP
 #define GEMM_BIASED(sum, g, n) (sum)
 #else
-#define GEMM_BIASED(sum, g, n) ((sum) + in2[(g) * GEMM_N + (n)])
+#define GEMM_BIASED(sum, g, n) ((sum) + in2[(e * GROUPS + (g)) * GEMM_N + (n)])
 #endif
 #if EPILOGUE == 1
 #define GEMM_ACTIVATED(v, at) ((v) > 0 ? (v) : (TO)ALPHA * expm1((v) / (TO)ALPHA))

@@ -7,7 +7,7 @@
  * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi), in
  * gemm_store.cl.
  * Made for few rows (a molecule's atoms of one element): a work-group
- * computes OUTS outputs n for ROWS rows m, the LANES work-items of an output
+ * computes OUTS outputs n for ROWS rows m (of one run: ROW_BLOCK), the LANES work-items of an output
  * striding along a row of B (neighbours read neighbouring words) with a
  * partial sum per row, which are then added in a fixed order
  * (reproducible). So even one row spreads over GEMM_N / OUTS groups.
@@ -24,13 +24,13 @@ kernel void KNAME(KARGS)
     const int lanes = get_local_size(0), outs = get_local_size(1);
     const int lane = get_local_id(0), o = get_local_id(1), t = o * lanes + lane, g = get_group_id(2);
     const int n = get_group_id(0) * outs + o;
-    const long m0 = (long)get_group_id(1) * ROWS;
-    const int rows = (int)min((long)ROWS, n_items - m0);
+    ROW_BLOCK(get_group_id(1), ROWS);
+    const int rows = (int)(m_end - m0);
     TO acc[ROWS];
     for (int r = 0; r < ROWS; r++)
         acc[r] = 0;
     if (n < GEMM_N) {
-        global const T1 *b = in1 + (long)(g * GEMM_N + n) * GEMM_K;
+        global const T1 *b = in1 + (long)((e * GROUPS + g) * GEMM_N + n) * GEMM_K;
         global const T0 *a = in0 + m0 * (GROUPS * GEMM_K) + g * GEMM_K;
         for (int k = lane; k < GEMM_K; k += lanes) {
             const TO w = b[k];
@@ -54,7 +54,7 @@ kernel void KNAME(KARGS)
         return;
     const int n_out = get_group_id(0) * outs + t / ROWS;
     const long m = m0 + t % ROWS;
-    if (n_out >= GEMM_N || m >= n_items)
+    if (n_out >= GEMM_N || m >= m_end)
         return;
     TO sum = 0;
     for (int j = 0; j < 32; j++)

@@ -11,10 +11,10 @@
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
 {
     const int lx = get_local_id(0), ly = get_local_id(1), t = ly * 16 + lx, g = get_group_id(2);
-    const long m0 = (long)get_group_id(1) * TS;
+    ROW_BLOCK(get_group_id(1), TS);
     const int n0 = get_group_id(0) * TS;
-    global const T0 *a = in0 + g * GEMM_K;                    /* row m at m * GROUPS * GEMM_K */
-    global const T1 *b = in1 + (long)g * GEMM_N * GEMM_K;     /* row n at n * GEMM_K */
+    global const T0 *a = in0 + g * GEMM_K;                                /* row m at m * GROUPS * GEMM_K */
+    global const T1 *b = in1 + (long)(e * GROUPS + g) * GEMM_N * GEMM_K; /* row n at n * GEMM_K */
     local TO a_tile[TK][TS + 1], b_tile[TK][TS + 1];          /* [k][m], [k][n]; odd rows against bank conflicts */
     TO acc[RB][RB];
     for (int i = 0; i < RB; i++)
@@ -23,9 +23,9 @@ kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
     /* Every item runs every step (no early return before a barrier). */
     for (int k0 = 0; k0 < GEMM_K; k0 += TK) {
         for (int q = 0; q < TS * TK / 256; q++) {
-            const int e = t + 256 * q, r = e / TK, c = e % TK, k = k0 + c, n = n0 + r;
+            const int at = t + 256 * q, r = at / TK, c = at % TK, k = k0 + c, n = n0 + r;
             const long m = m0 + r;
-            a_tile[c][r] = m < n_items && k < GEMM_K ? (TO)a[m * (GROUPS * GEMM_K) + k] : (TO)0;
+            a_tile[c][r] = m < m_end && k < GEMM_K ? (TO)a[m * (GROUPS * GEMM_K) + k] : (TO)0;
             b_tile[c][r] = n < GEMM_N && k < GEMM_K ? (TO)b[(long)n * GEMM_K + k] : (TO)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -45,7 +45,7 @@ kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
         for (int j = 0; j < RB; j++) {
             const long m = m0 + ly + 16 * i;
             const int n = n0 + lx + 16 * j;
-            if (m < n_items && n < GEMM_N)
+            if (m < m_end && n < GEMM_N)
                 GEMM_STORE(g, m, n, acc[i][j]);
         }
 }

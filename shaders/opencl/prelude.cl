@@ -38,3 +38,24 @@ inline int species_pair(int a, int b, int n_species)
     }
     return a * n_species - a * (a - 1) / 2 + (b - a);
 }
+
+/* Stacks (core/ops.h): row block b of a dense node's launch, in which each
+ * run of starts[0..stacks] begins a block of block_rows rows: the block's
+ * run *e and its rows [*m0, *m_end); 0 past the last run (ROW_BLOCK in
+ * row_block.cl). */
+inline int stacked_block(global const int *starts, int stacks, long b, int block_rows, int *e, long *m0,
+                         long *m_end)
+{
+    long first = 0;
+    for (int s = 0; s < stacks; s++) {
+        const long begin = starts[s], end = starts[s + 1], blocks = (end - begin + block_rows - 1) / block_rows;
+        if (b < first + blocks) {
+            *e = s;
+            *m0 = begin + (b - first) * block_rows;
+            *m_end = min(end, *m0 + block_rows);
+            return 1;
+        }
+        first += blocks;
+    }
+    return 0;
+}

@@ -33,7 +33,7 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
         [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                                \
             acc[r] = TO(0);                                                                           \
         if (o < OUT_W) {                                                                              \
-            const uint w0 = (g * OUT_W + o) * IN_W;                                                   \
+            const uint w0 = (wg * OUT_W + o) * IN_W;                                                  \
             for (uint j0 = 0; j0 < IN_W / STEP; j0 += CHUNK) {                                        \
                 TO4 wv[CHUNK];                                                                        \
                 [[unroll]] for (uint j = 0; j < CHUNK; j++) {                                         \
@@ -58,7 +58,7 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
         for (uint k = t; k < OUTS_PER_PASS * MLP_ROWS; k += MLP_THREADS) {                            \
             const uint r = k / OUTS_PER_PASS, j = k % OUTS_PER_PASS, on = o0 + j;                     \
             if (on < OUT_W) {                                                                         \
-                TO v = TO(B[g * OUT_W + on]);                                                         \
+                TO v = TO(B[wg * OUT_W + on]);                                                        \
                 for (uint l = 0; l < MLP_LANES; l++)                                                  \
                     v += part[r * MLP_THREADS + j * MLP_LANES + l];                                   \
                 if (HIDDEN)                                                                           \
@@ -79,8 +79,10 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
 void main()
 {
     const uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.y;
-    const uint r0 = pc.base + gl_WorkGroupID.x * MLP_ROWS;
-    const uint rows = min(uint(MLP_ROWS), pc.n_items - r0);
+    uint e, r0, r_end;
+    if (!row_block(pc.base / MLP_ROWS + gl_WorkGroupID.x, MLP_ROWS, e, r0, r_end))
+        return;
+    const uint rows = r_end - r0, wg = e * GROUPS + g; /* wg: the weights' group */
     uint src = 0, dst = MLP_ROWS * MLP_STRIDE;
     for (uint k = t; k < MLP_ROWS * MLP_W0; k += MLP_THREADS) {
         const uint r = k / MLP_W0, c = k % MLP_W0;

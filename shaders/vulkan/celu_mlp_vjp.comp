@@ -25,7 +25,7 @@ shared TO4 grad[2 * MLP_ROWS * MLP_STRIDE / 4];
         TO acc[MLP_ROWS];                                                                             \
         [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                                \
             acc[r] = TO(0);                                                                           \
-        const uint w0 = g * OUT_W * IN_W + c;                                                         \
+        const uint w0 = wg * OUT_W * IN_W + c;                                                        \
         for (uint o0 = 0; o0 < OUT_W; o0 += CHUNK) {                                                  \
             TO wv[CHUNK];                                                                             \
             [[unroll]] for (uint j = 0; j < CHUNK; j++)                                               \
@@ -59,8 +59,10 @@ shared TO4 grad[2 * MLP_ROWS * MLP_STRIDE / 4];
 void main()
 {
     const uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.y;
-    const uint r0 = pc.base + gl_WorkGroupID.x * MLP_ROWS;
-    const uint rows = min(uint(MLP_ROWS), pc.n_items - r0);
+    uint e, r0, r_end;
+    if (!row_block(pc.base / MLP_ROWS + gl_WorkGroupID.x, MLP_ROWS, e, r0, r_end))
+        return;
+    const uint rows = r_end - r0, wg = e * GROUPS + g; /* wg: the weights' group */
     uint src = 0, dst = MLP_ROWS * MLP_STRIDE;
     /* Zeros past each layer's width: the 4-word reads take them times zero weights. */
     for (uint k = t; k < 2 * MLP_ROWS * MLP_STRIDE / 4; k += MLP_THREADS)

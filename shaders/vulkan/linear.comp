@@ -18,17 +18,20 @@ layout(local_size_x = TS, local_size_y = TS, local_size_z = 1) in;
 void main()
 {
     const uint g = gl_WorkGroupID.z;
-    const uint m = pc.base + gl_WorkGroupID.x * TS + gl_LocalInvocationID.x;
+    uint e, m0, m_end;
+    if (!row_block(pc.base / TS + gl_WorkGroupID.x, TS, e, m0, m_end))
+        return;
+    const uint m = m0 + gl_LocalInvocationID.x, wg = e * GROUPS + g;
     const uint n = gl_WorkGroupID.y * TS + gl_LocalInvocationID.y;
-    if (m >= pc.n_items || n >= GEMM_N)
+    if (m >= m_end || n >= GEMM_N)
         return;
     TO sum = TO(0);
     for (uint k = 0; k < GEMM_K; k++)
 #if VJP
-        sum += TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) * TO(in1[(g * GEMM_K + k) * GEMM_N + n]);
+        sum += TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) * TO(in1[(wg * GEMM_K + k) * GEMM_N + n]);
 #else
-        sum += TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) * TO(in1[(g * GEMM_N + n) * GEMM_K + k]);
+        sum += TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) * TO(in1[(wg * GEMM_N + n) * GEMM_K + k]);
 #endif
-    gemm_store(g, m, n, sum);
+    gemm_store(g, wg, m, n, sum);
 }
 #undef TS

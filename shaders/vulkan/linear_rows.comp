@@ -30,17 +30,19 @@ void main()
     const uint lane = t % lanes, o = t / lanes;
 #endif
     const uint n = gl_WorkGroupID.y * outs + o;
-    const uint m0 = pc.base + gl_WorkGroupID.x * FR_ROWS;
-    const uint rows = min(FR_ROWS, pc.n_items - m0);
+    uint e, m0, m_end;
+    if (!row_block(pc.base / FR_ROWS + gl_WorkGroupID.x, FR_ROWS, e, m0, m_end))
+        return;
+    const uint rows = m_end - m0, wg = e * GROUPS + g;
     TO acc[FR_ROWS];
     [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
         acc[r] = TO(0);
     if (n < GEMM_N)
         for (uint k = lane; k < GEMM_K; k += lanes) {
 #if VJP
-            const TO w = TO(in1[(g * GEMM_K + k) * GEMM_N + n]);
+            const TO w = TO(in1[(wg * GEMM_K + k) * GEMM_N + n]);
 #else
-            const TO w = TO(in1[(g * GEMM_N + n) * GEMM_K + k]);
+            const TO w = TO(in1[(wg * GEMM_N + n) * GEMM_K + k]);
 #endif
             [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
                 if (r < rows)
@@ -59,12 +61,12 @@ void main()
     if (t >= outs * FR_ROWS)
         return;
     const uint n_out = gl_WorkGroupID.y * outs + t / FR_ROWS, m = m0 + t % FR_ROWS;
-    if (n_out >= GEMM_N || m >= pc.n_items)
+    if (n_out >= GEMM_N || m >= m_end)
         return;
     TO sum = TO(0);
     for (uint j = 0; j < 32; j++)
         sum += part[t * stride + j];
-    gemm_store(g, m, n_out, sum);
+    gemm_store(g, wg, m, n_out, sum);
 }
 #undef FR_GROUP
 #undef FR_ROWS

@@ -9,19 +9,22 @@
  * picks this shader only where the subgroup size divides SG_WG. */
 layout(local_size_x = SG_WG, local_size_y = 1, local_size_z = 1) in;
 
-TO b_value(uint g, uint k, uint n)
+TO b_value(uint wg, uint k, uint n)
 {
 #if VJP
-    return TO(in1[(g * GEMM_K + k) * GEMM_N + n]);
+    return TO(in1[(wg * GEMM_K + k) * GEMM_N + n]);
 #else
-    return TO(in1[(g * GEMM_N + n) * GEMM_K + k]);
+    return TO(in1[(wg * GEMM_N + n) * GEMM_K + k]);
 #endif
 }
 
 void main()
 {
     const uint lane = gl_SubgroupInvocationID, size = gl_SubgroupSize, g = gl_WorkGroupID.z;
-    const uint m0 = pc.base + gl_WorkGroupID.x * SG_ROWS;
+    uint e, m0, m_end;
+    if (!row_block(pc.base / SG_ROWS + gl_WorkGroupID.x, SG_ROWS, e, m0, m_end))
+        return;
+    const uint wg = e * GROUPS + g;
     const uint n0 = gl_WorkGroupID.y * (SG_WG * SG_COLS) + gl_LocalInvocationID.x;
     TO acc[SG_ROWS][SG_COLS];
     for (uint r = 0; r < SG_ROWS; r++)
@@ -31,13 +34,13 @@ void main()
     for (uint k0 = 0; k0 < GEMM_K; k0 += size) {
         TO a[SG_ROWS];
         for (uint r = 0; r < SG_ROWS; r++)
-            a[r] = m0 + r < pc.n_items && k0 + lane < GEMM_K
+            a[r] = m0 + r < m_end && k0 + lane < GEMM_K
                        ? TO(in0[(m0 + r) * (GROUPS * GEMM_K) + g * GEMM_K + k0 + lane]) : TO(0);
         const uint steps = min(size, GEMM_K - k0);
         for (uint j = 0; j < steps; j++) {
             TO b[SG_COLS];
             for (uint c = 0; c < SG_COLS; c++)
-                b[c] = n0 + c * SG_WG < GEMM_N ? b_value(g, k0 + j, n0 + c * SG_WG) : TO(0);
+                b[c] = n0 + c * SG_WG < GEMM_N ? b_value(wg, k0 + j, n0 + c * SG_WG) : TO(0);
             for (uint r = 0; r < SG_ROWS; r++) {
                 const TO ar = subgroupShuffle(a[r], j);
                 for (uint c = 0; c < SG_COLS; c++)
@@ -48,7 +51,7 @@ void main()
     for (uint r = 0; r < SG_ROWS; r++)
         for (uint c = 0; c < SG_COLS; c++) {
             const uint m = m0 + r, n = n0 + c * SG_WG;
-            if (m < pc.n_items && n < GEMM_N)
-                gemm_store(g, m, n, acc[r][c]);
+            if (m < m_end && n < GEMM_N)
+                gemm_store(g, wg, m, n, acc[r][c]);
         }
 }

@@ -16,7 +16,10 @@ shared TO a_tile[TK][TS + 1], b_tile[TK][TS + 1]; /* [k][m], [k][n]; odd rows ag
 void main()
 {
     const uint lx = gl_LocalInvocationID.x, ly = gl_LocalInvocationID.y, t = ly * 16 + lx, g = gl_WorkGroupID.z;
-    const uint m0 = pc.base + gl_WorkGroupID.x * TS, n0 = gl_WorkGroupID.y * TS;
+    uint e, m0, m_end;
+    if (!row_block(pc.base / TS + gl_WorkGroupID.x, TS, e, m0, m_end))
+        return;
+    const uint n0 = gl_WorkGroupID.y * TS, wg = e * GROUPS + g;
     TO acc[RB][RB];
     [[unroll]] for (uint i = 0; i < RB; i++)
         [[unroll]] for (uint j = 0; j < RB; j++)
@@ -26,15 +29,15 @@ void main()
         /* TS x TK values of each operand, 4 per invocation, read along
          * their rows in memory: A and LINEAR's W along k, the VJP's W along n. */
         [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {
-            const uint e = t + 256 * q, r = e / TK, c = e % TK;
+            const uint at = t + 256 * q, r = at / TK, c = at % TK;
             const uint m = m0 + r, k = k0 + c;
-            a_tile[c][r] = m < pc.n_items && k < GEMM_K ? TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) : TO(0);
+            a_tile[c][r] = m < m_end && k < GEMM_K ? TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) : TO(0);
 #if VJP
-            const uint kb = k0 + e / TS, nb = n0 + e % TS;
-            b_tile[e / TS][e % TS] = kb < GEMM_K && nb < GEMM_N ? TO(in1[(g * GEMM_K + kb) * GEMM_N + nb]) : TO(0);
+            const uint kb = k0 + at / TS, nb = n0 + at % TS;
+            b_tile[at / TS][at % TS] = kb < GEMM_K && nb < GEMM_N ? TO(in1[(wg * GEMM_K + kb) * GEMM_N + nb]) : TO(0);
 #else
             const uint n = n0 + r;
-            b_tile[c][r] = n < GEMM_N && k < GEMM_K ? TO(in1[(g * GEMM_N + n) * GEMM_K + k]) : TO(0);
+            b_tile[c][r] = n < GEMM_N && k < GEMM_K ? TO(in1[(wg * GEMM_N + n) * GEMM_K + k]) : TO(0);
 #endif
         }
         memoryBarrierShared();
@@ -55,8 +58,8 @@ void main()
     [[unroll]] for (uint i = 0; i < RB; i++)
         [[unroll]] for (uint j = 0; j < RB; j++) {
             const uint m = m0 + ly + 16 * i, n = n0 + lx + 16 * j;
-            if (m < pc.n_items && n < GEMM_N)
-                gemm_store(g, m, n, acc[i][j]);
+            if (m < m_end && n < GEMM_N)
+                gemm_store(g, wg, m, n, acc[i][j]);
         }
 }
 #undef TS

@@ -113,3 +113,35 @@ int species_pair(int a, int b, int n_species)
     }
     return a * n_species - a * (a - 1) / 2 + (b - a);
 }
+
+#ifdef STACKS
+/* The dense shaders' row block b (of block_rows rows): its run e (0 without
+ * stacks; its weights are group e * GROUPS + g) and rows [m0, m_end). With
+ * stacks (core/ops.h) each run of STARTS begins a block and a block past
+ * the last run gives false (the whole work group returns, before any
+ * barrier); without, block b of the pc.n_items rows. */
+bool row_block(uint b, uint block_rows, out uint e, out uint m0, out uint m_end)
+{
+    e = 0;
+#if STACKS > 1
+    uint first = 0;
+    for (uint s = 0; s < uint(STACKS); s++) {
+        const uint begin = uint(STARTS[s]), end = uint(STARTS[s + 1]);
+        const uint blocks = (end - begin + block_rows - 1) / block_rows;
+        if (b < first + blocks) {
+            e = s;
+            m0 = begin + (b - first) * block_rows;
+            m_end = min(end, m0 + block_rows);
+            return true;
+        }
+        first += blocks;
+    }
+    m0 = m_end = 0;
+    return false;
+#else
+    m0 = b * block_rows;
+    m_end = min(pc.n_items, m0 + block_rows);
+    return true;
+#endif
+}
+#endif

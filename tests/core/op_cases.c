@@ -174,9 +174,21 @@ CASE(case_sum_first_cols)
     return mlff_op_sum_first_cols(g, x, 3, 0.3);
 }
 
-/* A CELU_MLP of `layers` layers on random weights; widths[0..layers] per group. */
-static int random_mlp(mlff_graph *g, test_rng *rng, int64_t rows, int64_t groups, const int64_t *widths,
-                      int layers, int after_celu, int wrt[OP_CASE_MAX_WRT], int *n_wrt)
+/* Stacks (core/ops.h): 37 rows in runs of 20, 0 and 17 rows (none a whole
+ * number of any kernel's row blocks, one empty). */
+#define STACKED_ROWS 37
+#define STACKS 3
+static int stack_starts(mlff_graph *g)
+{
+    static const int32_t starts[STACKS + 1] = {0, 20, 20, STACKED_ROWS};
+    return index_param(g, STACKS + 1, 1, starts);
+}
+
+/* A CELU_MLP of `layers` layers on random weights; widths[0..layers] per
+ * group; with starts, `stacks` stacks of them. */
+static int random_mlp_stacked(mlff_graph *g, test_rng *rng, int64_t rows, int64_t groups, const int64_t *widths,
+                              int layers, int after_celu, int stacks, int starts, int wrt[OP_CASE_MAX_WRT],
+                              int *n_wrt)
 {
     int param = random_param(g, rng, rows, groups * widths[0], -1.5, 1.5);
     /* After a CELU the reverse pass has CELU_VJP after CELU_MLP_VJP, which the planner folds in. */
@@ -184,11 +196,17 @@ static int random_mlp(mlff_graph *g, test_rng *rng, int64_t rows, int64_t groups
     int w[MLFF_MLP_MAX_LAYERS], b[MLFF_MLP_MAX_LAYERS];
     for (int l = 0; l < layers; l++) {
         const double scale = 1.5 / sqrt((double)widths[l]);
-        w[l] = random_param(g, rng, groups * widths[l + 1], widths[l], -scale, scale);
-        b[l] = random_param(g, rng, groups * widths[l + 1], 1, -0.5, 0.5);
+        w[l] = random_param(g, rng, stacks * groups * widths[l + 1], widths[l], -scale, scale);
+        b[l] = random_param(g, rng, stacks * groups * widths[l + 1], 1, -0.5, 0.5);
     }
     WRT1(param);
-    return mlff_op_celu_mlp(g, x, w, b, layers, groups, 0.3);
+    return mlff_op_celu_mlp_stacked(g, x, w, b, layers, groups, 0.3, starts);
+}
+
+static int random_mlp(mlff_graph *g, test_rng *rng, int64_t rows, int64_t groups, const int64_t *widths,
+                      int layers, int after_celu, int wrt[OP_CASE_MAX_WRT], int *n_wrt)
+{
+    return random_mlp_stacked(g, rng, rows, groups, widths, layers, after_celu, 1, -1, wrt, n_wrt);
 }
 
 /* The loss weighs every block of the output, the hidden ones too. */
@@ -218,6 +236,14 @@ CASE(case_celu_mlp_wide)
 {
     static const int64_t widths[] = {40, 300, 70, 3};
     return random_mlp(g, rng, 13, 2, widths, 3, 1, wrt, n_wrt);
+}
+
+/* Each run of rows through its own stack of weights, forward and back
+ * (after a CELU, whose derivative the reverse pass folds in). */
+CASE(case_celu_mlp_stacked)
+{
+    static const int64_t widths[] = {9, 11, 6, 1};
+    return random_mlp_stacked(g, rng, STACKED_ROWS, 2, widths, 3, 1, STACKS, stack_starts(g), wrt, n_wrt);
 }
 
 CASE(case_linear)
@@ -257,6 +283,18 @@ CASE(case_dense_layers)
     WRT1(x);
     int h = mlff_op_celu(g, mlff_op_linear(g, x, w1, b1, 1), 0.5);
     return mlff_op_celu(g, mlff_op_linear(g, h, w2, b2, 2), 0.5);
+}
+
+/* The same layers stacked, as ANI's first layer and a grouped one. */
+CASE(case_dense_layers_stacked)
+{
+    int starts = stack_starts(g);
+    int x = random_param(g, rng, STACKED_ROWS, 45, -1, 1);
+    int w1 = random_param(g, rng, STACKS * 300, 45, -0.3, 0.3), b1 = random_param(g, rng, STACKS * 300, 1, -1, 1);
+    int w2 = random_param(g, rng, STACKS * 140, 150, -0.2, 0.2), b2 = random_param(g, rng, STACKS * 140, 1, -1, 1);
+    WRT1(x);
+    int h = mlff_op_celu(g, mlff_op_linear_stacked(g, x, w1, b1, 1, starts), 0.5);
+    return mlff_op_celu(g, mlff_op_linear_stacked(g, h, w2, b2, 2, starts), 0.5);
 }
 
 CASE(case_celu)
@@ -482,10 +520,12 @@ const op_case op_cases[] = {
     {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer},
     {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean},
     {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide},
+    {"celu_mlp (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_stacked},
     {"linear", MLFF_OP_LINEAR, case_linear},
     {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
     {"linear (long K, few outputs)", MLFF_OP_LINEAR, case_linear_long_k},
     {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers},
+    {"linear + celu (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_LINEAR, case_dense_layers_stacked},
     {"celu", MLFF_OP_CELU, case_celu},
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
     {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts},

@@ -1,7 +1,7 @@
 /*
  * ANI-2x against TorchANI 2.2.4: energies and forces of every public
  * non-periodic reference structure in float64 and float32 (compared with the
- * float64 references), also through merged element networks, and the
+ * float64 references), also with the element networks run each way, and the
  * per-atom AEVs that pin down the feature code.
  * Usage: test_ani_reference REFERENCE_DIR
  */
@@ -155,18 +155,22 @@ static void check_every_element(mlff_model *model, const char *dir)
     mlff_context_destroy(ctx);
 }
 
-/* Every element's networks on every atom, each atom's own picked by its
- * species (MLFF_ELEMENT_NETWORKS=merged; GPUs take it for small batches):
- * TorchANI's numbers, also with the batch cut into chunks of 4 atoms, whose
- * ghost atoms the pick must leave out. */
-static void check_merged_networks(const char *dir, mlff_precision precision)
+/* Each way of running the element networks (MLFF_ELEMENT_NETWORKS, the
+ * others than the one the device picks for a batch; models/ani.h): stacked,
+ * merged (every element's networks on every atom, each atom's own picked by
+ * its species) and separate. TorchANI's numbers, also with the batch cut
+ * into chunks of 4 atoms, whose ghost atoms the element lists and the pick
+ * must leave out. */
+static void check_network_forms(const char *dir, mlff_precision precision)
 {
     static const char *const names[] = {"g2_CH4", "g2_CH3CONH2"};
-    setenv("MLFF_ELEMENT_NETWORKS", "merged", 1);
-    mlff_settings settings;
-    mlff_default_settings(&settings);
-    settings.precision = precision;
+    static const char *const forms[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
+    for (int form = 1; form < 4; form++)
     for (int chunked = 0; chunked < 2; chunked++) {
+        setenv("MLFF_ELEMENT_NETWORKS", forms[form], 1);
+        mlff_settings settings;
+        mlff_default_settings(&settings);
+        settings.precision = precision;
         settings.max_chunk_atoms = chunked ? 4 : 0;
         mlff_context *ctx;
         mlff_model *model = test_open_model_with(&ctx, settings);
@@ -176,14 +180,17 @@ static void check_merged_networks(const char *dir, mlff_precision precision)
                 failures++;
                 continue;
             }
-            printf("merged networks%s: ", chunked ? ", chunks of 4 atoms" : "");
+            printf("%s networks%s: ", forms[form], chunked ? ", chunks of 4 atoms" : "");
             check_structure(model, &r, precision);
-            CHECK(model->active->merged_networks, "%s: the merged networks ran", r.name);
+            CHECK(model->active->networks == (mlff_element_networks)form, "%s: the %s networks ran", r.name,
+                  forms[form]);
             reference_free(&r);
         }
         mlff_context_destroy(ctx);
     }
     setenv("MLFF_ELEMENT_NETWORKS", "fused", 1);
+    mlff_settings settings;
+    mlff_default_settings(&settings);
     settings.device = test_device();
     mlff_context *ctx;
     mlff_model *model = NULL;
@@ -225,7 +232,7 @@ int main(int argc, char **argv)
         /* On OpenCL and Vulkan in float32 alone, as GPUs run it: each
          * precision compiles its own kernels (minutes of CI on PoCL and lavapipe). */
         if (precisions[p] == MLFF_PRECISION_FLOAT32 || test_device() == MLFF_DEVICE_CPU)
-            check_merged_networks(argv[1], precisions[p]);
+            check_network_forms(argv[1], precisions[p]);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;
