@@ -132,9 +132,10 @@
      * input, and the rows of run e use stack e (group e*G + g of the weights). */               \
     X(CELU_MLP, "celu_mlp")                                                                       \
     /* backward. inputs (gy [n, out cols], y = the forward's output, W1, ..., Wk[, starts]),     \
-     * attrs as the forward op; out [n, G*w0] = the gradient with respect to x (gy of every block counts;     \
-     * CELU's derivative from y: 1 where h > 0, else h / alpha + 1). gy may be the result       \
-     * block's alone, [n, G*wk], when the hidden blocks have none (the members' mean above). */   \
+     * attrs as the forward op; out [n, G*w0] = the gradient with respect to x (gy of every     \
+     * block counts; CELU's derivative from y: 1 where h > 0, else h / alpha + 1). gy may be     \
+     * the result block's alone, [n, G*wk], when the hidden blocks have none (the members'      \
+     * mean above). */                                                                           \
     X(CELU_MLP_VJP, "celu_mlp_vjp")
 
 /* A pair's image offsets n, three integers in [-MLFF_IMAGE_MOST, MLFF_IMAGE_MOST],
