@@ -207,8 +207,8 @@ static int run_layers(mlff_graph *g, const char *name, ani_layer *layers, int n_
 static int separate_network(mlff_graph *g, const char *el, ani_network *net, int members, int aev, int atoms,
                             double unit)
 {
-    int h = run_layers(g, el, net->layers, net->n_layers, members, 1, mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL),
-                       -1);
+    int rows = mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL);
+    int h = run_layers(g, el, net->layers, net->n_layers, members, 1, rows, -1);
     int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
     return mlff_op_scatter_add_rows(g, energy, atoms, MLFF_SYMBOL_ATOMS, 0, MLFF_DTYPE_REAL);
 }
