@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../backends/common/counting_sort.h"
 #include "elements.h"
 #include "grow.h"
 
@@ -335,8 +336,8 @@ static mlff_status build_element_atoms(const mlff_graph *g, int t, const int32_t
     return MLFF_OK;
 }
 
-/* The owned atoms by species (a counting sort: ascending within each) into
- * t, and where each species starts among them into t_starts. */
+/* The owned atoms by species (ascending within each) into t, and where each
+ * species starts among them into t_starts. */
 static mlff_status build_element_order(const mlff_graph *g, int t, int t_starts, const int32_t *species,
                                        const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
 {
@@ -347,22 +348,10 @@ static mlff_status build_element_order(const mlff_graph *g, int t, int t_starts,
     int32_t *starts = atoms ? reserve(w, t_starts, (size_t)(n_elements + 1) * sizeof(int32_t), err) : NULL;
     if (!starts)
         return err->status;
-    memset(starts, 0, (size_t)(n_elements + 1) * sizeof *starts);
-    for (int64_t a = 0; a < v->n_owned; a++) {
-        if (species[a] < 0 || species[a] >= n_elements)
-            return mlff_fail(err, MLFF_ERROR_INTERNAL, "species %d beyond the graph's %lld elements", species[a],
-                             (long long)n_elements);
-        starts[species[a] + 1]++;
-    }
-    for (int64_t e = 0; e < n_elements; e++)
-        starts[e + 1] += starts[e];
-    /* Each element's next free row, in the scratch of starts[e] .. : walk
-     * the atoms once, then shift the starts back. */
-    for (int64_t a = 0; a < v->n_owned; a++)
-        atoms[starts[species[a]]++] = (int32_t)a;
-    for (int64_t e = n_elements; e > 0; e--)
-        starts[e] = starts[e - 1];
-    starts[0] = 0;
+    const int64_t bad = mlff_counting_sort(species, 1, v->n_owned, n_elements, starts, atoms);
+    if (bad >= 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "species %d beyond the graph's %lld elements", species[bad],
+                         (long long)n_elements);
     w->input_dtypes[t] = w->input_dtypes[t_starts] = MLFF_DTYPE_I32;
     w->symbols[g->tensors[t].rows_symbol] = v->n_owned;
     return MLFF_OK;

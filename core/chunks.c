@@ -7,7 +7,14 @@
 #include "grow.h"
 
 /* What one row of each size symbol means, read from the graph's inputs. */
-typedef enum symbol_kind { SYMBOL_OTHER, SYMBOL_ATOMS, SYMBOL_OWNED, SYMBOL_ELEMENT, SYMBOL_PAIRS, SYMBOL_TRIPLES } symbol_kind;
+typedef enum symbol_kind {
+    SYMBOL_OTHER,
+    SYMBOL_ATOMS,
+    SYMBOL_OWNED, /* one row per owned atom */
+    SYMBOL_ELEMENT,
+    SYMBOL_PAIRS,
+    SYMBOL_TRIPLES
+} symbol_kind;
 
 typedef struct mlff_symbol_cost {
     symbol_kind kind;

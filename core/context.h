@@ -82,8 +82,8 @@ mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlf
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */
-mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, mlff_element_networks networks,
-                                   mlff_graph **out, mlff_error *err);
+mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset,
+                                   mlff_element_networks networks, mlff_graph **out, mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
  * model->work (made if needed) and renumbers work.species to its graph's
  * elements. */

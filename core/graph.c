@@ -150,7 +150,6 @@ int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype)
     return atom_input(g, MLFF_INPUT_OWNED, dtype, 1);
 }
 
-
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff)
 {
     if (g->error.status != MLFF_OK)

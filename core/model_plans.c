@@ -25,8 +25,8 @@
 #include "../models/model_file.h"
 #include "context.h"
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, mlff_element_networks networks,
-                                   mlff_graph **out, mlff_error *err)
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset,
+                                   mlff_element_networks networks, mlff_graph **out, mlff_error *err)
 {
     const mlff_model_file *mf = m->file;
     *out = NULL;
@@ -70,9 +70,9 @@ void mlff_model_plans_free(mlff_model *m)
     m->active = NULL;
 }
 
-/* The plan for a batch of the elements in *set, with merged networks or
- * not: its own; else the slot to make it in (an empty one, else the least
- * recently used); but when that slot served within the last 2
+/* The plan for a batch of the elements in *set, its element networks run
+ * as `networks`: its own; else the slot to make it in (an empty one, else
+ * the least recently used); but when that slot served within the last 2
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */

@@ -179,8 +179,8 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     return MLFF_OK;
 }
 
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, mlff_element_networks networks,
-                                 mlff_graph *g, mlff_error *err)
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset,
+                                 mlff_element_networks networks, mlff_graph *g, mlff_error *err)
 {
     ani_source src = {mf, err};
     char elements[ANI_MAX_ELEMENTS][4];

@@ -53,7 +53,7 @@ typedef enum mlff_element_networks {
  * input and its element inputs number those elements from 0 in the model's
  * order (element e of the graph is the e-th element of the subset).
  * networks: how the element networks run. */
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset, mlff_element_networks networks,
-                                 mlff_graph *g, mlff_error *err);
+mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset,
+                                 mlff_element_networks networks, mlff_graph *g, mlff_error *err);
 
 #endif

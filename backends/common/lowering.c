@@ -218,7 +218,7 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
 int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n)
 {
     const int64_t groups = n->attrs.i[0], ts = MLFF_TILED_GEMM_TS;
-    const int64_t cols = n->op == MLFF_OP_LINEAR_VJP ? n->inputs[1].cols : n->output.cols / groups;
+    const int64_t cols = n->output.cols / groups;
     return mlff_row_blocks(n, ts) * ((cols + ts - 1) / ts) * groups;
 }
 

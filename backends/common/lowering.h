@@ -81,8 +81,8 @@ int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect);
 /* The row blocks of block_rows rows a launch of a dense node (LINEAR,
  * LINEAR_VJP, CELU_MLP, its VJP) takes: with stacks, one more for each run
  * after the first (each run starts a block; the kernels map a block to its
- * run through the starts, STACKED_BLOCK in the preludes), the blocks past
- * the last run doing nothing. */
+ * run through the starts: stacked_block in prelude.cl, row_block in
+ * prelude.glsl), the blocks past the last run doing nothing. */
 int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows);
 
 /* The GEMM for few rows (OpenCL's linear.cl, Vulkan's linear_rows.comp): a

@@ -133,15 +133,16 @@ RANGE(linear_rows)
     const int64_t in = n->inputs[1].cols, out = n->output.cols / groups;
     const real *x = IN(0), *w = IN(1), *b = IN(2);
     real *y = OUT;
-    for (int64_t r = begin; r < end; r++)
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t stack = cpu_run_of_row(n, r) * groups * out;
         for (int64_t g = 0; g < groups; g++) {
             const real *xr = x + r * groups * in + g * in;
-            const int64_t stack = cpu_run_of_row(n, r) * groups * out;
             for (int64_t o = 0; o < out; o++) {
                 const int64_t wo = stack + g * out + o;
                 y[r * groups * out + g * out + o] = b[wo] + FN(dot)(w + wo * in, xr, in);
             }
         }
+    }
 }
 
 KERNEL(linear)
@@ -158,10 +159,10 @@ RANGE(linear_vjp_rows)
     const int64_t in = n->inputs[1].cols, out = n->inputs[0].cols / groups;
     const real *gy = IN(0), *w = IN(1);
     real *gx = OUT;
-    for (int64_t r = begin; r < end; r++)
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t stack = cpu_run_of_row(n, r) * groups * out;
         for (int64_t g = 0; g < groups; g++) {
             real *gxr = gx + r * groups * in + g * in;
-            const int64_t stack = cpu_run_of_row(n, r) * groups * out;
             for (int64_t c = 0; c < in; c++)
                 gxr[c] = 0;
             for (int64_t o = 0; o < out; o++) {
@@ -172,6 +173,7 @@ RANGE(linear_vjp_rows)
                     gxr[c] += s * wr[c];
             }
         }
+    }
 }
 
 KERNEL(linear_vjp)
@@ -221,9 +223,10 @@ RANGE(celu_mlp_rows)
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     const real alpha = (real)n->attrs.f[0], *x = IN(0);
     real *y = OUT, a[MLFF_MLP_MAX_WIDTH], z[MLFF_MLP_MAX_WIDTH];
-    for (int64_t r = begin; r < end; r++)
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t stack = cpu_run_of_row(n, r) * m.groups;
         for (int64_t g = 0; g < m.groups; g++) {
-            const int64_t wg = cpu_run_of_row(n, r) * m.groups + g; /* the weights' group */
+            const int64_t wg = stack + g; /* the weights' group */
             memcpy(a, x + (r * m.groups + g) * m.width[0], (size_t)m.width[0] * sizeof *a);
             for (int l = 1; l <= m.layers; l++) {
                 const int64_t in = m.width[l - 1], out = m.width[l];
@@ -239,6 +242,7 @@ RANGE(celu_mlp_rows)
                 memcpy(a, z, (size_t)out * sizeof *a);
             }
         }
+    }
 }
 
 KERNEL(celu_mlp)
@@ -255,9 +259,10 @@ RANGE(celu_mlp_vjp_rows)
     const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
     real *gx = OUT, gz[MLFF_MLP_MAX_WIDTH], gin[MLFF_MLP_MAX_WIDTH];
     const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
-    for (int64_t r = begin; r < end; r++)
+    for (int64_t r = begin; r < end; r++) {
+        const int64_t stack = cpu_run_of_row(n, r) * m.groups;
         for (int64_t g = 0; g < m.groups; g++) {
-            const int64_t top = m.width[m.layers], wg = cpu_run_of_row(n, r) * m.groups + g;
+            const int64_t top = m.width[m.layers], wg = stack + g;
             memcpy(gz, gy + r * gy_cols + g * top, (size_t)top * sizeof *gz);
             for (int l = m.layers; l >= 1; l--) {
                 const int64_t in = m.width[l - 1], out = m.width[l];
@@ -278,6 +283,7 @@ RANGE(celu_mlp_vjp_rows)
                 }
             }
         }
+    }
 }
 
 KERNEL(celu_mlp_vjp)

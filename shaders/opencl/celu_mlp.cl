@@ -16,7 +16,7 @@
         TO acc[MLP_ROWS];                                                                             \
         for (int r = 0; r < MLP_ROWS; r++)                                                            \
             acc[r] = 0;                                                                               \
-        global const TO *w = WT + (long)wg * IN_W * OUT_W + o;                                         \
+        global const TO *w = WT + (long)wg * IN_W * OUT_W + o;                                        \
         for (int c0 = 0; c0 < IN_W; c0 += CHUNK) {                                                    \
             TO wv[CHUNK];                                                                             \
             _Pragma("unroll") for (int j = 0; j < CHUNK; j++)                                         \
@@ -30,7 +30,7 @@
                         }                                                                             \
         }                                                                                             \
         for (int r = 0; r < MLP_ROWS; r++) {                                                          \
-            TO v = B[wg * OUT_W + o] + acc[r];                                                         \
+            TO v = B[wg * OUT_W + o] + acc[r];                                                        \
             if (HIDDEN)                                                                               \
                 v = v > 0 ? v : (TO)F0 * expm1(v / (TO)F0);                                           \
             act[dst + r * MLP_STRIDE + o] = v;                                                        \

@@ -22,7 +22,7 @@
         TO acc[MLP_ROWS];                                                                             \
         for (int r = 0; r < MLP_ROWS; r++)                                                            \
             acc[r] = 0;                                                                               \
-        global const TO *w = W + (long)wg * OUT_W * IN_W + c;                                          \
+        global const TO *w = W + (long)wg * OUT_W * IN_W + c;                                         \
         for (int o0 = 0; o0 < OUT_W; o0 += CHUNK) {                                                   \
             TO wv[CHUNK];                                                                             \
             _Pragma("unroll") for (int j = 0; j < CHUNK; j++)                                         \

@@ -1,6 +1,7 @@
 /* How our GEMM kernels (linear.cl, linear_tiled.cl) store output (m, n) of
  * group g, as shaders/vulkan/gemm_store.glsl does: plus the bias for
- * LINEAR (of weight group e * GROUPS + g: e is ROW_BLOCK's run), then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
+ * LINEAR (of weight group e * GROUPS + g: e is ROW_BLOCK's run), then the
+ * epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi).
  * Put before each of them, after its #defines (the macros read them), and
  * undefined after it (backends/opencl/cl_program.c). */
 #if VJP

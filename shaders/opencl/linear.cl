@@ -7,10 +7,10 @@
  * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi), in
  * gemm_store.cl.
  * Made for few rows (a molecule's atoms of one element): a work-group
- * computes OUTS outputs n for ROWS rows m (of one run: ROW_BLOCK), the LANES work-items of an output
- * striding along a row of B (neighbours read neighbouring words) with a
- * partial sum per row, which are then added in a fixed order
- * (reproducible). So even one row spreads over GEMM_N / OUTS groups.
+ * computes OUTS outputs n for ROWS rows m (of one run: ROW_BLOCK), the
+ * LANES work-items of an output striding along a row of B (neighbours read
+ * neighbouring words) with a partial sum per row, which are then added in
+ * a fixed order (reproducible). So even one row spreads over GEMM_N / OUTS groups.
  * LANES is 32, or up to 256 where the outputs and rows make few work-groups
  * (the host's choice, mlff_rows_gemm_lanes in backends/common/lowering.c:
  * methane's first-layer gradient, 128 outputs of K = 2048, had 16

@@ -1,6 +1,6 @@
 /* How every GEMM shader (linear.comp, linear_subgroup.comp) stores output
- * (m, n) of group g: plus the bias for LINEAR (of the weights' group wg), then the epilogue (EPILOGUE
- * 1: celu; 2: times celu'(y), y = epi). */
+ * (m, n) of group g: plus the bias for LINEAR (of the weights' group wg),
+ * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi). */
 #if EPILOGUE == 2 && !defined(EPI)
 #error "EPILOGUE 2 reads epi: define EPI"
 #endif
