@@ -477,6 +477,10 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         if (l == lists->triples_of)
             lists->n_triples = triples;
     }
+    /* cell_pairs reads every list's offsets: a list not asked for has none
+     * (its column's last row was never written by cell_count). */
+    for (int l = lists->n_lists; l < MLFF_DEVICE_LISTS; l++)
+        memset(c->counts + (l + 1) * stride, 0, (size_t)stride * sizeof *c->counts);
     const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
     s = write_async(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4,
                     err);

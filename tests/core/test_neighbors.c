@@ -373,6 +373,128 @@ static double check_device(const mlff_batch *b, double cutoff, const mlff_neighb
     return seconds;
 }
 
+/* Whether pair (i, j, n) of a list at `cutoff` is too near the cutoff for
+ * float and double to agree on it: left out of the comparison. */
+static int near_cutoff(const mlff_batch *b, int32_t i, int32_t j, const int32_t n[3], double cutoff)
+{
+    return fabs(sqrt(pair_d2(b, system_of(b, i), i, j, n)) - cutoff) < 1e-4 * cutoff;
+}
+
+static int device_list_runs;
+
+/*
+ * A graph's pair lists made on the device (mlff_device_cells_count_lists,
+ * _write_lists) into buffers of their own: two lists (the cutoff, and 0.6 of
+ * it with the triple starts), then the cutoff's alone, as a model with one
+ * cutoff has it. Each is the host's list at its cutoff (pairs within float
+ * rounding of the cutoff aside), images packed; the triple starts follow
+ * from each atom's run of pairs.
+ */
+static void check_device_lists(const mlff_batch *b, double cutoff, const mlff_neighbor_list *host, const char *name)
+{
+    if (!device_cells)
+        return;
+    for (int n_lists = 2; n_lists >= 1; n_lists--) {
+        mlff_device_lists lists = {.n_lists = n_lists, .cutoff = {cutoff, 0.6 * cutoff}, .triples_of = n_lists - 1};
+        mlff_error err;
+        mlff_error_clear(&err);
+        int usable = 0;
+        char what[1024];
+        mlff_status st = mlff_device_cells_count_lists(device_cells, b, &lists, &usable, &err);
+        snprintf(what, sizeof what, "%s, %d device list(s): counted (%s)", name, n_lists, err.message);
+        check(st == MLFF_OK, what);
+        if (st != MLFF_OK || !usable)
+            continue;
+        device_list_runs++;
+        void *buffers[2 * MLFF_DEVICE_LISTS + 1] = {0};
+        for (int l = 0; l < n_lists && st == MLFF_OK; l++) {
+            st = device_iface->buffer_alloc(device, (size_t)(lists.n_pairs[l] + 1) * 8, &buffers[2 * l], &err);
+            if (st == MLFF_OK)
+                st = device_iface->buffer_alloc(device, (size_t)(lists.n_pairs[l] + 1) * 4, &buffers[2 * l + 1], &err);
+            lists.pairs[l] = buffers[2 * l];
+            lists.images[l] = buffers[2 * l + 1];
+        }
+        const int t = lists.triples_of;
+        if (st == MLFF_OK)
+            st = device_iface->buffer_alloc(device, (size_t)(lists.n_pairs[t] + 1) * 4, &buffers[4], &err);
+        lists.triple_starts = buffers[4];
+        if (st == MLFF_OK)
+            st = mlff_device_cells_write_lists(device_cells, &lists, &err);
+        if (st == MLFF_OK)
+            st = mlff_device_cells_read_check(device_cells, &err);
+        if (st == MLFF_OK && device_iface->finish) /* the check's read arrives */
+            st = device_iface->finish(device, &err);
+        if (st == MLFF_OK)
+            st = mlff_device_cells_check_lists(device_cells, &err);
+        snprintf(what, sizeof what, "%s, %d device list(s): written as counted (%s)", name, n_lists, err.message);
+        check(st == MLFF_OK, what);
+        for (int l = 0; l < n_lists && st == MLFF_OK; l++) {
+            const int64_t np = lists.n_pairs[l];
+            int32_t *pairs = malloc((size_t)(np + 1) * 8), *images = malloc((size_t)(np + 1) * 4);
+            int32_t *starts = malloc((size_t)(np + 1) * 4);
+            st = pairs && images && starts ? MLFF_OK : MLFF_ERROR_OUT_OF_MEMORY;
+            if (st == MLFF_OK)
+                st = device_iface->buffer_read(device, lists.pairs[l], 0, pairs, (size_t)np * 8, &err);
+            if (st == MLFF_OK)
+                st = device_iface->buffer_read(device, lists.images[l], 0, images, (size_t)np * 4, &err);
+            if (st == MLFF_OK && l == t)
+                st = device_iface->buffer_read(device, lists.triple_starts, 0, starts, (size_t)np * 4, &err);
+            /* Both lists walked side by side, the pairs near the cutoff skipped. */
+            const double rc = lists.cutoff[l];
+            int64_t p = 0, q = 0;
+            int same = st == MLFF_OK;
+            while (same) {
+                int32_t hn[3], dn[3];
+                while (q < host->n_pairs) {
+                    memcpy(hn, host->images + 3 * q, sizeof hn);
+                    const int32_t i = host->pairs[2 * q], j = host->pairs[2 * q + 1];
+                    if (pair_d2(b, system_of(b, i), i, j, hn) <= rc * rc && !near_cutoff(b, i, j, hn, rc))
+                        break;
+                    q++;
+                }
+                for (; p < np; p++) {
+                    for (int d = 0; d < 3; d++)
+                        dn[d] = mlff_image_offset(images[p], d);
+                    if (!near_cutoff(b, pairs[2 * p], pairs[2 * p + 1], dn, rc))
+                        break;
+                }
+                if (p == np || q == host->n_pairs) {
+                    same = p == np && q == host->n_pairs;
+                    break;
+                }
+                same = pairs[2 * p] == host->pairs[2 * q] && pairs[2 * p + 1] == host->pairs[2 * q + 1] &&
+                       images[p] == mlff_image_pack(hn);
+                p++;
+                q++;
+            }
+            snprintf(what, sizeof what, "%s, %d device list(s): list %d (cutoff %.3f, %lld pairs) is the host's",
+                     name, n_lists, l, rc, (long long)np);
+            check(same, what);
+            /* Pair x of an atom's run of c starts its triples at base + x (c - 1) - x (x - 1) / 2. */
+            int64_t base = 0, bad = 0;
+            for (int64_t first = 0, last; l == t && same && first < np; first = last) {
+                for (last = first; last < np && pairs[2 * last] == pairs[2 * first]; last++)
+                    ;
+                const int64_t c = last - first;
+                for (int64_t x = 0; x < c; x++)
+                    bad += starts[first + x] != base + x * (c - 1) - x * (x - 1) / 2;
+                base += c * (c - 1) / 2;
+            }
+            if (l == t && same) {
+                snprintf(what, sizeof what, "%s, %d device list(s): triple starts (%lld triples)", name, n_lists,
+                         (long long)lists.n_triples);
+                check(bad == 0 && base == lists.n_triples, what);
+            }
+            free(pairs);
+            free(images);
+            free(starts);
+        }
+        for (int k = 0; k < 5; k++)
+            if (buffers[k])
+                device_iface->buffer_free(device, buffers[k]);
+    }
+}
+
 static void compare(const mlff_batch *b, double cutoff, const char *name)
 {
     mlff_neighbor_list l = {0};
@@ -401,6 +523,7 @@ static void compare(const mlff_batch *b, double cutoff, const char *name)
     check_invariants(b, cutoff, &l, name);
     check_threaded(b, cutoff, &l, name);
     check_device(b, cutoff, &l, name);
+    check_device_lists(b, cutoff, &l, name);
     int self_images = 0;
     for (int64_t p = 0; p < l.n_pairs; p++)
         self_images += l.pairs[2 * p] == l.pairs[2 * p + 1];
@@ -733,6 +856,10 @@ int main(int argc, char **argv)
         free(parts[1].pos);
     }
 
+    if (device_cells) {
+        printf("device pair lists (one and two cutoffs) made for %d cases\n", device_list_runs);
+        check(device_list_runs >= 20, "the device made the graph lists for most cases");
+    }
     timing(12288, rc);
     timing(100000, rc);
     mlff_device_cells_free(device_cells);
