@@ -26,13 +26,21 @@ typedef struct mlff_exec_tensor {
     int symmetric;
 } mlff_exec_tensor;
 
-/* Work the planner may fold into a dense layer's GEMM (backends say which
- * they can do): it saves a pass over the layer's output. */
+/* Work the planner may fold into the node before it (backends say which
+ * they can do): it saves a pass over that node's output, and a launch. */
 typedef enum mlff_epilogue {
     MLFF_EPILOGUE_NONE = 0,
     MLFF_EPILOGUE_CELU = 1,      /* LINEAR: out = celu(x W^T + b) */
-    MLFF_EPILOGUE_CELU_GRAD = 2  /* LINEAR_VJP, CELU_MLP_VJP: out = (its gradient) * celu'(x), from y = celu(x) */
+    MLFF_EPILOGUE_CELU_GRAD = 2, /* LINEAR_VJP, CELU_MLP_VJP: out = (its gradient) * celu'(x), from y = celu(x) */
+    MLFF_EPILOGUE_ADD = 3        /* SCATTER_ADD_ROWS, PAIR_VECTORS_VJP: out = (its result) + y, y shaped like
+                                  * out (the add of two gradients, of an energy and a constant) */
 } mlff_epilogue;
+
+/* The epilogues that read a second tensor (mlff_exec_node.epilogue_input). */
+static inline int mlff_epilogue_reads_input(mlff_epilogue e)
+{
+    return e == MLFF_EPILOGUE_CELU_GRAD || e == MLFF_EPILOGUE_ADD;
+}
 
 typedef struct mlff_exec_node {
     mlff_op op;

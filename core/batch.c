@@ -357,6 +357,22 @@ static mlff_status build_element_order(const mlff_graph *g, int t, int t_starts,
     return MLFF_OK;
 }
 
+/* The system of each atom of the element order (input t_order, filled). */
+static mlff_status fill_element_systems(int t, int t_order, const mlff_atom_view *v, mlff_batch_work *w,
+                                        mlff_error *err)
+{
+    if (t_order < 0)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "the systems of the atoms by element without their order");
+    int32_t *systems = reserve(w, t, (size_t)v->n_owned * sizeof(int32_t), err);
+    if (!systems)
+        return err->status;
+    const int32_t *order = w->inputs[t_order].data;
+    for (int64_t r = 0; r < v->n_owned; r++)
+        systems[r] = w->system[v->batch_atom ? v->batch_atom[order[r]] : order[r]];
+    w->input_dtypes[t] = MLFF_DTYPE_I32;
+    return MLFF_OK;
+}
+
 /* Finds the graph's input of a role (and link); -1 if the graph does not use it. */
 static int input_of(const mlff_graph *g, mlff_input_role role, int link)
 {
@@ -513,7 +529,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
     mlff_status s = t_species >= 0 ? fill_atoms(t_species, w->species, v, w, err)
                                    : mlff_fail(err, MLFF_ERROR_INTERNAL, "graph lacks the species input");
     const int32_t *species = s == MLFF_OK ? w->inputs[t_species].data : NULL;
-    /* Pair lists (and their images) before the triple starts built on them. */
+    /* Pair lists (and their images) before the triple starts built on them,
+     * the element order before the systems in that order. */
     for (int pass = 0; pass < 2; pass++)
         for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
             const mlff_graph_tensor *gt = &g->tensors[t];
@@ -531,6 +548,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
                 s = build_element_atoms(g, t, species, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ORDER)
                 s = build_element_order(g, t, input_of(g, MLFF_INPUT_ELEMENT_STARTS, -1), species, v, w, err);
+            else if (pass == 1 && gt->role == MLFF_INPUT_ELEMENT_SYSTEMS)
+                s = fill_element_systems(t, input_of(g, MLFF_INPUT_ELEMENT_ORDER, -1), v, w, err);
             else if (pass == 1 && gt->role == MLFF_INPUT_TRIPLE_STARTS)
                 s = build_triple_starts(g, t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS)

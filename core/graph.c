@@ -277,6 +277,17 @@ int mlff_graph_input_element_order(mlff_graph *g)
     return sym < 0 ? -1 : new_input(g, MLFF_INPUT_ELEMENT_ORDER, MLFF_DTYPE_I32, sym, 1, -1, 0.0);
 }
 
+int mlff_graph_input_element_systems(mlff_graph *g)
+{
+    const int order = mlff_graph_input_element_order(g);
+    if (order < 0)
+        return -1;
+    const int t = find_input(g, MLFF_INPUT_ELEMENT_SYSTEMS, -1);
+    return t >= 0 ? t
+                  : new_input(g, MLFF_INPUT_ELEMENT_SYSTEMS, MLFF_DTYPE_I32, g->tensors[order].rows_symbol, 1, -1,
+                              0.0);
+}
+
 int mlff_graph_input_element_starts(mlff_graph *g, int n_elements)
 {
     if (g->error.status != MLFF_OK)

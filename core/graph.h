@@ -43,8 +43,9 @@ typedef enum mlff_input_role {
     MLFF_INPUT_CELLS = 7,         /* [systems, 9] REAL: cell rows a, b, c (zeros if none) */
     MLFF_INPUT_OWNED = 8,         /* [atoms, 1] F64 or REAL: 1 for owned atoms, 0 for ghosts */
     MLFF_INPUT_ELEMENT_ORDER = 9, /* [n, 1] I32: the owned atoms by element, ascending within one */
-    MLFF_INPUT_ELEMENT_STARTS = 10 /* [elements + 1, 1] I32: where each element's atoms start in
-                                    * ELEMENT_ORDER, then their count (the runs of a stacked op) */
+    MLFF_INPUT_ELEMENT_STARTS = 10, /* [elements + 1, 1] I32: where each element's atoms start in
+                                     * ELEMENT_ORDER, then their count (the runs of a stacked op) */
+    MLFF_INPUT_ELEMENT_SYSTEMS = 11 /* [n, 1] I32: the system of each atom of ELEMENT_ORDER */
 } mlff_input_role;
 
 /*
@@ -133,6 +134,7 @@ int mlff_graph_input_element_atoms(mlff_graph *g, int element);
  * them: the rows and runs of stacked ops (core/ops.h) over n_elements. */
 int mlff_graph_input_element_order(mlff_graph *g);
 int mlff_graph_input_element_starts(mlff_graph *g, int n_elements);
+int mlff_graph_input_element_systems(mlff_graph *g);
 
 /* A constant tensor; data (rows x cols of host_dtype) is copied. dtype is how
  * the plan stores it (REAL for weights, F64 for exact constants, I32). */

@@ -164,22 +164,39 @@ static mlff_status collect_nodes(mlff_plan *p, unsigned outputs, node_list *list
     return MLFF_OK;
 }
 
-/* The epilogue that node b would be as part of node a, or NONE. */
-static mlff_epilogue epilogue_of(const mlff_graph_node *a, const mlff_graph_node *b)
+/* What node b reads besides node a's output when folded into a (the CELU
+ * gradient's y, the add's other term), or -1. */
+static int epilogue_operand(const mlff_graph_node *a, const mlff_graph_node *b)
 {
-    if (b->inputs[0] != a->output)
+    if (b->n_inputs < 2)
+        return -1;
+    return b->inputs[0] == a->output ? b->inputs[1] : b->inputs[1] == a->output ? b->inputs[0] : -1;
+}
+
+/* The epilogue that node b would be as part of node a, or NONE. */
+static mlff_epilogue epilogue_of(const mlff_graph *g, const mlff_graph_node *a, const mlff_graph_node *b)
+{
+    if (b->n_inputs > 0 && b->inputs[0] == a->output) {
+        if (a->op == MLFF_OP_LINEAR && b->op == MLFF_OP_CELU)
+            return MLFF_EPILOGUE_CELU;
+        if ((a->op == MLFF_OP_LINEAR_VJP || a->op == MLFF_OP_CELU_MLP_VJP) && b->op == MLFF_OP_CELU_VJP)
+            return MLFF_EPILOGUE_CELU_GRAD;
+    }
+    const int y = epilogue_operand(a, b);
+    if (b->op != MLFF_OP_ADD || y < 0 || (a->op != MLFF_OP_SCATTER_ADD_ROWS && a->op != MLFF_OP_PAIR_VECTORS_VJP))
         return MLFF_EPILOGUE_NONE;
-    if (a->op == MLFF_OP_LINEAR && b->op == MLFF_OP_CELU)
-        return MLFF_EPILOGUE_CELU;
-    if ((a->op == MLFF_OP_LINEAR_VJP || a->op == MLFF_OP_CELU_MLP_VJP) && b->op == MLFF_OP_CELU_VJP)
-        return MLFF_EPILOGUE_CELU_GRAD;
-    return MLFF_EPILOGUE_NONE;
+    /* The add's terms alike: no broadcast, one type. */
+    const mlff_graph_tensor *x = &g->tensors[a->output], *t = &g->tensors[y];
+    return x->dtype == t->dtype && x->rows_symbol == t->rows_symbol && x->rows == t->rows && x->cols == t->cols
+               ? MLFF_EPILOGUE_ADD
+               : MLFF_EPILOGUE_NONE;
 }
 
 /*
  * Folds an activation (or its derivative) into the dense layer that feeds
- * it, where the layer's output has no other reader, the backend can do it,
- * and everything the activation reads exists by the time the layer runs.
+ * it, and an add into the sum that feeds it, where that output has no other
+ * reader, the backend can do it, and everything the folded node reads
+ * exists by the time the first one runs.
  */
 static mlff_status fuse_epilogues(mlff_plan *p, node_list *list, mlff_error *err)
 {
@@ -209,11 +226,18 @@ static mlff_status fuse_epilogues(mlff_plan *p, node_list *list, mlff_error *err
             continue;
         for (int m = k + 1; m < list->n; m++) {
             const mlff_graph_node *b = &g->nodes[list->nodes[m]];
-            if (b->n_inputs == 0 || b->inputs[0] != a->output)
+            int reads = 0;
+            for (int j = 0; j < b->n_inputs; j++)
+                reads |= b->inputs[j] == a->output;
+            if (!reads)
                 continue;
-            mlff_epilogue e = epilogue_of(a, b);
-            int ready = b->n_inputs < 2 || made_at[b->inputs[1]] < k;
-            if (e != MLFF_EPILOGUE_NONE && ready &&
+            const mlff_epilogue e = epilogue_of(g, a, b);
+            const int y = epilogue_operand(a, b), ready = y < 0 || made_at[y] < k;
+            /* A constant node is not launched while its inputs stay
+             * (reusable()); with a node folded in that is not constant, it
+             * would be every time (ANI's self energies and their add). */
+            const int keeps_constant = !p->constant[list->nodes[k]] || p->constant[list->nodes[m]];
+            if (e != MLFF_EPILOGUE_NONE && ready && keeps_constant &&
                 p->iface->fuses(p->be, a->op, e, p->tensors[a->output].dtype)) {
                 list->partner[k] = list->nodes[m];
                 list->partner[m] = -2; /* folded away */
@@ -544,8 +568,9 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
         const mlff_graph_node *n = &g->nodes[list->nodes[k]];
         for (int j = 0; !p->skip[list->nodes[k]] && j < n->n_inputs; j++)
             materialize(p, n->inputs[j]);
-        if (list->partner[k] >= 0 && g->nodes[list->partner[k]].n_inputs > 1)
-            materialize(p, g->nodes[list->partner[k]].inputs[1]);
+        const int y = list->partner[k] >= 0 ? epilogue_operand(n, &g->nodes[list->partner[k]]) : -1;
+        if (y >= 0)
+            materialize(p, y);
     }
     for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
         if ((outputs >> r & 1u) && g->outputs[r] >= 0)
@@ -577,10 +602,11 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
         if (list->partner[k] >= 0) {
             /* The folded node's output becomes this node's. */
             const mlff_graph_node *b = &g->nodes[list->partner[k]];
-            e->epilogue = epilogue_of(n, b);
+            const int y = epilogue_operand(n, b);
+            e->epilogue = epilogue_of(g, n, b);
             e->epilogue_alpha = b->attrs.f[0];
-            if (b->n_inputs > 1)
-                e->epilogue_input = exec_tensor(p, b->inputs[1]);
+            if (y >= 0)
+                e->epilogue_input = exec_tensor(p, y);
             e->output = exec_tensor(p, b->output);
         }
         if (p->skip[list->nodes[k]]) {
@@ -676,6 +702,11 @@ uint64_t mlff_plan_builds(const mlff_plan *p)
 uint64_t mlff_plan_reused(const mlff_plan *p)
 {
     return p->reused;
+}
+
+int mlff_plan_nodes(const mlff_plan *p, unsigned outputs)
+{
+    return p->runs[outputs & ((1u << MLFF_OUTPUT_COUNT) - 1)].n;
 }
 
 void mlff_plan_row_bytes(const mlff_plan *p, int symbol, size_t *total, size_t *widest)

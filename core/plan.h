@@ -65,6 +65,10 @@ uint64_t mlff_plan_builds(const mlff_plan *p);
  * positions change. */
 uint64_t mlff_plan_reused(const mlff_plan *p);
 
+/* The nodes a run for `outputs` executes, after the backend's epilogues
+ * were folded into the nodes before them. */
+int mlff_plan_nodes(const mlff_plan *p, unsigned outputs);
+
 /* The device memory a row of size symbol `symbol` costs: in all working
  * tensors with rows of that symbol together (*total) and in the widest of
  * them (*widest). For the chunk planner. */

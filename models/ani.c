@@ -133,6 +133,16 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     int species = mlff_graph_input_species(g);
     int system = mlff_graph_input_system(g);
 
+    /* The self energies per system, in double throughout; first, so that
+     * the networks' sum, which runs every call, can take the add. */
+    double self_energies[ANI_MAX_ELEMENTS];
+    for (int e = 0; e < n; e++)
+        self_energies[e] = HARTREE_TO_EV * ((const double *)sae->data)[model_element[e]];
+    int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n, 1, MLFF_DTYPE_F64, self_energies);
+    int sae_atoms = mlff_op_mul(g, mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64),
+                                mlff_graph_input_owned(g, MLFF_DTYPE_F64));
+    int self = mlff_op_scatter_add_few_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
+
     int pairs_r = mlff_graph_input_pairs(g, rcr);
     int vec_r = mlff_op_pair_vectors(g, pos, pairs_r, mlff_graph_pair_shifts(g, pairs_r));
     int shift_r = column_param(g, src, "aev.radial.shift");
@@ -156,21 +166,12 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
                       g->tensors[shift_theta].rows * g->tensors[shift_a].rows, &keep))
         return err->status;
     /* In eV from the start: the members' mean takes the conversion. */
-    int atomic = ani_atomic_energies(g, src, elements, model_element, n, members, aev, &keep, networks,
-                                     HARTREE_TO_EV);
+    int network = ani_network_energies(g, src, elements, model_element, n, members, aev, &keep, networks,
+                                       HARTREE_TO_EV);
     free(keep.model_column);
     if (err->status != MLFF_OK)
         return err->status;
-    /* Sums per system in double; the self energies never leave double. */
-    mlff_graph_set_name(g, atomic, "atomic_network_energies");
-    int network = mlff_op_scatter_add_few_rows(g, atomic, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
-    double self_energies[ANI_MAX_ELEMENTS];
-    for (int e = 0; e < n; e++)
-        self_energies[e] = HARTREE_TO_EV * ((const double *)sae->data)[model_element[e]];
-    int sae_table = mlff_graph_param(g, "self_energy", MLFF_DTYPE_F64, n, 1, MLFF_DTYPE_F64, self_energies);
-    int sae_atoms = mlff_op_mul(g, mlff_op_gather_rows(g, sae_table, species, MLFF_DTYPE_F64),
-                                mlff_graph_input_owned(g, MLFF_DTYPE_F64));
-    int self = mlff_op_scatter_add_few_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
+    mlff_graph_set_name(g, network, "network_energies");
     int energy = mlff_op_add(g, network, self);
     mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, energy);
 

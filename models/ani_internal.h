@@ -26,14 +26,14 @@ typedef struct ani_columns {
 const mlff_model_tensor *ani_need_tensor(ani_source *src, const char *name, int64_t rows, int64_t cols,
                                          mlff_dtype dtype);
 
-/* The atomic network energies ([atoms, 1] REAL, 0 for ghosts) of the
- * graph's n elements (elements[model_element[e]] their symbols), each the
- * mean of `members` networks that read the atom's row of aev, times unit
- * (the networks give Hartree), run as `networks` says (models/ani.h;
- * models whose networks cannot be stacked or merged get separate ones). -1
- * on failure (*src->err set). */
-int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
-                        int members, int aev, const ani_columns *keep, mlff_element_networks networks,
-                        double unit);
+/* The network energies per system ([systems, 1] F64) of the owned atoms
+ * of the graph's n elements (elements[model_element[e]] their symbols),
+ * each atom's the mean of `members` networks that read its row of aev,
+ * times unit (the networks give Hartree), run as `networks` says
+ * (models/ani.h; models whose networks cannot be stacked or merged get
+ * separate ones). -1 on failure (*src->err set). */
+int ani_network_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
+                         int members, int aev, const ani_columns *keep, mlff_element_networks networks,
+                         double unit);
 
 #endif

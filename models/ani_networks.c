@@ -268,8 +268,9 @@ static int stack_layers(ani_network *nets, int n, int members, ani_layer *layers
 }
 
 /* Each element's networks on its atoms (the owned atoms ordered by element,
- * a run of rows each), every element in one op a layer. -2: the networks
- * cannot be stacked. */
+ * a run of rows each), every element in one op a layer; the energies summed
+ * per system from that order ([systems, 1] F64). -2: the networks cannot be
+ * stacked. */
 static int stacked_networks(mlff_graph *g, ani_network *nets, int n, int members, int aev, double unit,
                             mlff_error *err)
 {
@@ -281,7 +282,8 @@ static int stacked_networks(mlff_graph *g, ani_network *nets, int n, int members
     int h = run_layers(g, "stacked", layers, nets[0].n_layers, members, n,
                        mlff_op_gather_rows(g, aev, order, MLFF_DTYPE_REAL), starts);
     int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
-    return mlff_op_scatter_add_rows(g, energy, order, MLFF_SYMBOL_ATOMS, 0, MLFF_DTYPE_REAL);
+    return mlff_op_scatter_add_few_rows(g, energy, mlff_graph_input_element_systems(g), MLFF_SYMBOL_SYSTEMS, 0,
+                                        MLFF_DTYPE_F64);
 }
 
 /* Every element's networks on every atom; each atom's own energies (its
@@ -311,20 +313,20 @@ static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members,
     return mlff_op_sum_first_cols(g, mlff_op_mul(g, out, mask), groups, unit / members);
 }
 
-int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
-                        int members, int aev, const ani_columns *keep, mlff_element_networks networks, double unit)
+int ani_network_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
+                         int members, int aev, const ani_columns *keep, mlff_element_networks networks, double unit)
 {
     ani_network *nets = calloc((size_t)n, sizeof *nets);
     if (!nets)
         return mlff_fail(src->err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory"), -1;
-    int atomic = -2, ok = 1;
+    int energies = -2, atomic = -2, ok = 1;
     for (int e = 0; ok && e < n; e++)
         ok = read_network(src, elements[model_element[e]], members, keep, &nets[e]);
     if (ok && networks == MLFF_ELEMENT_NETWORKS_MERGED && n > 1)
         atomic = merged_networks(g, nets, n, members, aev, unit, src->err);
     else if (ok && networks != MLFF_ELEMENT_NETWORKS_SEPARATE)
-        atomic = stacked_networks(g, nets, n, members, aev, unit, src->err);
-    if (ok && atomic == -2) {
+        energies = stacked_networks(g, nets, n, members, aev, unit, src->err);
+    if (ok && energies == -2 && atomic == -2) {
         atomic = -1;
         for (int e = 0; e < n; e++) {
             int per_atom = separate_network(g, elements[model_element[e]], &nets[e], members, aev,
@@ -332,8 +334,12 @@ int ani_atomic_energies(mlff_graph *g, ani_source *src, char elements[][4], cons
             atomic = atomic < 0 ? per_atom : mlff_op_add(g, atomic, per_atom);
         }
     }
+    /* Sums per system in double. */
+    if (ok && energies == -2)
+        energies = mlff_op_scatter_add_few_rows(g, atomic, mlff_graph_input_system(g), MLFF_SYMBOL_SYSTEMS, 0,
+                                                MLFF_DTYPE_F64);
     for (int e = 0; e < n; e++)
         network_free(&nets[e]);
     free(nets);
-    return ok ? atomic : -1;
+    return ok ? energies : -1;
 }

@@ -125,7 +125,7 @@ const char *const mlff_constant_names[] = {
     "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP",
     "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4",
-    "STACKS", "STARTS"};
+    "STACKS", "STARTS", "PLUS_EPI"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -297,6 +297,13 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         emit_angular_constants(t, s);
     if (mlff_op_is_mlp((mlff_op)s->op))
         emit_mlp_constants(t, s, dialect, fp64);
+    /* A result as stored: rounded to TO, then the folded add's other term
+     * added, as the add would have (the same bits). */
+    const char *to = dialect == MLFF_DIALECT_OPENCL ? "(TO)" : "TO";
+    if (s->epilogue == MLFF_EPILOGUE_ADD)
+        mlff_text_put(t, "#define PLUS_EPI(v, at) (%s(v) + epi[at])\n", to);
+    else
+        mlff_text_put(t, "#define PLUS_EPI(v, at) %s(v)\n", to);
 }
 
 int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype)
@@ -313,7 +320,8 @@ int mlff_device_fp64(int has_fp64)
 int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue)
 {
     return (op == MLFF_OP_LINEAR && epilogue == MLFF_EPILOGUE_CELU) ||
-           ((op == MLFF_OP_LINEAR_VJP || op == MLFF_OP_CELU_MLP_VJP) && epilogue == MLFF_EPILOGUE_CELU_GRAD);
+           ((op == MLFF_OP_LINEAR_VJP || op == MLFF_OP_CELU_MLP_VJP) && epilogue == MLFF_EPILOGUE_CELU_GRAD) ||
+           ((op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP) && epilogue == MLFF_EPILOGUE_ADD);
 }
 
 uint64_t mlff_fnv1a(const void *data, size_t n)

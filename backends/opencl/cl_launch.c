@@ -96,7 +96,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         if (rc == CL_SUCCESS)
             rc = set_mem(kernel, arg++, d->items);
     }
-    if (rc == CL_SUCCESS && n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+    if (rc == CL_SUCCESS && mlff_epilogue_reads_input(n->epilogue))
         rc = set_mem(kernel, arg++, mem_of(&n->epilogue_input));
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");

@@ -58,7 +58,7 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         const int segments = mlff_op_uses_segments((mlff_op)s->op, &s->attrs);
         mlff_text_put(t, ", const long n_items%s%s\n",
                       segments ? ", global const int *seg_off, global const int *seg_items" : "",
-                      s->epilogue == MLFF_EPILOGUE_CELU_GRAD ? ", global const TO *epi" : "");
+                      mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) ? ", global const TO *epi" : "");
     }
     mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);
     const int our_gemm = is_gemm(s->op) && s->variant != VARIANT_EPILOGUE;

@@ -59,7 +59,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         d.bindings[VK_BIND_SEG_OFF] = s->offsets.buffer;
         d.bindings[VK_BIND_SEG_ITEMS] = s->items.buffer;
     }
-    if (n->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+    if (mlff_epilogue_reads_input(n->epilogue))
         d.bindings[VK_BIND_EPI] = buffer_of(&n->epilogue_input);
 
     const uint32_t *most = be->props.limits.maxComputeWorkGroupCount;

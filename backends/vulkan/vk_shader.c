@@ -48,7 +48,7 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
     if (mlff_op_uses_segments((mlff_op)s->op, &s->attrs))
         mlff_text_put(src, "#define SEGMENTS 1\n");
-    if (s->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+    if (mlff_epilogue_reads_input((mlff_epilogue)s->epilogue))
         mlff_text_put(src, "#define EPI 1\n");
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
     mlff_text_put(src, "%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),

@@ -1,6 +1,7 @@
 /* inputs (g [P, 3], pairs); one work-item per atom. The segments list the
  * entries 2p + side of the flattened pair array that name this atom: side 1
- * (the neighbour) adds g, side 0 (the center) subtracts it. */
+ * (the neighbour) adds g, side 0 (the center) subtracts it. PLUS_EPI: an
+ * add folded in (lowering.c). */
 kernel void KNAME(KARGS)
 {
     ITEM();
@@ -13,5 +14,5 @@ kernel void KNAME(KARGS)
             g[d] += sign * in0[3 * p + d];
     }
     for (int d = 0; d < 3; d++)
-        out[3 * item + d] = (TO)g[d];
+        out[3 * item + d] = PLUS_EPI(g[d], 3 * item + d);
 }

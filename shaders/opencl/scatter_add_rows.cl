@@ -4,7 +4,7 @@
  * sum many (GROUP_LANES defined: per-system sums of every atom), a
  * work-group per output entry instead: each item sums every GROUP_LANES-th
  * row of the segment, then the group adds the partial sums in a fixed tree,
- * the same on every run. */
+ * the same on every run. PLUS_EPI: an add folded in (lowering.c). */
 #ifdef GROUP_LANES
 kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS)
 {
@@ -23,7 +23,7 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (lane == 0)
-        out[entry] = part[0];
+        out[entry] = PLUS_EPI(part[0], entry);
 }
 #else
 kernel void KNAME(KARGS)
@@ -33,6 +33,6 @@ kernel void KNAME(KARGS)
     TO sum = 0;
     for (int q = seg_off[t]; q < seg_off[t + 1]; q++)
         sum += (TO)in0[(long)seg_items[q] * OUT_COLS + c];
-    out[item] = sum;
+    out[item] = PLUS_EPI(sum, item);
 }
 #endif

@@ -11,7 +11,9 @@
  *                    TO(F0)) and I0..I3 the op's attributes
  *   SEGMENTS         for ops that sum by segments (a CSR built from an index
  *                    input: seg_off, seg_items)
- *   EPI              for a dense-layer VJP with the CELU-gradient epilogue
+ *   EPI              for an epilogue that reads a tensor (epi): a dense-layer
+ *                    VJP's CELU gradient, an add folded into a sum;
+ *                    PLUS_EPI(v, at) stores v plus epi[at] if it is an add
  *   GEMM_N, ...      for linear.comp (see there); N_SHIFTS, N_Z, N_RA for ANI
  *                    (ANGULAR_CHUNK, ANGULAR_SUMS_LOCAL: ani_angular.comp)
  *   GROUP_LANES      for ops that need work-groups of this size (lowering.h)

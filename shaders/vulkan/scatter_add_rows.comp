@@ -4,7 +4,8 @@
  * wider than the input's. Into few rows that each sum many (GROUP_LANES
  * defined: per-system sums of every atom), a work-group per output entry
  * instead: each item sums every GROUP_LANES-th row of the segment, then the
- * group adds the partial sums in a fixed tree, the same on every run. */
+ * group adds the partial sums in a fixed tree, the same on every run.
+ * PLUS_EPI: an add folded in (lowering.c). */
 #ifdef GROUP_LANES
 shared TO part[GROUP_LANES];
 
@@ -24,7 +25,7 @@ void main()
         barrier();
     }
     if (lane == 0)
-        outp[entry] = part[0];
+        outp[entry] = PLUS_EPI(part[0], entry);
 }
 #else
 void main()
@@ -34,6 +35,6 @@ void main()
     TO sum = TO(0);
     for (int q = seg_off[t]; q < seg_off[t + 1]; q++)
         sum += TO(in0[uint(seg_items[q]) * OUT_COLS + c]);
-    outp[item] = sum;
+    outp[item] = PLUS_EPI(sum, item);
 }
 #endif

@@ -18,9 +18,10 @@
 #include "device.h"
 
 /* Runs g (outputs ENERGY and FORCES) and returns both, concatenated,
- * malloc'ed; pair list `symmetric` (or -1) declared symmetric. */
+ * malloc'ed; pair list `symmetric` (or -1) declared symmetric; the nodes
+ * run into *nodes where not NULL. */
 static double *run_declared(const mlff_graph *g, const mlff_backend_iface *iface, mlff_backend *be, mlff_dtype real,
-                            int symmetric, int64_t *n)
+                            int symmetric, int64_t *n, int *nodes)
 {
     mlff_error err;
     mlff_error_clear(&err);
@@ -36,6 +37,8 @@ static double *run_declared(const mlff_graph *g, const mlff_backend_iface *iface
         (out = malloc((size_t)(ny + ng) * sizeof *out)) &&
         mlff_plan_read(plan, y, out, &err) == MLFF_OK && mlff_plan_read(plan, gx, out + ny, &err) == MLFF_OK) {
         *n = ny + ng;
+        if (nodes)
+            *nodes = mlff_plan_nodes(plan, 3u);
     } else {
         fprintf(stderr, "%s: %s\n", iface->name, err.message);
         free(out);
@@ -46,9 +49,9 @@ static double *run_declared(const mlff_graph *g, const mlff_backend_iface *iface
 }
 
 static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_backend *be, mlff_dtype real,
-                   int64_t *n)
+                   int64_t *n, int *nodes)
 {
-    return run_declared(g, iface, be, real, -1, n);
+    return run_declared(g, iface, be, real, -1, n, nodes);
 }
 
 /* Largest difference relative to the largest reference value (at least 1). */
@@ -84,13 +87,17 @@ static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface
         if (!iface->supports_dtype(be, types[t]))
             continue;
         int64_t n_got = 0, n_want = 0;
-        double *want = run(g, &mlff_backend_cpu, cpu, types[t], &n_want);
-        double *got = run(g, iface, be, types[t], &n_got);
+        int cpu_nodes = 0, nodes = 0;
+        double *want = run(g, &mlff_backend_cpu, cpu, types[t], &n_want, &cpu_nodes);
+        double *got = run(g, iface, be, types[t], &n_got, &nodes);
         const double tol = types[t] == MLFF_DTYPE_F64 ? 1e-12 : 2e-6;
         const double err = got && want && n_got == n_want ? compare(got, want, n_got) : INFINITY;
         printf("%-4s %-8s %-24s input %d: %.2e (tol %.0e)\n", err <= tol ? "ok" : "FAIL",
                types[t] == MLFF_DTYPE_F64 ? "float64" : "float32", c->name, wrt_index, err, tol);
         CHECK(err <= tol, "%s input %d: %s differs from the CPU by %g", c->name, wrt_index, iface->name, err);
+        /* The CPU backend runs the adds, the GPU backends fold them. */
+        CHECK(!got || !c->folded_adds || nodes == cpu_nodes - c->folded_adds, "%s: %d nodes on %s, %d on the CPU (%d adds to fold)",
+              c->name, nodes, iface->name, cpu_nodes, c->folded_adds);
         free(got);
         free(want);
     }
@@ -229,9 +236,9 @@ static void check_symmetric_pairs(const mlff_backend_iface *iface, mlff_backend 
         if (!iface->supports_dtype(be, types[t]))
             continue;
         int64_t n_want = 0, n_sorted = 0, n_declared = 0;
-        double *want = run(g, &mlff_backend_cpu, cpu, types[t], &n_want);
-        double *sorted = run(g, iface, be, types[t], &n_sorted);
-        double *declared = run_declared(g, iface, be, types[t], list, &n_declared);
+        double *want = run(g, &mlff_backend_cpu, cpu, types[t], &n_want, NULL);
+        double *sorted = run(g, iface, be, types[t], &n_sorted, NULL);
+        double *declared = run_declared(g, iface, be, types[t], list, &n_declared, NULL);
         const int ok = want && sorted && declared && n_sorted == n_want && n_declared == n_want;
         const double err = ok ? compare(declared, want, n_want) : INFINITY, tol = t == 0 ? 1e-12 : 2e-6;
         const int same = ok && memcmp(declared, sorted, (size_t)n_want * sizeof *want) == 0;

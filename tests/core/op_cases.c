@@ -146,6 +146,30 @@ CASE(case_scatter_add_few_rows)
                                         MLFF_DTYPE_REAL);
 }
 
+/* The sums with an add after them (an energy and its constant part, two
+ * gradients), which GPU backends fold into the sum (MLFF_EPILOGUE_ADD):
+ * the scatter as the add's second term, then as its first. */
+CASE(case_scatter_add_rows_plus)
+{
+    static const int32_t idx[7] = {4, 0, 2, 2, 1, 4, 0};
+    int x = random_param(g, rng, 7, 3, -1, 1), z = random_param(g, rng, 5, 3, -1, 1);
+    WRT2(x, z);
+    return mlff_op_add(g, z, mlff_op_scatter_add_rows(g, x, index_param(g, 7, 1, idx), MLFF_FIXED_ROWS, 5,
+                                                      MLFF_DTYPE_REAL));
+}
+
+CASE(case_scatter_add_few_rows_plus)
+{
+    int32_t idx[300];
+    for (int k = 0; k < 300; k++)
+        idx[k] = k % 3;
+    int x = random_param(g, rng, 300, 2, -1, 1), z = random_param(g, rng, 3, 2, -1, 1);
+    WRT2(x, z);
+    return mlff_op_add(g, mlff_op_scatter_add_few_rows(g, x, index_param(g, 300, 1, idx), MLFF_FIXED_ROWS, 3,
+                                                       MLFF_DTYPE_REAL),
+                       z);
+}
+
 /* An element the batch lacks (its atom list has no rows, as the tests bind
  * every size symbol to 0): its scatter is zeros, which the plan does not
  * launch; x + 0 is then x itself, and a zero read by another op (the mul)
@@ -310,6 +334,19 @@ CASE(case_pair_vectors)
     int pos = random_param(g, rng, 5, 3, -2, 2), shifts = random_param(g, rng, 6, 3, -1, 1);
     WRT1(pos);
     return mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs), shifts);
+}
+
+/* Two pair lists on the same atoms (ANI's radial and angular ones): the
+ * reverse pass adds their pair gradients, an add GPU backends fold. */
+CASE(case_pair_vectors_two_lists)
+{
+    static const int32_t pairs_a[6 * 2] = {0, 1, 1, 0, 0, 4, 2, 3, 3, 1, 4, 2};
+    static const int32_t pairs_b[6 * 2] = {1, 2, 2, 1, 3, 0, 4, 4, 0, 3, 2, 4};
+    int pos = random_param(g, rng, 5, 3, -2, 2);
+    int a = mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs_a), random_param(g, rng, 6, 3, -1, 1));
+    int b = mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs_b), random_param(g, rng, 6, 3, -1, 1));
+    WRT1(pos);
+    return mlff_op_add(g, a, b);
 }
 
 CASE(case_pair_shifts)
@@ -504,40 +541,43 @@ CASE(case_ani_angular_many_shifts)
 }
 
 const op_case op_cases[] = {
-    {"add", MLFF_OP_ADD, case_add},
-    {"scale", MLFF_OP_SCALE, case_scale},
-    {"mul", MLFF_OP_MUL, case_mul},
-    {"mul (broadcast column)", MLFF_OP_MUL, case_mul_broadcast},
-    {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols},
-    {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows},
-    {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows},
-    {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide},
-    {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element},
-    {"scatter_add_rows (few rows, long segments)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows},
-    {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols},
-    {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols},
-    {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp},
-    {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer},
-    {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean},
-    {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide},
-    {"celu_mlp (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_stacked},
-    {"linear", MLFF_OP_LINEAR, case_linear},
-    {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped},
-    {"linear (long K, few outputs)", MLFF_OP_LINEAR, case_linear_long_k},
-    {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers},
-    {"linear + celu (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_LINEAR, case_dense_layers_stacked},
-    {"celu", MLFF_OP_CELU, case_celu},
-    {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors},
-    {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts},
-    {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts},
-    {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long},
-    {"norm3", MLFF_OP_NORM3, case_norm3},
-    {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff},
-    {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial},
-    {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular},
-    {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples},
-    {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts},
-    {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples},
-    {"ani_angular (behind the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev},
+    {"add", MLFF_OP_ADD, case_add, 0},
+    {"scale", MLFF_OP_SCALE, case_scale, 0},
+    {"mul", MLFF_OP_MUL, case_mul, 0},
+    {"mul (broadcast column)", MLFF_OP_MUL, case_mul_broadcast, 0},
+    {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols, 0},
+    {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows, 0},
+    {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows, 0},
+    {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide, 0},
+    {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element, 0},
+    {"scatter_add_rows (few rows, long segments)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows, 0},
+    {"scatter_add_rows + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_plus, 1},
+    {"scatter_add_rows (few rows) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows_plus, 1},
+    {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols, 0},
+    {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols, 0},
+    {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp, 0},
+    {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer, 0},
+    {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean, 0},
+    {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide, 0},
+    {"celu_mlp (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_stacked, 0},
+    {"linear", MLFF_OP_LINEAR, case_linear, 0},
+    {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped, 0},
+    {"linear (long K, few outputs)", MLFF_OP_LINEAR, case_linear_long_k, 0},
+    {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers, 0},
+    {"linear + celu (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_LINEAR, case_dense_layers_stacked, 0},
+    {"celu", MLFF_OP_CELU, case_celu, 0},
+    {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors, 0},
+    {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts, 0},
+    {"pair_vectors (two lists: gradients added, folded)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_two_lists, 1},
+    {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts, 0},
+    {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long, 0},
+    {"norm3", MLFF_OP_NORM3, case_norm3, 0},
+    {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff, 0},
+    {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial, 0},
+    {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular, 0},
+    {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples, 0},
+    {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts, 0},
+    {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples, 0},
+    {"ani_angular (behind the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;

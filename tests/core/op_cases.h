@@ -24,6 +24,7 @@ typedef struct op_case {
     /* Builds the op on random params; returns its output and lists the
      * params whose gradients are checked. */
     int (*build)(mlff_graph *g, test_rng *rng, int wrt[OP_CASE_MAX_WRT], int *n_wrt);
+    int folded_adds; /* adds the GPU backends fold into the sums before them (MLFF_EPILOGUE_ADD) */
 } op_case;
 
 /* loss = sum(y * R) for a fixed random R: a scalar in which every entry of
