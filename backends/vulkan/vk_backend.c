@@ -152,6 +152,7 @@ static void vk_close(mlff_backend *be)
         vk_cells_free(be);
         vk_kernels_free(be);
         vk_buffer_destroy(be, &be->staging);
+        free(be->readbacks);
         if (be->pipeline_cache)
             vkDestroyPipelineCache(be->device, be->pipeline_cache, NULL);
         if (be->fence)
@@ -247,15 +248,40 @@ static mlff_status vk_buffer_write(mlff_backend *be, void *buffer, size_t offset
     return vk_copy(be, be->staging.buffer, 0, b->buffer, offset, bytes, err);
 }
 
+/* Submits what is pending (dispatches, reads) and waits; then the sorts'
+ * flag and the validation layer's reports. */
+static mlff_status settle(mlff_backend *be, mlff_error *err)
+{
+    const uint64_t errors_before = be->validation_errors;
+    mlff_status s = vk_run(be, err);
+    if (s == MLFF_OK)
+        s = vk_segments_check(be, err);
+    return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;
+}
+
 static mlff_status vk_buffer_read(mlff_backend *be, const void *buffer, size_t offset, void *dst, size_t bytes,
                                   mlff_error *err)
 {
-    return vk_read(be, buffer, offset, dst, bytes, err);
+    mlff_status s = vk_read_later(be, buffer, offset, dst, bytes, err);
+    return s == MLFF_OK ? settle(be, err) : s;
 }
 
+static mlff_status vk_buffer_read_async(mlff_backend *be, const void *buffer, size_t offset, void *dst,
+                                        size_t bytes, mlff_error *err)
+{
+    return vk_read_later(be, buffer, offset, dst, bytes, err);
+}
+
+static mlff_status vk_finish(mlff_backend *be, mlff_error *err)
+{
+    return settle(be, err);
+}
+
+/* Leaves the dispatches pending: the reads of the results (or the next
+ * write) submit them, in one submission with the reads. */
 static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
-    const uint64_t errors_before = be->validation_errors, sorts_before = be->segments.sorts;
+    const uint64_t errors_before = be->validation_errors;
     mlff_profile_begin(&be->profile);
     const double start = be->profile.enabled ? mlff_seconds() : 0;
     mlff_status s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
@@ -276,11 +302,8 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     vk_pipeline_cache_save(be);
     if (be->profile.enabled)
         mlff_profile_add(&be->profile, VK_ROW_NODES, "host: node list built", mlff_seconds() - start);
-    if (s == MLFF_OK)
-        s = vk_run(be, err);
-    be->n_pending = 0; /* also after a failure, for the next call */
-    if (s == MLFF_OK)
-        s = vk_segments_check(be, sorts_before, err);
+    if (s != MLFF_OK)
+        be->n_pending = 0; /* for the next call */
     return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;
 }
 
@@ -317,6 +340,8 @@ const mlff_backend_iface mlff_backend_vulkan = {
     .buffer_free = vk_buffer_free,
     .buffer_write = vk_buffer_write,
     .buffer_read = vk_buffer_read,
+    .buffer_read_async = vk_buffer_read_async,
+    .finish = vk_finish,
     .compute = vk_compute,
     .cell_kernel = vk_cell_kernel,
     .get_stats = vk_get_stats,

@@ -70,6 +70,7 @@ typedef struct vk_sort_scratch {
     vk_buffer scratch[MLFF_SORT_SCRATCH];
     size_t capacity[MLFF_SORT_SCRATCH]; /* in entries */
     vk_buffer flag;     /* host memory: the last entry with a key out of range, + 1; 0 if none */
+    uint64_t sorts_checked; /* the sorts (mlff_segment_cache.sorts) the flag was read after */
 } vk_sort_scratch;
 
 /* A pipeline per distinct node signature. */
@@ -89,6 +90,15 @@ typedef struct vk_dispatch {
     uint32_t writes; /* bit b: it writes binding b (a node: its output); 0: it may write any */
     int32_t row;     /* its row of MLFF_LOG=profile: the node's op, or a VK_ROW_* */
 } vk_dispatch;
+
+/* A read that arrives with the next submission (vk_run): from the
+ * buffer's mapping, or copied into the staging buffer at staged_at. */
+typedef struct vk_readback {
+    const vk_buffer *src;
+    size_t offset, bytes, staged_at;
+    int staged;
+    void *dst;
+} vk_readback;
 
 typedef struct vk_recording {
     vk_dispatch *dispatches;
@@ -129,6 +139,9 @@ struct mlff_backend {
     uint32_t device_type, host_type; /* memory type indices */
     vk_buffer staging;
     size_t staging_size;
+    vk_readback *readbacks; /* reads waiting for the next submission */
+    int n_readbacks, cap_readbacks;
+    size_t readback_bytes; /* of the staging buffer they take */
 
     VkDescriptorSetLayout set_layout;
     VkPipelineLayout pipeline_layout;
@@ -183,15 +196,24 @@ void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
                     size_t bytes, mlff_error *err);
 mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err);
-/* Device to host, through the mapping or the staging buffer. */
+/* Device to host, through the mapping or the staging buffer: dst is
+ * written by the next submission (vk_run), which copies it after the
+ * dispatches pending; vk_read submits at once. */
+mlff_status vk_read_later(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes,
+                          mlff_error *err);
 mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err);
-mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err);
+/* For vk_run: the staged reads' copies recorded into be->transfer (*out
+ * VK_NULL_HANDLE when none is staged); after the wait, every read
+ * delivered where the submission succeeded (arrived), and the queue emptied. */
+mlff_status vk_readbacks_record(mlff_backend *be, VkCommandBuffer *out, mlff_error *err);
+void vk_readbacks_deliver(mlff_backend *be, int arrived);
+mlff_status vk_submit_and_wait(mlff_backend *be, const VkCommandBuffer *cmds, uint32_t n, mlff_error *err);
 
 /* vk_segments.c */
 mlff_status vk_segments_init(mlff_backend *be, mlff_error *err);
-/* After the run: an error if a device sort since the count sorts_before
- * met a key out of range. */
-mlff_status vk_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err);
+/* After a submission: an error if a device sort since the last check met
+ * a key out of range. */
+mlff_status vk_segments_check(mlff_backend *be, mlff_error *err);
 void vk_segments_free(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
@@ -212,7 +234,8 @@ void vk_pipeline_cache_save(mlff_backend *be);
 int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, const void *data, size_t size);
 
 /* vk_record.c: a node's dispatches join the pending list; vk_run records
- * that list, or replays a recording of the same, and waits. */
+ * that list, or replays a recording of the same, submits it with the reads
+ * queued (vk_read_later), and waits. */
 mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
                         mlff_error *err);
 mlff_status vk_run(mlff_backend *be, mlff_error *err);

@@ -148,26 +148,86 @@ mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
  * wait (tens of microseconds). */
 #define UNCACHED_READ_MOST 1024
 
-mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err)
+mlff_status vk_read_later(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes,
+                          mlff_error *err)
 {
-    mlff_status s = vk_run(be, err); /* what is pending may write it */
-    if (s != MLFF_OK)
-        return s;
-    if (b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST)) {
-        memcpy(dst, (const char *)b->mapped + offset, bytes);
+    if (!bytes)
         return MLFF_OK;
+    if (be->n_readbacks == be->cap_readbacks) {
+        const int cap = be->cap_readbacks ? 2 * be->cap_readbacks : 8;
+        vk_readback *r = realloc(be->readbacks, (size_t)cap * sizeof *r);
+        if (!r)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory queueing a read");
+        be->readbacks = r;
+        be->cap_readbacks = cap;
     }
-    s = vk_staging_reserve(be, bytes, err);
-    if (s == MLFF_OK)
-        s = vk_copy(be, b->buffer, offset, be->staging.buffer, 0, bytes, err);
-    if (s == MLFF_OK)
-        memcpy(dst, be->staging.mapped, bytes);
-    return s;
+    vk_readback *r = &be->readbacks[be->n_readbacks++];
+    *r = (vk_readback){.src = b, .offset = offset, .bytes = bytes, .dst = dst};
+    r->staged = !(b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST));
+    if (r->staged) {
+        r->staged_at = (be->readback_bytes + 15) / 16 * 16;
+        be->readback_bytes = r->staged_at + bytes;
+    }
+    return MLFF_OK;
 }
 
-mlff_status vk_submit_and_wait(mlff_backend *be, VkCommandBuffer cmd, mlff_error *err)
+mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *dst, size_t bytes, mlff_error *err)
 {
-    const VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &cmd};
+    mlff_status s = vk_read_later(be, b, offset, dst, bytes, err);
+    return s == MLFF_OK ? vk_run(be, err) : s;
+}
+
+mlff_status vk_readbacks_record(mlff_backend *be, VkCommandBuffer *out, mlff_error *err)
+{
+    *out = VK_NULL_HANDLE;
+    if (!be->readback_bytes)
+        return MLFF_OK;
+    mlff_status s = vk_staging_reserve(be, be->readback_bytes, err);
+    if (s != MLFF_OK)
+        return s;
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    VkResult r = vkBeginCommandBuffer(be->transfer, &begin);
+    if (r != VK_SUCCESS)
+        return vk_fail(err, r, "vkBeginCommandBuffer");
+    /* The dispatches before (a recording ends with a barrier to transfers)
+     * or earlier submissions wrote the sources. */
+    for (int k = 0; k < be->n_readbacks; k++) {
+        const vk_readback *rb = &be->readbacks[k];
+        const VkBufferCopy region = {.srcOffset = rb->offset, .dstOffset = rb->staged_at, .size = rb->bytes};
+        if (rb->staged)
+            vkCmdCopyBuffer(be->transfer, rb->src->buffer, be->staging.buffer, 1, &region);
+    }
+    const VkMemoryBarrier barrier = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
+    };
+    vkCmdPipelineBarrier(be->transfer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
+                         NULL, 0, NULL);
+    if ((r = vkEndCommandBuffer(be->transfer)) != VK_SUCCESS)
+        return vk_fail(err, r, "vkEndCommandBuffer");
+    *out = be->transfer;
+    return MLFF_OK;
+}
+
+void vk_readbacks_deliver(mlff_backend *be, int arrived)
+{
+    for (int k = 0; arrived && k < be->n_readbacks; k++) {
+        const vk_readback *rb = &be->readbacks[k];
+        const char *from = rb->staged ? (const char *)be->staging.mapped + rb->staged_at
+                                      : (const char *)rb->src->mapped + rb->offset;
+        memcpy(rb->dst, from, rb->bytes);
+    }
+    be->n_readbacks = 0;
+    be->readback_bytes = 0;
+}
+
+mlff_status vk_submit_and_wait(mlff_backend *be, const VkCommandBuffer *cmds, uint32_t n, mlff_error *err)
+{
+    const VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cmds};
     VkResult r = vkResetFences(be->device, 1, &be->fence);
     if (r == VK_SUCCESS)
         r = vkQueueSubmit(be->queue, 1, &submit, be->fence);
@@ -199,5 +259,5 @@ mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer 
                          NULL);
     if ((r = vkEndCommandBuffer(be->transfer)) != VK_SUCCESS)
         return vk_fail(err, r, "vkEndCommandBuffer");
-    return vk_submit_and_wait(be, be->transfer, err);
+    return vk_submit_and_wait(be, &be->transfer, 1, err);
 }

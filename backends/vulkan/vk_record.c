@@ -20,6 +20,10 @@ static VkBuffer buffer_of(const mlff_exec_tensor *t)
 
 static mlff_status push_dispatch(mlff_backend *be, const vk_dispatch *d, mlff_error *err)
 {
+    /* Reads queued see the buffers as they were when asked for. */
+    mlff_status s = be->n_readbacks ? vk_run(be, err) : MLFF_OK;
+    if (s != MLFF_OK)
+        return s;
     if (be->n_pending == be->cap_pending) {
         const int cap = be->cap_pending ? 2 * be->cap_pending : 256;
         vk_dispatch *p = realloc(be->pending, (size_t)cap * sizeof *p);
@@ -352,12 +356,14 @@ static vk_recording *matching(mlff_backend *be)
 
 mlff_status vk_run(mlff_backend *be, mlff_error *err)
 {
-    if (be->n_pending == 0)
+    if (be->n_pending == 0 && be->n_readbacks == 0)
         return MLFF_OK;
     const double start = be->profile.enabled ? mlff_seconds() : 0;
-    vk_recording *rec = matching(be);
-    if (rec) {
-        be->replays++;
+    VkCommandBuffer cmds[2];
+    uint32_t n_cmds = 0;
+    vk_recording *rec = be->n_pending ? matching(be) : NULL;
+    if (rec || be->n_pending == 0) {
+        be->replays += rec != NULL;
     } else {
         /* One whose descriptor sets serve, else the least recently used. */
         rec = &be->recordings[0];
@@ -368,16 +374,28 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
             if (same_bindings(be, &be->recordings[k]))
                 rec = &be->recordings[k];
         mlff_status s = record(be, rec, err);
-        if (s != MLFF_OK)
+        if (s != MLFF_OK) {
+            vk_readbacks_deliver(be, 0);
             return s;
+        }
     }
-    rec->last_use = ++be->clock;
+    if (rec) {
+        rec->last_use = ++be->clock;
+        cmds[n_cmds++] = rec->commands;
+    }
     be->n_pending = 0;
+    /* The reads queued come in the same submission, after the dispatches. */
+    VkCommandBuffer copies;
+    mlff_status s = vk_readbacks_record(be, &copies, err);
+    if (s == MLFF_OK && copies)
+        cmds[n_cmds++] = copies;
     const double wait_start = be->profile.enabled ? mlff_seconds() : 0;
-    mlff_status s = vk_submit_and_wait(be, rec->commands, err);
+    if (s == MLFF_OK && n_cmds)
+        s = vk_submit_and_wait(be, cmds, n_cmds, err);
+    vk_readbacks_deliver(be, s == MLFF_OK);
     if (be->profile.enabled)
         mlff_profile_add(&be->profile, VK_ROW_RECORD, "host: recorded or matched", wait_start - start);
-    if (rec->timestamps && s == MLFF_OK) /* the dispatches' rows add up to the wait */
+    if (rec && rec->timestamps && s == MLFF_OK) /* the dispatches' rows add up to the wait */
         vk_timestamps_collect(be, rec);
     else if (be->profile.enabled)
         mlff_profile_add(&be->profile, VK_ROW_WAIT, "host: submitted, waited for", mlff_seconds() - wait_start);

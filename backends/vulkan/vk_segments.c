@@ -137,10 +137,11 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
     return vk_add_dispatch(be, &dispatch, l->items, MLFF_SORT_GROUP, err);
 }
 
-mlff_status vk_segments_check(mlff_backend *be, uint64_t sorts_before, mlff_error *err)
+mlff_status vk_segments_check(mlff_backend *be, mlff_error *err)
 {
-    if (!be->segments.on_device || be->segments.sorts == sorts_before)
+    if (!be->segments.on_device || be->segments.sorts == be->sort.sorts_checked)
         return MLFF_OK;
+    be->sort.sorts_checked = be->segments.sorts;
     int32_t *flag = be->sort.flag.mapped;
     const int32_t bad = *flag;
     if (bad == 0)
