@@ -96,11 +96,11 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
 
 /* The register-tiled GEMMs (OpenCL's linear_tiled.cl, Vulkan's
  * linear_tiled.comp) compute MLFF_TILED_GEMM_TS x MLFF_TILED_GEMM_TS outputs
- * a work-group; a GPU gives them a dense layer that makes at least
- * MLFF_TILED_GEMM_FROM_TILES work-groups (bench/RESULTS.md: with fewer, each
- * walking a long K, the GEMM for few rows wins). */
+ * a work-group; a GPU gives them a dense layer that makes enough of these
+ * work-groups (CL_TILED_GEMM_FROM_TILES, VK_TILED_GEMM_FROM_TILES,
+ * bench/RESULTS.md: with fewer, each walking a long K, the GEMM for few
+ * rows wins). */
 #define MLFF_TILED_GEMM_TS 64
-#define MLFF_TILED_GEMM_FROM_TILES 256
 int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n);
 static inline int mlff_op_is_mlp(mlff_op op)
 {

@@ -66,10 +66,11 @@ typedef struct cl_prepared {
 
 /* Who runs the dense layers (bench/RESULTS.md has the measurements): on
  * GPUs our tiled GEMM (linear_tiled.cl) where a layer makes
- * MLFF_TILED_GEMM_FROM_TILES work-groups of it or more, else our GEMM for
+ * CL_TILED_GEMM_FROM_TILES work-groups of it or more, else our GEMM for
  * few rows (linear.cl) below CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's
  * above (`auto`); `own` takes ours alone, `tiled` and `clblast` one for
  * every layer. */
+#define CL_TILED_GEMM_FROM_TILES 256
 typedef enum cl_gemm_path {
     CL_GEMM_AUTO = 0,
     CL_GEMM_OWN = 1,

@@ -30,7 +30,7 @@ static int tiled_by_default(const mlff_backend *be)
 
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && mlff_tiled_gemm_tiles(n) >= MLFF_TILED_GEMM_FROM_TILES);
+    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && mlff_tiled_gemm_tiles(n) >= CL_TILED_GEMM_FROM_TILES);
 }
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
