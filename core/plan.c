@@ -532,20 +532,35 @@ static void materialize(mlff_plan *p, int t)
         materialize(p, n->inputs[j]);
 }
 
-/* A constant node whose inputs and output are as they were when it last
- * ran: its output buffer holds its result. */
-static int reusable(const mlff_plan *p, int node)
+/* A constant node (with the constant node folded into it, or -1) whose
+ * inputs and output are as they were when it last ran: its output buffer
+ * holds its result. */
+static int reusable(const mlff_plan *p, int node, int folded)
 {
     const uint64_t ran = p->ran_at[node];
-    const mlff_graph_node *n = &p->g->nodes[node];
-    if (!ran || p->tensors[n->output].version > ran)
+    if (!ran)
         return 0;
-    for (int j = 0; j < n->n_inputs; j++) {
-        const plan_tensor *in = &p->tensors[n->inputs[j]];
-        if (in->version > ran || p->tensors[in->same_as].version > ran)
+    const int nodes[2] = {node, folded};
+    for (int k = 0; k < 2 && nodes[k] >= 0; k++) {
+        const mlff_graph_node *n = &p->g->nodes[nodes[k]];
+        if (p->tensors[n->output].version > ran)
             return 0;
+        for (int j = 0; j < n->n_inputs; j++) {
+            const plan_tensor *in = &p->tensors[n->inputs[j]];
+            if (k == 1 && n->inputs[j] == p->g->nodes[node].output)
+                continue; /* never written: the folded node's output holds both */
+            if (in->version > ran || p->tensors[in->same_as].version > ran)
+                return 0;
+        }
     }
     return 1;
+}
+
+/* Whether node k of a list may be reused (reusable()): constant, and so is
+ * what was folded into it. */
+static int constant_in_list(const mlff_plan *p, const node_list *list, int k)
+{
+    return p->constant[list->nodes[k]] && (list->partner[k] < 0 || p->constant[list->partner[k]]);
 }
 
 void mlff_plan_set_symmetric(mlff_plan *p, int tensor, int symmetric)
@@ -580,7 +595,7 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
      * else now), which the nodes after it see. */
     for (int k = 0; k < list->n; k++) {
         const int node = list->nodes[k];
-        if (!p->skip[node] && list->partner[k] < 0 && reusable(p, node)) {
+        if (!p->skip[node] && constant_in_list(p, list, k) && reusable(p, node, list->partner[k])) {
             p->skip[node] = 1;
             p->reused++;
             continue;
@@ -611,7 +626,7 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
         }
         if (p->skip[list->nodes[k]]) {
             /* An empty node: every backend launches and sorts nothing for it. */
-            e->output.buffer = p->tensors[n->output].buffer;
+            e->output.buffer = p->tensors[list->partner[k] >= 0 ? g->nodes[list->partner[k]].output : n->output].buffer;
             e->output.rows = 0;
             for (int j = 0; j < n->n_inputs; j++)
                 e->inputs[j].rows = 0;
@@ -626,7 +641,7 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
     for (int k = 0; k < list->n; k++) {
         const int node = list->nodes[k];
         if (!p->skip[node])
-            p->ran_at[node] = list->partner[k] < 0 && p->constant[node] ? ++p->clock : 0;
+            p->ran_at[node] = constant_in_list(p, list, k) ? ++p->clock : 0;
     }
     return MLFF_OK;
 }

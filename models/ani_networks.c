@@ -1,15 +1,17 @@
 /*
  * ANI's element networks: each element's ensemble (every member side by
  * side: the first layer as one wide GEMM, the rest as one CELU_MLP) on the
- * AEV rows of its atoms, averaged over the members.
+ * AEV rows of its atoms, averaged over the members, summed per system.
  *
  * Three forms give the same numbers:
  * - stacked: the owned atoms' rows ordered by element, each element's run
  *   of rows through its own networks in one op a layer for every element
  *   (stacks, core/ops.h): the layers padded to the widest element's widths
  *   with zero weights (CELU(0) = 0, so padded units stay 0) and stacked
- *   element after element. 6 launches forward and 4 back for any number of
- *   elements.
+ *   element after element; their energies summed per system straight from
+ *   that order. 5 launches forward (the gather of the rows, the first
+ *   layer, CELU_MLP, the members' mean, the sum per system) and 3 back for
+ *   any number of elements.
  * - merged: every element's networks on every atom, stacked as above, then
  *   each atom's own picked out by a mask of its species: fewer launches
  *   still (no gather or scatter of rows), at n_elements times the network

@@ -177,21 +177,42 @@ mlff_status vk_read(mlff_backend *be, const vk_buffer *b, size_t offset, void *d
     return s == MLFF_OK ? vk_run(be, err) : s;
 }
 
+/* be->transfer, for copies recorded between these two; the second makes
+ * them visible to the host and to later shaders. */
+static mlff_status begin_copies(mlff_backend *be, mlff_error *err)
+{
+    const VkCommandBufferBeginInfo begin = {
+        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+    };
+    VkResult r = vkBeginCommandBuffer(be->transfer, &begin);
+    return r == VK_SUCCESS ? MLFF_OK : vk_fail(err, r, "vkBeginCommandBuffer");
+}
+
+static mlff_status end_copies(mlff_backend *be, mlff_error *err)
+{
+    const VkMemoryBarrier barrier = {
+        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
+        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
+    };
+    vkCmdPipelineBarrier(be->transfer, VK_PIPELINE_STAGE_TRANSFER_BIT,
+                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, NULL, 0,
+                         NULL);
+    VkResult r = vkEndCommandBuffer(be->transfer);
+    return r == VK_SUCCESS ? MLFF_OK : vk_fail(err, r, "vkEndCommandBuffer");
+}
+
 mlff_status vk_readbacks_record(mlff_backend *be, VkCommandBuffer *out, mlff_error *err)
 {
     *out = VK_NULL_HANDLE;
     if (!be->readback_bytes)
         return MLFF_OK;
     mlff_status s = vk_staging_reserve(be, be->readback_bytes, err);
+    if (s == MLFF_OK)
+        s = begin_copies(be, err);
     if (s != MLFF_OK)
         return s;
-    const VkCommandBufferBeginInfo begin = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    VkResult r = vkBeginCommandBuffer(be->transfer, &begin);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "vkBeginCommandBuffer");
     /* The dispatches before (a recording ends with a barrier to transfers)
      * or earlier submissions wrote the sources. */
     for (int k = 0; k < be->n_readbacks; k++) {
@@ -200,17 +221,9 @@ mlff_status vk_readbacks_record(mlff_backend *be, VkCommandBuffer *out, mlff_err
         if (rb->staged)
             vkCmdCopyBuffer(be->transfer, rb->src->buffer, be->staging.buffer, 1, &region);
     }
-    const VkMemoryBarrier barrier = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT,
-    };
-    vkCmdPipelineBarrier(be->transfer, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0,
-                         NULL, 0, NULL);
-    if ((r = vkEndCommandBuffer(be->transfer)) != VK_SUCCESS)
-        return vk_fail(err, r, "vkEndCommandBuffer");
-    *out = be->transfer;
-    return MLFF_OK;
+    if ((s = end_copies(be, err)) == MLFF_OK)
+        *out = be->transfer;
+    return s;
 }
 
 void vk_readbacks_deliver(mlff_backend *be, int arrived)
@@ -247,7 +260,8 @@ static VkResult wait_for_fence(mlff_backend *be)
 
 mlff_status vk_submit_and_wait(mlff_backend *be, const VkCommandBuffer *cmds, uint32_t n, mlff_error *err)
 {
-    const VkSubmitInfo submit = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cmds};
+    const VkSubmitInfo submit = {
+        .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = n, .pCommandBuffers = cmds};
     VkResult r = vkResetFences(be->device, 1, &be->fence);
     if (r == VK_SUCCESS)
         r = vkQueueSubmit(be->queue, 1, &submit, be->fence);
@@ -259,25 +273,11 @@ mlff_status vk_submit_and_wait(mlff_backend *be, const VkCommandBuffer *cmds, ui
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
                     size_t bytes, mlff_error *err)
 {
-    const VkCommandBufferBeginInfo begin = {
-        .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
-        .flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
-    };
-    VkResult r = vkBeginCommandBuffer(be->transfer, &begin);
-    if (r != VK_SUCCESS)
-        return vk_fail(err, r, "vkBeginCommandBuffer");
+    mlff_status s = begin_copies(be, err);
+    if (s != MLFF_OK)
+        return s;
     const VkBufferCopy region = {.srcOffset = src_offset, .dstOffset = dst_offset, .size = bytes};
     vkCmdCopyBuffer(be->transfer, src, dst, 1, &region);
-    /* Make the copy visible to the host and to later shaders. */
-    const VkMemoryBarrier barrier = {
-        .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-        .srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT,
-        .dstAccessMask = VK_ACCESS_HOST_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT,
-    };
-    vkCmdPipelineBarrier(be->transfer, VK_PIPELINE_STAGE_TRANSFER_BIT,
-                         VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0, NULL, 0,
-                         NULL);
-    if ((r = vkEndCommandBuffer(be->transfer)) != VK_SUCCESS)
-        return vk_fail(err, r, "vkEndCommandBuffer");
-    return vk_submit_and_wait(be, &be->transfer, 1, err);
+    s = end_copies(be, err);
+    return s == MLFF_OK ? vk_submit_and_wait(be, &be->transfer, 1, err) : s;
 }

@@ -96,11 +96,47 @@ static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface
                types[t] == MLFF_DTYPE_F64 ? "float64" : "float32", c->name, wrt_index, err, tol);
         CHECK(err <= tol, "%s input %d: %s differs from the CPU by %g", c->name, wrt_index, iface->name, err);
         /* The CPU backend runs the adds, the GPU backends fold them. */
-        CHECK(!got || !c->folded_adds || nodes == cpu_nodes - c->folded_adds, "%s: %d nodes on %s, %d on the CPU (%d adds to fold)",
-              c->name, nodes, iface->name, cpu_nodes, c->folded_adds);
+        CHECK(!got || !c->folded_adds || nodes == cpu_nodes - c->folded_adds,
+              "%s: %d nodes on %s, %d on the CPU (%d adds to fold)", c->name, nodes, iface->name, cpu_nodes,
+              c->folded_adds);
         free(got);
         free(want);
     }
+    mlff_graph_destroy(g);
+}
+
+/* A constant sum with an add folded in (op case c, all parameters) is
+ * not launched again while nothing changed: the second run reuses its
+ * result, the same numbers. */
+static void check_folded_reuse(const op_case *c, const mlff_backend_iface *iface, mlff_backend *be)
+{
+    test_rng rng = {0x9e3779b97f4a7c15ULL};
+    mlff_graph *g = mlff_graph_create();
+    int wrt[OP_CASE_MAX_WRT], n_wrt = 0;
+    const int y = c->build(g, &rng, wrt, &n_wrt);
+    mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, y);
+    const int64_t n = g->tensors[y].rows * g->tensors[y].cols;
+    double first[64] = {0}, second[64] = {0};
+    mlff_error err;
+    mlff_error_clear(&err);
+    mlff_plan *plan = NULL;
+    int64_t symbols[8] = {0};
+    int ok = n <= 64 && mlff_graph_status(g) == MLFF_OK &&
+             mlff_plan_create(g, iface, be, MLFF_DTYPE_F32, &plan, &err) == MLFF_OK &&
+             mlff_plan_bind(plan, symbols, &err) == MLFF_OK &&
+             mlff_plan_run(plan, 1u << MLFF_OUTPUT_ENERGY, &err) == MLFF_OK &&
+             mlff_plan_read(plan, y, first, &err) == MLFF_OK;
+    const uint64_t reused = ok ? mlff_plan_reused(plan) : 0;
+    ok = ok && mlff_plan_run(plan, 1u << MLFF_OUTPUT_ENERGY, &err) == MLFF_OK &&
+         mlff_plan_read(plan, y, second, &err) == MLFF_OK;
+    const int same = ok && memcmp(first, second, (size_t)n * sizeof *first) == 0 && first[0] != 0;
+    const uint64_t saved = ok ? mlff_plan_reused(plan) - reused : 0;
+    printf("%-4s %s, run again: %llu node(s) reused, %s\n", same && saved == 1 ? "ok" : "FAIL", c->name,
+           (unsigned long long)saved, same ? "the same numbers" : "OTHER numbers");
+    CHECK(ok, "%s: %s", c->name, err.message);
+    CHECK(same && saved == 1, "%s on %s: run again, %llu nodes reused (want the folded one), same numbers: %d",
+          c->name, iface->name, (unsigned long long)saved, same);
+    mlff_plan_destroy(plan);
     mlff_graph_destroy(g);
 }
 
@@ -277,6 +313,9 @@ int main(int argc, char **argv)
         for (int w = 0; w < OP_CASE_MAX_WRT; w++)
             check_case(&op_cases[c], w, iface, be, cpu, covered);
     check_elision(iface, be);
+    for (int c = 0; c < n_op_cases; c++)
+        if (op_cases[c].folded_adds && op_cases[c].op == MLFF_OP_SCATTER_ADD_ROWS)
+            check_folded_reuse(&op_cases[c], iface, be);
     static const int32_t unsorted[3] = {1, 7, 0}, in_order[3] = {0, 1, 7};
     check_key_out_of_range(iface, be, unsorted, "scatter_add_rows (key out of range)");
     check_key_out_of_range(iface, be, in_order, "scatter_add_rows (in order, key out of range)");
