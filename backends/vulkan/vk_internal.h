@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../backend.h"
+#include "../../core/grow.h"
 #include "../../core/profile.h"
 #include "../common/kernel_cache.h"
 #include "../common/lowering.h"
@@ -140,7 +141,8 @@ struct mlff_backend {
     vk_buffer staging;
     size_t staging_size;
     vk_readback *readbacks; /* reads waiting for the next submission */
-    int n_readbacks, cap_readbacks;
+    int n_readbacks;
+    int64_t cap_readbacks;
     size_t readback_bytes; /* of the staging buffer they take */
 
     VkDescriptorSetLayout set_layout;
@@ -162,7 +164,8 @@ struct mlff_backend {
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     vk_recording recordings[VK_RECORDINGS];
     vk_dispatch *pending; /* the dispatches of the call being prepared */
-    int n_pending, cap_pending;
+    int n_pending;
+    int64_t cap_pending;
     VkDescriptorSetLayout *layouts; /* set_layout repeated, to allocate sets */
     int cap_layouts;
     uint64_t epoch, clock;

@@ -153,14 +153,8 @@ mlff_status vk_read_later(mlff_backend *be, const vk_buffer *b, size_t offset, v
 {
     if (!bytes)
         return MLFF_OK;
-    if (be->n_readbacks == be->cap_readbacks) {
-        const int cap = be->cap_readbacks ? 2 * be->cap_readbacks : 8;
-        vk_readback *r = realloc(be->readbacks, (size_t)cap * sizeof *r);
-        if (!r)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory queueing a read");
-        be->readbacks = r;
-        be->cap_readbacks = cap;
-    }
+    if (!mlff_grow((void **)&be->readbacks, &be->cap_readbacks, be->n_readbacks + 1, sizeof *be->readbacks))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory queueing a read");
     vk_readback *r = &be->readbacks[be->n_readbacks++];
     *r = (vk_readback){.src = b, .offset = offset, .bytes = bytes, .dst = dst};
     r->staged = !(b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST));

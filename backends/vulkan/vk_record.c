@@ -24,14 +24,8 @@ static mlff_status push_dispatch(mlff_backend *be, const vk_dispatch *d, mlff_er
     mlff_status s = be->n_readbacks ? vk_run(be, err) : MLFF_OK;
     if (s != MLFF_OK)
         return s;
-    if (be->n_pending == be->cap_pending) {
-        const int cap = be->cap_pending ? 2 * be->cap_pending : 256;
-        vk_dispatch *p = realloc(be->pending, (size_t)cap * sizeof *p);
-        if (!p)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-        be->pending = p;
-        be->cap_pending = cap;
-    }
+    if (!mlff_grow((void **)&be->pending, &be->cap_pending, be->n_pending + 1, sizeof *be->pending))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
     be->pending[be->n_pending++] = *d;
     return MLFF_OK;
 }
@@ -354,6 +348,33 @@ static vk_recording *matching(mlff_backend *be)
     return NULL;
 }
 
+/* The recording of the dispatches pending: a match, replayed, else one
+ * recorded now (in a slot whose descriptor sets serve, else the least
+ * recently used); NULL when nothing is pending. */
+static mlff_status recording_of_pending(mlff_backend *be, vk_recording **out, mlff_error *err)
+{
+    *out = NULL;
+    if (be->n_pending == 0)
+        return MLFF_OK;
+    vk_recording *rec = matching(be);
+    if (rec) {
+        be->replays++;
+        *out = rec;
+        return MLFF_OK;
+    }
+    rec = &be->recordings[0];
+    for (int k = 1; k < VK_RECORDINGS; k++)
+        if (be->recordings[k].last_use < rec->last_use)
+            rec = &be->recordings[k];
+    for (int k = 0; k < VK_RECORDINGS; k++)
+        if (same_bindings(be, &be->recordings[k]))
+            rec = &be->recordings[k];
+    mlff_status s = record(be, rec, err);
+    if (s == MLFF_OK)
+        *out = rec;
+    return s;
+}
+
 mlff_status vk_run(mlff_backend *be, mlff_error *err)
 {
     if (be->n_pending == 0 && be->n_readbacks == 0)
@@ -361,23 +382,11 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
     const double start = be->profile.enabled ? mlff_seconds() : 0;
     VkCommandBuffer cmds[2];
     uint32_t n_cmds = 0;
-    vk_recording *rec = be->n_pending ? matching(be) : NULL;
-    if (rec || be->n_pending == 0) {
-        be->replays += rec != NULL;
-    } else {
-        /* One whose descriptor sets serve, else the least recently used. */
-        rec = &be->recordings[0];
-        for (int k = 1; k < VK_RECORDINGS; k++)
-            if (be->recordings[k].last_use < rec->last_use)
-                rec = &be->recordings[k];
-        for (int k = 0; k < VK_RECORDINGS; k++)
-            if (same_bindings(be, &be->recordings[k]))
-                rec = &be->recordings[k];
-        mlff_status s = record(be, rec, err);
-        if (s != MLFF_OK) {
-            vk_readbacks_deliver(be, 0);
-            return s;
-        }
+    vk_recording *rec;
+    mlff_status s = recording_of_pending(be, &rec, err);
+    if (s != MLFF_OK) {
+        vk_readbacks_deliver(be, 0);
+        return s;
     }
     if (rec) {
         rec->last_use = ++be->clock;
@@ -386,7 +395,7 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
     be->n_pending = 0;
     /* The reads queued come in the same submission, after the dispatches. */
     VkCommandBuffer copies;
-    mlff_status s = vk_readbacks_record(be, &copies, err);
+    s = vk_readbacks_record(be, &copies, err);
     if (s == MLFF_OK && copies)
         cmds[n_cmds++] = copies;
     const double wait_start = be->profile.enabled ? mlff_seconds() : 0;
@@ -419,5 +428,6 @@ void vk_recordings_free(mlff_backend *be)
     free(be->layouts);
     be->pending = NULL;
     be->layouts = NULL;
-    be->n_pending = be->cap_pending = be->cap_layouts = 0;
+    be->n_pending = be->cap_layouts = 0;
+    be->cap_pending = 0;
 }
