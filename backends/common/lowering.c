@@ -124,7 +124,8 @@ const char *const mlff_constant_names[] = {
     "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
     "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP",
-    "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_LANES", "MLP_STRIDE", "TO4",
+    "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1", "MLP_LANES2",
+    "MLP_LANES3", "MLP_STRIDE", "TO4",
     "STACKS", "STARTS", "PLUS_EPI"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
@@ -177,23 +178,71 @@ int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect)
     return op == MLFF_OP_CELU_MLP && dialect == MLFF_DIALECT_OPENCL; /* lowering.h */
 }
 
-static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_kernel_dialect dialect)
+/* The lanes of layer l's sums (lowering.h): forward the outputs' (layer
+ * l's width), back the gradients' of its inputs (layer l-1's), each sum over
+ * the other width. The wide form gives a layer as many as its sums leave
+ * room for, each lane at least 4 terms. */
+static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, int wide, int l)
 {
-    /* Per row: two activation rows, and the partial sums of the forward
-     * kernel that reads the weights as they are. */
-    const int partial_sums = op == MLFF_OP_CELU_MLP && !mlff_mlp_reads_transposed(op, dialect);
-    const int64_t per_row = (2 * mlp_stride(m) + (partial_sums ? MLFF_MLP_THREADS : 0)) *
+    const int vjp = op == MLFF_OP_CELU_MLP_VJP;
+    if (!wide)
+        return vjp || mlff_mlp_reads_transposed(op, dialect) ? 1 : MLFF_MLP_LANES;
+    const int64_t sums = vjp ? m->width[l - 1] : m->width[l], terms = vjp ? m->width[l] : m->width[l - 1];
+    int64_t lanes = MLFF_MLP_WIDE_THREADS / sums;
+    lanes = lanes < (terms + 3) / 4 ? lanes : (terms + 3) / 4;
+    lanes = lanes < MLFF_MLP_WIDE_LANES ? lanes : MLFF_MLP_WIDE_LANES;
+    return lanes > 1 ? (int)lanes : 1;
+}
+
+/* Whether the kernel keeps partial sums: a layer has more than one lane,
+ * or it is Vulkan's forward kernel, which always adds its lanes' sums. */
+static int mlp_parts(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, int wide)
+{
+    int parts = op == MLFF_OP_CELU_MLP && !mlff_mlp_reads_transposed(op, dialect);
+    for (int l = 1; l <= m->layers; l++)
+        parts |= mlp_lanes(m, op, dialect, wide, l) > 1;
+    return parts;
+}
+
+static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_kernel_dialect dialect, int wide)
+{
+    /* Per row: two activation rows, and the partial sums. */
+    const int parts = mlp_parts(m, op, dialect, wide);
+    const int64_t per_row = (2 * mlp_stride(m) + (parts ? mlff_mlp_threads(wide) : 0)) *
                             (dtype == MLFF_DTYPE_F64 ? 8 : 4);
-    int rows = 16;
+    int rows = wide ? MLFF_MLP_WIDE_ROWS : 16;
     while (rows > 1 && rows * per_row > MLFF_MLP_LOCAL_BYTES)
         rows /= 2;
     return rows;
 }
 
-int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect)
+int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, int wide)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
-    return mlp_rows(&m, n->op, n->output.dtype, dialect);
+    return mlp_rows(&m, n->op, n->output.dtype, dialect, wide);
+}
+
+mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err)
+{
+    static const char *const names[] = {"auto", "narrow", "wide"}; /* mlff_mlp_forms */
+    const char *env = getenv("MLFF_MLP");
+    *forms = MLFF_MLP_AUTO;
+    for (int k = 0; env && *env && k < 3; k++)
+        if (!strcmp(env, names[k])) {
+            *forms = (mlff_mlp_forms)k;
+            return MLFF_OK;
+        }
+    if (env && *env)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_MLP=%s: use auto, narrow or wide", env);
+    return MLFF_OK;
+}
+
+int mlff_mlp_wide(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, mlff_kernel_dialect dialect)
+{
+    if (forms != MLFF_MLP_AUTO)
+        return forms == MLFF_MLP_WIDE;
+    const int64_t narrow_groups = mlff_row_blocks(n, mlff_mlp_node_rows(n, dialect, 0)) * n->attrs.i[0];
+    return gpu && narrow_groups < MLFF_MLP_WIDE_BELOW_GROUPS;
 }
 
 int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows)
@@ -225,15 +274,17 @@ int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n)
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);
+    const int wide = s->variant == MLFF_VARIANT_MLP_WIDE;
     for (int l = 0; l <= MLFF_MLP_MAX_LAYERS; l++)
         mlff_text_put(t, "#define MLP_W%d %lld\n", l, (long long)m.width[l]);
     for (int l = 1; l <= MLFF_MLP_MAX_LAYERS; l++)
-        mlff_text_put(t, "#define MLP_B%d %lld\n", l, (long long)m.block[l]);
+        mlff_text_put(t, "#define MLP_B%d %lld\n#define MLP_LANES%d %d\n", l, (long long)m.block[l], l,
+                      l <= m.layers ? mlp_lanes(&m, (mlff_op)s->op, dialect, wide, l) : 1);
     mlff_text_put(t, "#define MLP_LAYERS %d\n#define MLP_WTOP %lld\n#define MLP_COLS %lld\n#define MLP_STRIDE %lld\n"
-                     "#define GROUPS %lld\n#define MLP_ROWS %d\n#define MLP_THREADS %d\n#define MLP_LANES %d\n",
+                     "#define GROUPS %lld\n#define MLP_ROWS %d\n#define MLP_THREADS %d\n#define MLP_PARTS %d\n",
                   m.layers, (long long)m.width[m.layers], (long long)m.cols, (long long)mlp_stride(&m),
-                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect), MLFF_MLP_THREADS,
-                  MLFF_MLP_LANES);
+                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect, wide),
+                  mlff_mlp_threads(wide), mlp_parts(&m, (mlff_op)s->op, dialect, wide));
     const int f64 = s->out_dtype == MLFF_DTYPE_F64;
     mlff_text_put(t, "#define TO4 %s\n", dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     mlff_text_put(t, "#define EPILOGUE %d\n", s->epilogue);

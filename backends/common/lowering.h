@@ -56,27 +56,50 @@ int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs);
 int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
 
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
- * mlff_mlp_node_rows() rows of one group through every layer, its activations in
- * local memory (at most MLFF_MLP_LOCAL_BYTES, which every GPU, PoCL and
- * lavapipe have). The reverse pass sums the gradient of each input of a
- * layer with one item. The forward pass on OpenCL reads the weights
- * transposed per group and sums each output with one item likewise; on
- * Vulkan it sums each output with MLFF_MLP_LANES items, which read its
- * weight row side by side, and adds their partial sums in local memory (the
+ * mlff_mlp_node_rows() rows of one group through every layer, its
+ * activations in local memory (at most MLFF_MLP_LOCAL_BYTES, which every
+ * GPU, PoCL and lavapipe have). Each sum of a layer (an output forward, the
+ * gradient of an input back) is taken by the layer's lanes, items that each
+ * sum a slice of its terms and add their partial sums in local memory in a
+ * fixed order. The reverse pass, and the forward pass on OpenCL (which reads
+ * the weights transposed per group), give each sum one lane; Vulkan's
+ * forward pass MLFF_MLP_LANES, which read its weight row side by side (the
  * transposed form, twice as fast through OpenCL on the H200, was slower
- * through NVIDIA's Vulkan driver: bench/RESULTS.md). Kernels see these as
- * MLP_THREADS, MLP_ROWS, MLP_LANES, with the widths MLP_W0..MLP_W3 (MLP_WTOP
- * the last), where each layer's block starts in the output (MLP_B1..MLP_B3),
- * its width MLP_COLS and the words between rows in local memory MLP_STRIDE. */
+ * through NVIDIA's Vulkan driver: bench/RESULTS.md).
+ * The wide form (sig variant MLFF_VARIANT_MLP_WIDE) is for launches of few
+ * work-groups, where each sum's chain of loads is the time taken: groups of
+ * MLFF_MLP_WIDE_THREADS items take MLFF_MLP_WIDE_ROWS rows, each layer as
+ * many lanes as its sums leave room for (up to MLFF_MLP_WIDE_LANES).
+ * Kernels see MLP_THREADS, MLP_ROWS, MLP_LANES1..MLP_LANES3 (layer l's
+ * lanes) and MLP_PARTS (whether they keep partial sums), with the widths
+ * MLP_W0..MLP_W3 (MLP_WTOP the last), where each layer's block starts in the
+ * output (MLP_B1..MLP_B3), its width MLP_COLS and the words between rows in
+ * local memory MLP_STRIDE. */
 #define MLFF_MLP_THREADS 256
 #define MLFF_MLP_LANES 4
 #define MLFF_MLP_LOCAL_BYTES 32768
+#define MLFF_MLP_WIDE_THREADS 1024
+#define MLFF_MLP_WIDE_ROWS 4
+#define MLFF_MLP_WIDE_LANES 32
+#define MLFF_VARIANT_MLP_WIDE 3
 /* Whether the kernel of op (CELU_MLP or its VJP) in dialect reads the
  * weights transposed per group (the OpenCL forward pass). */
 int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect);
-/* The rows a work-group takes (MLP_ROWS of the node's kernel in dialect;
- * the transposed forward kernel keeps no partial sums, so takes more). */
-int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect);
+/* The rows and items of a work-group of a CELU_MLP node's kernel in dialect,
+ * in the wide form or not (forms with partial sums to keep take fewer rows). */
+int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, int wide);
+static inline int mlff_mlp_threads(int wide)
+{
+    return wide ? MLFF_MLP_WIDE_THREADS : MLFF_MLP_THREADS;
+}
+/* MLFF_MLP=auto|narrow|wide: which form a backend gives CELU_MLP nodes.
+ * mlff_mlp_wide: on GPUs (`gpu`), auto takes the wide one where the narrow
+ * one would launch fewer than MLFF_MLP_WIDE_BELOW_GROUPS work-groups
+ * (bench/RESULTS.md). */
+typedef enum mlff_mlp_forms { MLFF_MLP_AUTO, MLFF_MLP_NARROW, MLFF_MLP_WIDE } mlff_mlp_forms;
+#define MLFF_MLP_WIDE_BELOW_GROUPS 64
+mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err);
+int mlff_mlp_wide(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, mlff_kernel_dialect dialect);
 
 /* The row blocks of block_rows rows a launch of a dense node (LINEAR,
  * LINEAR_VJP, CELU_MLP, its VJP) takes: with stacks, one more for each run

@@ -12,6 +12,7 @@
 #include "../backend.h"
 #include "../../core/profile.h"
 #include "../common/kernel_cache.h"
+#include "../common/lowering.h"
 #include "../common/segments.h"
 #include "../common/shader_sources.h"
 
@@ -58,6 +59,7 @@ typedef struct cl_prepared {
     cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes); for a
                           * dense layer our GEMM for few rows, NULL when only CLBlast runs it */
     cl_kernel *tiled;    /* per dense layer: our tiled GEMM (linear_tiled.cl), or NULL */
+    cl_kernel *wide;     /* per CELU_MLP node: its wide form (lowering.h) where asked for, or NULL */
     cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
     size_t *group, *epilogue_group; /* per node: work-group size for those kernels */
     int n_unique;
@@ -102,10 +104,15 @@ struct mlff_backend {
     cl_command_queue queue;
     int is_gpu, has_fp64;
     cl_ulong max_alloc, global_memory;
+    size_t max_group; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_uint compute_units;
     char name[256], description[1024];
     char identity[1100]; /* vendor, driver, versions: part of every cache key */
     cl_gemm_path gemm;
+    /* MLFF_MLP (lowering.h). Only asked for does CELU_MLP take the wide
+     * form here: NVIDIA's OpenCL runs its kernels with 256 items a group at
+     * most (CL_KERNEL_WORK_GROUP_SIZE; bench/RESULTS.md). */
+    mlff_mlp_forms mlp;
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
     uint64_t allocations; /* device buffers created */

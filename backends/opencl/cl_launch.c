@@ -25,11 +25,12 @@ static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, i
 }
 
 /* CELU_MLP and its VJP: a work-group per block of rows (x) and group (y). */
-static mlff_status launch_mlp(mlff_backend *be, cl_kernel kernel, const mlff_exec_node *n, mlff_error *err)
+static mlff_status launch_mlp(mlff_backend *be, cl_kernel kernel, int wide, const mlff_exec_node *n,
+                              mlff_error *err)
 {
-    const size_t rows = (size_t)mlff_mlp_node_rows(n, MLFF_DIALECT_OPENCL);
-    const size_t local[2] = {MLFF_MLP_THREADS, 1};
-    const size_t global[2] = {(size_t)mlff_row_blocks(n, (int64_t)rows) * MLFF_MLP_THREADS, (size_t)n->attrs.i[0]};
+    const size_t rows = (size_t)mlff_mlp_node_rows(n, MLFF_DIALECT_OPENCL, wide), threads = mlff_mlp_threads(wide);
+    const size_t local[2] = {threads, 1};
+    const size_t global[2] = {(size_t)mlff_row_blocks(n, (int64_t)rows) * threads, (size_t)n->attrs.i[0]};
     cl_int rc = clEnqueueNDRangeKernel(be->queue, kernel, 2, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
 }
@@ -62,7 +63,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;
     const int tiled = gemm && cl_gemm_tiled(be, n);
-    cl_kernel kernel = tiled ? prep->tiled[k] : prep->kernels[k];
+    const int wide = mlff_op_is_mlp(n->op) && prep->wide[k];
+    cl_kernel kernel = tiled ? prep->tiled[k] : wide ? prep->wide[k] : prep->kernels[k];
     const int transposed = mlff_mlp_reads_transposed(n->op, MLFF_DIALECT_OPENCL); /* W^T: celu_mlp.cl */
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
@@ -103,6 +105,6 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (gemm)
         return cl_enqueue_gemm(be, kernel, tiled, n, err);
     if (mlff_op_is_mlp(n->op))
-        return launch_mlp(be, kernel, n, err);
+        return launch_mlp(be, kernel, wide, n, err);
     return launch_1d(be, kernel, prep->group[k], items, n->op, err);
 }

@@ -43,8 +43,8 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
 /* One kernel: its name and parameters, the constants, the template, the
  * #undefs. Variant 1 of a dense layer is the bias and activation after a
  * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP); variant 2
- * our tiled GEMM. */
-enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANTS };
+ * our tiled GEMM; variant 3 of a CELU_MLP node its wide form. */
+enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE, VARIANTS };
 
 static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const char *template_text)
 {
@@ -65,11 +65,15 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
     const int dense = our_gemm || mlff_op_is_mlp((mlff_op)s->op);
     if (dense)
         mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "row_block"));
+    if (mlff_op_is_mlp((mlff_op)s->op))
+        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "mlp_sums"));
     if (our_gemm)
         mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "gemm_store"));
     mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n", template_text);
     if (dense)
         mlff_text_put(t, "#undef ROW_BLOCK\n");
+    if (mlff_op_is_mlp((mlff_op)s->op))
+        mlff_text_put(t, "#undef MLP_SLICE\n#undef MLP_SUM\n#undef MLP_SUMS\n");
     if (our_gemm)
         mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)
@@ -90,6 +94,8 @@ static const char *template_for(const mlff_node_sig *s)
  * GEMMs only when they may run the layer. */
 static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
 {
+    if (s->variant == VARIANT_WIDE)
+        return mlff_op_is_mlp((mlff_op)s->op) && be->mlp == MLFF_MLP_WIDE;
     if (!is_gemm(s->op))
         return s->variant == VARIANT_OWN;
     const int stacked = mlff_op_stacks(&s->attrs) > 1;
@@ -201,6 +207,7 @@ static void prepared_free(cl_prepared *p)
     free(p->unique);
     free(p->kernels);
     free(p->tiled);
+    free(p->wide);
     free(p->epilogue);
     free(p->group);
     free(p->epilogue_group);
@@ -228,6 +235,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
     if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
         !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
         !(p->tiled = calloc((size_t)n_nodes + 1, sizeof *p->tiled)) ||
+        !(p->wide = calloc((size_t)n_nodes + 1, sizeof *p->wide)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
         !(p->unique = calloc(VARIANTS * (size_t)n_nodes + 1, sizeof *p->unique)) ||
         !(p->group = calloc((size_t)n_nodes + 1, sizeof *p->group)) ||
@@ -282,6 +290,13 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->kernels[k] = of[VARIANT_OWN] >= 0 ? p->unique[of[VARIANT_OWN]] : NULL;
         p->epilogue[k] = of[VARIANT_EPILOGUE] >= 0 ? p->unique[of[VARIANT_EPILOGUE]] : NULL;
         p->tiled[k] = of[VARIANT_TILED] >= 0 ? p->unique[of[VARIANT_TILED]] : NULL;
+        p->wide[k] = of[VARIANT_WIDE] >= 0 ? p->unique[of[VARIANT_WIDE]] : NULL;
+        size_t most = 0;
+        if (p->wide[k])
+            clGetKernelWorkGroupInfo(p->wide[k], be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+        if (p->wide[k] && most < MLFF_MLP_WIDE_THREADS)
+            s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs the wide kernels with %zu items "
+                          "a group at most", most);
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
         const int lanes = mlff_op_group_lanes((mlff_op)sigs[k].op, &sigs[k].attrs);

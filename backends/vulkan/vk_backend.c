@@ -102,6 +102,21 @@ static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
     return MLFF_OK;
 }
 
+/* MLFF_MLP (lowering.h); the wide form where the device runs its groups. */
+static mlff_status choose_mlp(mlff_backend *be, mlff_error *err)
+{
+    mlff_status s = mlff_mlp_forms_from_env(&be->mlp, err);
+    const VkPhysicalDeviceLimits *l = &be->props.limits;
+    if (s != MLFF_OK || (l->maxComputeWorkGroupInvocations >= MLFF_MLP_WIDE_THREADS &&
+                         l->maxComputeWorkGroupSize[0] >= MLFF_MLP_WIDE_THREADS))
+        return s;
+    if (be->mlp == MLFF_MLP_WIDE)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs work-groups of %u items at most",
+                         l->maxComputeWorkGroupInvocations);
+    be->mlp = MLFF_MLP_NARROW;
+    return MLFF_OK;
+}
+
 static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
 {
     mlff_backend *be = calloc(1, sizeof *be);
@@ -128,7 +143,7 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         vk_close(be);
         return s;
     }
-    if ((s = choose_gemm(be, err)) != MLFF_OK) {
+    if ((s = choose_gemm(be, err)) != MLFF_OK || (s = choose_mlp(be, err)) != MLFF_OK) {
         vk_close(be);
         return s;
     }

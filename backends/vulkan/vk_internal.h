@@ -171,6 +171,7 @@ struct mlff_backend {
     uint64_t epoch, clock;
     int replay;     /* MLFF_VULKAN_REPLAY=off records every call */
     int gemm_forced; /* MLFF_VULKAN_GEMM given: gemm for every layer */
+    mlff_mlp_forms mlp; /* MLFF_MLP (lowering.h), allowed by the device's limits */
     vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;
@@ -228,6 +229,11 @@ mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipe
 mlff_status vk_validation_status(const mlff_backend *be, uint64_t errors_before, mlff_error *err);
 /* vk_backend.c: the GEMM shader for dense layer n. */
 vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n);
+/* Whether CELU_MLP node n runs in its wide form (lowering.h). */
+static inline int vk_mlp_wide(const mlff_backend *be, const mlff_exec_node *n)
+{
+    return mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_GLSL);
+}
 void vk_kernels_free(mlff_backend *be);
 
 /* vk_pipeline_cache.c */

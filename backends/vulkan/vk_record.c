@@ -93,7 +93,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         if (d.groups[1] > most[1])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %u groups of layers are too many for the device",
                              d.groups[1]);
-        const int64_t rows = mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL);
+        const int64_t rows = mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL, vk_mlp_wide(be, n));
         return vk_add_dispatch(be, &d, stacked_items(n, items, rows), (uint64_t)rows, err);
     } else {
         d.groups[1] = d.groups[2] = 1;

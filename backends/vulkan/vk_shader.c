@@ -175,6 +175,8 @@ mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline 
     mlff_node_signature(n, &sig);
     if (mlff_op_is_gemm(n->op))
         sig.variant = (int32_t)vk_gemm_for(be, n);
+    if (mlff_op_is_mlp(n->op) && vk_mlp_wide(be, n))
+        sig.variant = MLFF_VARIANT_MLP_WIDE;
     const uint64_t hash = mlff_fnv1a(&sig, sizeof sig);
     for (int k = 0; k < be->n_kernels; k++)
         if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, &sig, sizeof sig) == 0) {

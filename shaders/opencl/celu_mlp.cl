@@ -3,41 +3,28 @@
  * activations stay in local memory (rows MLP_STRIDE apart, a multiple of 4),
  * each layer's output also goes to its block of `out`. The weights come
  * transposed per group (W^T [IN_W, OUT_W]: backends/opencl/cl_gemm.c), so
- * that each item sums one output over the inputs reading a row of W^T
- * (neighbouring items, neighbouring words), CHUNK loads issued before any is
- * used, the activations four at a time, as the reverse pass does; absent
- * rows are skipped. (Summing each output with 4 items that read a row of W
- * side by side and adding their partial sums in local memory took twice as
- * long at 12288 atoms on the H200, and no less for a molecule.) */
-#define CHUNK 32
+ * that the items summing neighbouring outputs read neighbouring words
+ * (MLP_SUMS, mlp_sums.cl); a layer's LANES items an output each sum a slice
+ * of the inputs (lowering.h: one in the narrow form; in the wide form,
+ * for few rows, as many as fit). Absent rows are skipped. (Summing each
+ * output with 4 items that read a row of W side by side took twice as long
+ * at 12288 atoms on the H200, and no less for a molecule.) */
+/* Loads in flight an item; fewer in the wide form, whose 1024 items a group
+ * leave each 64 registers on NVIDIA's GPUs. */
+#define CHUNK (MLP_THREADS > 256 ? 16 : 32)
+/* Output o of row r: the bias, the sum, CELU in hidden layers. */
+#define MLP_STORE(r, o, sum, OUT_W, B, BLOCK, HIDDEN)                                                 \
+    {                                                                                                 \
+        TO v = B[wg * OUT_W + (o)] + (sum);                                                           \
+        if (HIDDEN)                                                                                   \
+            v = v > 0 ? v : (TO)F0 * expm1(v / (TO)F0);                                               \
+        act[dst + (r)*MLP_STRIDE + (o)] = v;                                                          \
+        if ((r) < rows)                                                                               \
+            out[(r0 + (r)) * MLP_COLS + BLOCK + g * OUT_W + (o)] = v;                                 \
+    }
 /* One layer: act[src] (IN_W wide) -> act[dst] (OUT_W wide), WT = W^T. */
-#define MLP_LAYER(WT, B, IN_W, OUT_W, BLOCK, HIDDEN)                                                  \
-    for (int o = t; o < OUT_W; o += MLP_THREADS) {                                                    \
-        TO acc[MLP_ROWS];                                                                             \
-        for (int r = 0; r < MLP_ROWS; r++)                                                            \
-            acc[r] = 0;                                                                               \
-        global const TO *w = WT + (long)wg * IN_W * OUT_W + o;                                        \
-        for (int c0 = 0; c0 < IN_W; c0 += CHUNK) {                                                    \
-            TO wv[CHUNK];                                                                             \
-            _Pragma("unroll") for (int j = 0; j < CHUNK; j++)                                         \
-                wv[j] = c0 + j < IN_W ? w[(long)(c0 + j) * OUT_W] : (TO)0;                            \
-            for (int r = 0; r < MLP_ROWS; r++)                                                        \
-                if (r < rows)                                                                         \
-                    _Pragma("unroll") for (int j = 0; j < CHUNK; j += 4)                              \
-                        if (c0 + j < IN_W) {                                                          \
-                            const TO4 av = *(local const TO4 *)(act + src + r * MLP_STRIDE + c0 + j); \
-                            acc[r] += wv[j] * av.x + wv[j + 1] * av.y + wv[j + 2] * av.z + wv[j + 3] * av.w; \
-                        }                                                                             \
-        }                                                                                             \
-        for (int r = 0; r < MLP_ROWS; r++) {                                                          \
-            TO v = B[wg * OUT_W + o] + acc[r];                                                        \
-            if (HIDDEN)                                                                               \
-                v = v > 0 ? v : (TO)F0 * expm1(v / (TO)F0);                                           \
-            act[dst + r * MLP_STRIDE + o] = v;                                                        \
-            if (r < rows)                                                                             \
-                out[(r0 + r) * MLP_COLS + BLOCK + g * OUT_W + o] = v;                                 \
-        }                                                                                             \
-    }                                                                                                 \
+#define MLP_LAYER(WT, B, IN_W, OUT_W, LANES, BLOCK, HIDDEN)                                           \
+    MLP_SUMS(WT + (long)wg * IN_W * OUT_W, IN_W, OUT_W, LANES, act + src, MLP_STORE, B, BLOCK, HIDDEN) \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                     \
     {                                                                                                 \
         const int swap = src;                                                                         \
@@ -48,6 +35,7 @@
 kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS)
 {
     local TO4 act4[2 * MLP_ROWS * MLP_STRIDE / 4]; /* TO4: aligned for the 4-word reads */
+    local TO part[MLP_PARTS ? MLP_ROWS * MLP_THREADS : 1];
     local TO *act = (local TO *)act4;
     const int t = (int)get_local_id(0), g = (int)get_group_id(1);
     ROW_BLOCK(get_group_id(0), MLP_ROWS);
@@ -65,13 +53,14 @@ kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS
         act[r * MLP_STRIDE + c] = r < rows ? in0[(r0 + r) * (GROUPS * MLP_W0) + g * MLP_W0 + c] : (TO)0;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    MLP_LAYER(in1, in2, MLP_W0, MLP_W1, MLP_B1, MLP_LAYERS > 1)
+    MLP_LAYER(in1, in2, MLP_W0, MLP_W1, MLP_LANES1, MLP_B1, MLP_LAYERS > 1)
 #if MLP_LAYERS > 1
-    MLP_LAYER(in3, in4, MLP_W1, MLP_W2, MLP_B2, MLP_LAYERS > 2)
+    MLP_LAYER(in3, in4, MLP_W1, MLP_W2, MLP_LANES2, MLP_B2, MLP_LAYERS > 2)
 #endif
 #if MLP_LAYERS > 2
-    MLP_LAYER(in5, in6, MLP_W2, MLP_W3, MLP_B3, 0)
+    MLP_LAYER(in5, in6, MLP_W2, MLP_W3, MLP_LANES3, MLP_B3, 0)
 #endif
 }
 #undef CHUNK
+#undef MLP_STORE
 #undef MLP_LAYER
