@@ -47,7 +47,8 @@ kernel void KNAME(KARGS)
             const TO phase = theta - in5[z];
             const TO base = (1 + cos(phase)) / 2;
             a_z[z] = pow(base, zeta);
-            da_z[z] = zeta * pow(base, zeta - 1) * (-sin(phase) / 2);
+            /* zeta base^(zeta - 1) as zeta base^zeta / base: one pow a term, not two */
+            da_z[z] = base > 0 ? zeta * (a_z[z] / base) * (-sin(phase) / 2) : (TO)0;
         }
         const TO mean_d = (da + db) / 2;
         TO s_ab = 0, s_dtheta = 0, s_dmean = 0;

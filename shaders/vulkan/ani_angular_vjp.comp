@@ -50,7 +50,8 @@ void main()
             const TO phase = theta - TO(in5[z]);
             const TO base = (1 + cos_(phase)) / 2;
             a_z[z] = pow_(base, zeta);
-            da_z[z] = zeta * pow_(base, zeta - 1) * (-sin_(phase) / 2);
+            /* zeta base^(zeta - 1) as zeta base^zeta / base: one pow a term, not two */
+            da_z[z] = base > 0 ? zeta * (a_z[z] / base) * (-sin_(phase) / 2) : TO(0);
         }
         const TO mean_d = (da + db) / 2;
         TO s_ab = TO(0), s_dtheta = TO(0), s_dmean = TO(0);
