@@ -190,7 +190,7 @@ typedef struct mlff_stats {
     uint64_t kernel_builds;    /* GPU programs compiled from source (0 on a warm kernel cache) */
     uint64_t kernel_cache_hits;    /* programs loaded from the on-disk kernel cache */
     uint64_t kernel_cache_rejects; /* cache files found invalid (corrupt, stale), deleted, rebuilt */
-    uint64_t device_pair_lists; /* evaluations whose pair lists the device made (GPU cell lists) */
+    uint64_t device_pair_lists; /* passes (plan executions) whose pair lists the device made (GPU cell lists) */
     uint64_t element_plans;     /* graphs made for the set of elements of a batch (one per set in
                                  * use; again after a set was set aside for others) */
     uint64_t nodes_reused;      /* graph nodes not run again: they read nothing that changed since

@@ -23,17 +23,39 @@ typedef struct mlff_symbol_cost {
     size_t total, widest; /* bytes per row */
 } symbol_cost;
 
+/* An atom's pairs: their distances (the host's list), or how many each
+ * cutoff list holds (the device's counts). */
+typedef struct atom_pairs {
+    const double *distances;
+    int64_t n_pairs;
+    const double *cutoffs;
+    const int64_t *counts;
+    int n_lists;
+} atom_pairs;
+
+static int64_t pairs_within(const atom_pairs *p, double cutoff)
+{
+    int64_t within = 0;
+    if (p->distances) {
+        for (int64_t k = 0; k < p->n_pairs; k++)
+            within += p->distances[k] <= cutoff;
+        return within;
+    }
+    for (int l = 0; l < p->n_lists; l++)
+        if (p->cutoffs[l] == cutoff)
+            within = p->counts[l];
+    return within;
+}
+
 /* Rows of every symbol but the atoms that one owned atom adds to a chunk:
  * its pairs and triples, a row of its element and of the atoms by element. */
-static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, const double *distances,
-                      int64_t n_pairs, int64_t *rows)
+static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, const atom_pairs *pairs,
+                      int64_t *rows)
 {
     for (int s = 0; s < n_symbols; s++) {
         const symbol_cost *c = &costs[s];
-        int64_t within = 0;
-        if (c->kind == SYMBOL_PAIRS || c->kind == SYMBOL_TRIPLES)
-            for (int64_t p = 0; p < n_pairs; p++)
-                within += distances[p] <= c->cutoff;
+        const int64_t within =
+            c->kind == SYMBOL_PAIRS || c->kind == SYMBOL_TRIPLES ? pairs_within(pairs, c->cutoff) : 0;
         rows[s] = c->kind == SYMBOL_OWNED     ? 1
                   : c->kind == SYMBOL_ELEMENT ? species == c->element
                   : c->kind == SYMBOL_PAIRS   ? within
@@ -166,8 +188,8 @@ static void sum_block_rows(const void *task, void *extra, int64_t b0, int64_t b1
         const int64_t end = (b + 1) * SUM_BLOCK < j->w->n_atoms ? (b + 1) * SUM_BLOCK : j->w->n_atoms;
         for (int64_t a = b * SUM_BLOCK; a < end; a++) {
             const int64_t p0 = j->c->first_pair[a];
-            atom_rows(j->c->costs, n, j->w->species[a], j->w->pairs.distances + p0, j->c->first_pair[a + 1] - p0,
-                      rows);
+            const atom_pairs pairs = {.distances = j->w->pairs.distances + p0, .n_pairs = j->c->first_pair[a + 1] - p0};
+            atom_rows(j->c->costs, n, j->w->species[a], &pairs, rows);
             for (int y = 0; y < n; y++)
                 sum[y] += rows[y];
         }
@@ -243,7 +265,8 @@ static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, 
     for (int64_t k = 0; k < n_atoms; k++) {
         const int32_t a = c->order[k];
         const int64_t p0 = c->first_pair[a], p1 = c->first_pair[a + 1];
-        atom_rows(costs, n_symbols, w->species[a], w->pairs.distances + p0, p1 - p0, rows);
+        const atom_pairs pairs = {.distances = w->pairs.distances + p0, .n_pairs = p1 - p0};
+        atom_rows(costs, n_symbols, w->species[a], &pairs, rows);
         for (int attempt = 0;; attempt++) {
             /* New atoms: a unless it is a ghost already, and its neighbours not in yet
              * (images of one neighbour counted each: an overestimate). */
@@ -293,10 +316,10 @@ static mlff_status reserve_atoms(mlff_chunks *c, int64_t n, mlff_error *err)
 {
     const int64_t old = c->atoms_capacity;
     void **const arrays[] = {(void **)&c->first_pair, (void **)&c->start, (void **)&c->order, (void **)&c->seen,
-                             (void **)&c->local_of};
+                             (void **)&c->local_of, (void **)&c->slab_at};
     const size_t elems[] = {sizeof *c->first_pair, sizeof *c->start, sizeof *c->order, sizeof *c->seen,
-                            sizeof *c->local_of};
-    if (!mlff_grow_columns(arrays, elems, 5, &c->atoms_capacity, n + 2))
+                            sizeof *c->local_of, sizeof *c->slab_at};
+    if (!mlff_grow_columns(arrays, elems, 6, &c->atoms_capacity, n + 2))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks of %lld atoms",
                          (long long)n);
     for (int64_t a = old; a < c->atoms_capacity; a++) {
@@ -441,6 +464,259 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
     return MLFF_OK;
 }
 
+/*
+ * Chunks of binned atoms (mlff_chunks_plan_binned). The atoms are ordered
+ * by bin, so that each slab of bins (the bins with one coordinate along a
+ * system's first lattice axis) is a run of the order; a chunk owns a run of
+ * the order, and its ghosts are every other atom of the slabs within the
+ * search's reach of the slabs it owns atoms in (a superset of the atoms its
+ * pairs reach), in the systems it owns only in part.
+ */
+typedef struct slab_system {
+    int64_t first, n_slabs, reach; /* its slabs are first .. first + n_slabs - 1 */
+    int periodic;                  /* along the slabs' axis */
+} slab_system;
+
+/* A system a chunk owns in part: the first and last of its slabs the chunk
+ * owns atoms in (numbered within the system), and how many atoms. */
+typedef struct partial_system {
+    int64_t system, xa, xb, owned;
+} partial_system;
+
+/* The systems the chunk owning positions [p0, p1) of the order owns in
+ * part: at most its first and its last. */
+static int partial_systems(const mlff_chunks *c, const int32_t *system, int64_t p0, int64_t p1,
+                           partial_system out[2])
+{
+    int n = 0;
+    const int64_t s0 = system[c->order[p0]], s1 = system[c->order[p1 - 1]];
+    for (int64_t s = s0;; s = s1) {
+        const slab_system *y = &c->slab_systems[s];
+        const int64_t begin = c->slab_first[y->first], end = c->slab_first[y->first + y->n_slabs];
+        const int64_t q0 = p0 > begin ? p0 : begin, q1 = p1 < end ? p1 : end;
+        if (q1 - q0 < end - begin)
+            out[n++] = (partial_system){s, c->slab_at[q0] - y->first, c->slab_at[q1 - 1] - y->first, q1 - q0};
+        if (s == s1)
+            return n;
+    }
+}
+
+/* The slabs (numbered across the batch) within reach of a system's slabs
+ * [xa, xb]: one interval, or two where the reach wraps around a periodic
+ * axis; returns how many. */
+static int slabs_within_reach(const slab_system *y, int64_t xa, int64_t xb, int64_t interval[2][2])
+{
+    const int64_t n = y->n_slabs;
+    int64_t lo = xa - y->reach, hi = xb + y->reach;
+    if (y->periodic && hi - lo + 1 >= n) {
+        lo = 0;
+        hi = n - 1;
+    } else if (!y->periodic) {
+        lo = lo > 0 ? lo : 0;
+        hi = hi < n - 1 ? hi : n - 1;
+    } else if (lo < 0 || hi >= n) { /* [0, the part past the end] and [the part before 0, n) */
+        const int64_t low_end = lo < 0 ? hi : hi - n, high_start = lo < 0 ? lo + n : lo;
+        interval[0][0] = y->first;
+        interval[0][1] = y->first + low_end;
+        interval[1][0] = y->first + high_start;
+        interval[1][1] = y->first + n - 1;
+        return 2;
+    }
+    interval[0][0] = y->first + lo;
+    interval[0][1] = y->first + hi;
+    return 1;
+}
+
+/* The ghosts of the chunk owning positions [p0, p1); written to local when
+ * it is not NULL. Returns how many. */
+static int64_t chunk_ghosts(const mlff_chunks *c, const int32_t *system, int64_t p0, int64_t p1, int32_t *local)
+{
+    partial_system part[2];
+    const int n_parts = partial_systems(c, system, p0, p1, part);
+    int64_t ghosts = 0;
+    for (int k = 0; k < n_parts; k++) {
+        int64_t interval[2][2];
+        const int n = slabs_within_reach(&c->slab_systems[part[k].system], part[k].xa, part[k].xb, interval);
+        for (int i = 0; i < n; i++) {
+            const int64_t q0 = c->slab_first[interval[i][0]], q1 = c->slab_first[interval[i][1] + 1];
+            if (!local) {
+                ghosts += q1 - q0;
+                continue;
+            }
+            for (int64_t q = q0; q < q1; q++)
+                if (q < p0 || q >= p1)
+                    local[ghosts++] = c->order[q];
+        }
+        if (!local)
+            ghosts -= part[k].owned;
+    }
+    return ghosts;
+}
+
+/* c->order: the atoms by bin (stably); their slabs, and where each slab
+ * begins in the order. */
+static mlff_status order_by_bin(mlff_chunks *c, const mlff_batch *b, const mlff_batch_work *w,
+                                const mlff_cell_census *census, mlff_error *err)
+{
+    const int64_t n_atoms = w->n_atoms, S = b->n_systems;
+    if (!mlff_grow((void **)&c->slab_systems, &c->slab_systems_capacity, S, sizeof *c->slab_systems))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    int64_t n_slabs = 0;
+    for (int64_t s = 0; s < S; s++) {
+        const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * s;
+        c->slab_systems[s] = (slab_system){n_slabs, grid[0], grid[3], grid[6] & 1};
+        n_slabs += grid[0];
+    }
+    const int64_t counters = (census->n_bins > n_slabs ? census->n_bins : n_slabs) + 1;
+    if (!mlff_grow((void **)&c->slab_first, &c->slabs_capacity, counters, sizeof *c->slab_first))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    /* A counting sort by bin (slab_first counting bins for now). */
+    int64_t *first = c->slab_first;
+    memset(first, 0, (size_t)(census->n_bins + 1) * sizeof *first);
+    for (int64_t a = 0; a < n_atoms; a++)
+        first[census->bins[a] + 1]++;
+    for (int64_t k = 0; k < census->n_bins; k++)
+        first[k + 1] += first[k];
+    for (int64_t a = 0; a < n_atoms; a++)
+        c->order[first[census->bins[a]]++] = (int32_t)a;
+    /* Bins are numbered slab by slab, system after system. */
+    memset(first, 0, (size_t)(n_slabs + 1) * sizeof *first);
+    for (int64_t p = 0; p < n_atoms; p++) {
+        const int32_t a = c->order[p];
+        const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * w->system[a];
+        c->slab_at[p] = (int32_t)(c->slab_systems[w->system[a]].first + (census->bins[a] - grid[7]) / (grid[1] * grid[2]));
+        first[c->slab_at[p] + 1]++;
+    }
+    for (int64_t k = 0; k < n_slabs; k++)
+        first[k + 1] += first[k];
+    return MLFF_OK;
+}
+
+/* The binned cut tries blocks of the order whole, summed on the threads. */
+#define CUT_BLOCK 256
+
+typedef struct binned_cut {
+    mlff_chunks *c;
+    const mlff_batch_work *w;
+    const mlff_device_lists *lists;
+    const mlff_cell_census *census;
+    const mlff_chunk_limits *limits;
+    double budget;
+    int n_symbols;
+} binned_cut;
+
+/* The rows of the atom at position p of the order. */
+static void binned_atom_rows(const binned_cut *j, int64_t p, int64_t *rows)
+{
+    const int32_t a = j->c->order[p];
+    int64_t counts[MLFF_DEVICE_LISTS];
+    for (int l = 0; l < j->lists->n_lists; l++)
+        counts[l] = j->census->list_offsets[l][a + 1] - j->census->list_offsets[l][a];
+    const atom_pairs pairs = {.cutoffs = j->lists->cutoff, .counts = counts, .n_lists = j->lists->n_lists};
+    atom_rows(j->c->costs, j->n_symbols, j->w->species[a], &pairs, rows);
+}
+
+static void sum_cut_blocks(const void *task, void *extra, int64_t b0, int64_t b1)
+{
+    (void)extra;
+    const binned_cut *j = task;
+    const int n = j->n_symbols;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t *rows = j->c->block_rows + 2 * n * b, *sum = rows + n;
+        memset(sum, 0, (size_t)n * sizeof *sum);
+        const int64_t end = (b + 1) * CUT_BLOCK < j->w->n_atoms ? (b + 1) * CUT_BLOCK : j->w->n_atoms;
+        for (int64_t p = b * CUT_BLOCK; p < end; p++) {
+            binned_atom_rows(j, p, rows);
+            for (int y = 0; y < n; y++)
+                sum[y] += rows[y];
+        }
+    }
+}
+
+/* Adds positions [p, end) to the chunk that began at p0 (c->rows' sums)
+ * if it still fits: a whole block of the order, or one atom. */
+static int take(const binned_cut *j, int64_t p0, int64_t p, int64_t end)
+{
+    mlff_chunks *c = j->c;
+    const int n = j->n_symbols;
+    int64_t *rows = c->rows, *sum = rows + n;
+    if (j->limits->max_atoms > 0 && end - p0 > j->limits->max_atoms)
+        return 0;
+    if (end - p == 1)
+        binned_atom_rows(j, p, rows);
+    else
+        memcpy(rows, c->block_rows + (2 * (p / CUT_BLOCK) + 1) * n, (size_t)n * sizeof *rows);
+    /* The chunk's atoms (sum[ATOMS] stays 0). */
+    rows[MLFF_SYMBOL_ATOMS] = end - p0 + chunk_ghosts(c, j->w->system, p0, end, NULL);
+    if (!rows_fit(c->costs, n, sum, rows, j->limits, j->budget))
+        return 0;
+    for (int y = 0; y < n; y++)
+        sum[y] += y == MLFF_SYMBOL_ATOMS ? 0 : rows[y];
+    return 1;
+}
+
+/* Greedy cut along the order, as cut() does, with the ghosts the chunk's
+ * slabs bring. Every row count, the atoms' included, only grows as a
+ * chunk takes more of the order, so a block that fits whole may be taken
+ * at once. */
+static mlff_status cut_binned(const binned_cut *j, mlff_error *err)
+{
+    mlff_chunks *c = j->c;
+    const int64_t n_atoms = j->w->n_atoms, n_blocks = (n_atoms + CUT_BLOCK - 1) / CUT_BLOCK;
+    if (!mlff_grow((void **)&c->block_rows, &c->block_rows_capacity, 2 * j->n_symbols * n_blocks,
+                   sizeof *c->block_rows))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    mlff_thread_pool_for(j->w->pool, n_blocks, 2, sum_cut_blocks, j, NULL);
+    memset(c->rows + j->n_symbols, 0, (size_t)j->n_symbols * sizeof *c->rows);
+    c->n_chunks = 0;
+    c->start[0] = 0;
+    for (int64_t p = 0, p0 = 0; p < n_atoms;) {
+        const int block = p % CUT_BLOCK == 0 && p + CUT_BLOCK <= n_atoms;
+        if (block && take(j, p0, p, p + CUT_BLOCK)) {
+            p += CUT_BLOCK;
+        } else if (take(j, p0, p, p + 1)) {
+            p++;
+        } else if (p == p0) {
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
+                             "one atom with its neighbours needs more than the device allows "
+                             "(budget %.0f MB, largest buffer %zu MB)", j->budget / 1e6, j->limits->max_buffer >> 20);
+        } else { /* the atom at p begins the next chunk */
+            c->start[++c->n_chunks] = p0 = p;
+            memset(c->rows + j->n_symbols, 0, (size_t)j->n_symbols * sizeof *c->rows);
+        }
+    }
+    c->start[++c->n_chunks] = n_atoms;
+    return MLFF_OK;
+}
+
+mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                                    const mlff_chunk_limits *limits, const mlff_batch *b, const mlff_batch_work *w,
+                                    const mlff_device_lists *lists, const mlff_cell_census *census, mlff_error *err)
+{
+    forget_view(c);
+    double budget;
+    mlff_status s = reserve_atoms(c, w->n_atoms, err);
+    if (s == MLFF_OK)
+        s = find_budget(c, g, plan, limits, b, &budget, err);
+    if (s == MLFF_OK)
+        s = order_by_bin(c, b, w, census, err);
+    const binned_cut j = {c, w, lists, census, limits, budget, g->n_symbols};
+    return s == MLFF_OK ? cut_binned(&j, err) : s;
+}
+
+mlff_status mlff_chunks_select_binned(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err)
+{
+    forget_view(c);
+    const int64_t p0 = c->start[k], p1 = c->start[k + 1], n_owned = p1 - p0;
+    const int64_t n_atoms = n_owned + chunk_ghosts(c, w->system, p0, p1, NULL);
+    if (!mlff_grow((void **)&c->local, &c->local_capacity, n_atoms, sizeof *c->local))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
+    memcpy(c->local, c->order + p0, (size_t)n_owned * sizeof *c->local);
+    chunk_ghosts(c, w->system, p0, p1, c->local + n_owned);
+    c->view = (mlff_atom_view){.n_owned = n_owned, .n_atoms = n_atoms, .batch_atom = c->local};
+    return MLFF_OK;
+}
+
 void mlff_chunks_forget_plan(mlff_chunks *c)
 {
     free(c->costs);
@@ -458,6 +734,9 @@ void mlff_chunks_free(mlff_chunks *c)
     free(c->first_pair);
     free(c->local_of);
     free(c->seen);
+    free(c->slab_at);
+    free(c->slab_first);
+    free(c->slab_systems);
     free(c->local);
     free(c->pairs);
     free(c->images);

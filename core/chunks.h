@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "../backends/backend.h"
+#include "../backends/common/device_cells.h"
 #include "batch.h"
 #include "graph.h"
 #include "plan.h"
@@ -32,6 +33,12 @@ typedef struct mlff_chunks {
     int32_t *local_of;       /* batch atom -> index in the current chunk, or -1 */
     int64_t *seen, generation; /* the cut's marks: seen[a] == generation when a is in the chunk being cut */
     int64_t atoms_capacity, chunks_capacity;
+    /* Chunks of binned atoms (mlff_chunks_plan_binned): */
+    int32_t *slab_at;        /* per position of the order: its slab, numbered across the batch */
+    int64_t *slab_first;     /* where each slab begins in the order */
+    int64_t slabs_capacity;
+    struct slab_system *slab_systems;
+    int64_t slab_systems_capacity;
     mlff_atom_view view;     /* the current chunk */
     int32_t *local;          /* its local -> batch atoms */
     int32_t *pairs, *images; /* its pair list in local indices */
@@ -63,6 +70,22 @@ mlff_status mlff_chunks_whole_fits(mlff_chunks *c, const mlff_graph *g, const ml
 /* Makes c->view the atoms and pairs of chunk k (after mlff_chunks_plan with
  * more than one chunk). */
 mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err);
+
+/*
+ * The same for a batch whose pair lists the device makes: cut from what
+ * the device's count of the whole batch found (census: each atom's bin and
+ * its pairs in each of the graph's lists), without a pair list on the host.
+ * A chunk owns a run of the atoms in bin order; its ghosts are the other
+ * atoms of the slabs of bins within the search's reach (whose pairs the
+ * device lists again for the chunk).
+ */
+mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
+                                    const mlff_chunk_limits *limits, const mlff_batch *b, const mlff_batch_work *w,
+                                    const mlff_device_lists *lists, const mlff_cell_census *census, mlff_error *err);
+
+/* Makes c->view the atoms of chunk k of mlff_chunks_plan_binned (without
+ * pairs: the device lists them). */
+mlff_status mlff_chunks_select_binned(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err);
 
 /* Drops the costs found for one plan: the next call plans for another. */
 void mlff_chunks_forget_plan(mlff_chunks *c);

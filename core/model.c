@@ -298,10 +298,11 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
     phase_done(m, PHASE_BIND, "host: plan bound to the sizes", &t);
     for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
-        /* The device's lists are symmetric by construction (cell_lists.cl):
-         * their pair gradients need no sort by neighbour. */
+        /* The device's lists of a whole batch are symmetric by construction
+         * (cell_lists.cl): their pair gradients need no sort by neighbour. A
+         * chunk's are not: its ghosts' pairs are not listed. */
         if (gt->kind == MLFF_TENSOR_INPUT && gt->role == MLFF_INPUT_PAIRS)
-            mlff_plan_set_symmetric(plan, t, mlff_batch_made_on_device(g, v, t));
+            mlff_plan_set_symmetric(plan, t, mlff_batch_made_on_device(g, v, t) && v->n_owned == v->n_atoms);
         if (gt->kind != MLFF_TENSOR_INPUT || mlff_batch_made_on_device(g, v, t))
             continue;
         const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)m->work.positions
@@ -353,73 +354,149 @@ static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_a
     return run_filled(m, v, outputs, energies, forces, cell_forces);
 }
 
-/* The batch chunk by chunk: each chunk's results added to the batch's. */
+/* Zeroes the batch's results, to which its chunks' are added. */
+static void clear_results(const mlff_batch *batch, int64_t n_atoms, double *energies, double *forces,
+                          double *cell_forces)
+{
+    if (energies)
+        memset(energies, 0, (size_t)batch->n_systems * sizeof *energies);
+    if (forces)
+        memset(forces, 0, (size_t)n_atoms * 3 * sizeof *forces);
+    if (cell_forces)
+        memset(cell_forces, 0, (size_t)batch->n_systems * 9 * sizeof *cell_forces);
+}
+
+/* Runs a chunk (its inputs filled) and adds its results to the batch's. */
+static mlff_status run_chunk(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, unsigned outputs,
+                             double *energies, double *forces, double *cell_forces)
+{
+    const int64_t n_systems = batch->n_systems;
+    const size_t bytes = (size_t)(10 * n_systems + 3 * v->n_atoms) * sizeof(double);
+    double *part = mlff_host_array_reserve(&m->chunk_results, bytes, &m->ctx->error);
+    if (!part)
+        return m->ctx->error.status;
+    double *e = energies ? part : NULL, *cf = cell_forces ? part + n_systems : NULL;
+    double *f = forces ? part + 10 * n_systems : NULL;
+    mlff_status s = run_filled(m, v, outputs, e, f, cf);
+    if (s != MLFF_OK)
+        return s;
+    for (int64_t y = 0; e && y < n_systems; y++)
+        energies[y] += e[y];
+    for (int64_t y = 0; cf && y < 9 * n_systems; y++)
+        cell_forces[y] += cf[y];
+    for (int64_t l = 0; f && l < v->n_atoms; l++)
+        for (int d = 0; d < 3; d++)
+            forces[3 * (int64_t)v->batch_atom[l] + d] += f[3 * l + d];
+    return MLFF_OK;
+}
+
+/* The batch chunk by chunk, with the host's pair lists. */
 static mlff_status run_chunks(mlff_model *m, const mlff_batch *batch, unsigned outputs, double *energies,
                               double *forces, double *cell_forces)
 {
     mlff_error *err = &m->ctx->error;
-    const int64_t n_atoms = m->work.n_atoms, n_systems = batch->n_systems;
-    if (energies)
-        memset(energies, 0, (size_t)n_systems * sizeof *energies);
-    if (forces)
-        memset(forces, 0, (size_t)n_atoms * 3 * sizeof *forces);
-    if (cell_forces)
-        memset(cell_forces, 0, (size_t)n_systems * 9 * sizeof *cell_forces);
+    clear_results(batch, m->work.n_atoms, energies, forces, cell_forces);
     mlff_status s = MLFF_OK;
     for (int64_t k = 0; k < m->chunks.n_chunks && s == MLFF_OK; k++) {
-        if ((s = mlff_chunks_select(&m->chunks, k, &m->work, err)) != MLFF_OK)
-            break;
-        const mlff_atom_view *v = &m->chunks.view;
-        const size_t bytes = (size_t)(10 * n_systems + 3 * v->n_atoms) * sizeof(double);
-        double *part = mlff_host_array_reserve(&m->chunk_results, bytes, err);
-        if (!part)
-            return err->status;
-        double *e = energies ? part : NULL, *cf = cell_forces ? part + n_systems : NULL;
-        double *f = forces ? part + 10 * n_systems : NULL;
-        if ((s = run_view(m, batch, v, outputs, e, f, cf)) != MLFF_OK)
-            break;
-        for (int64_t y = 0; e && y < n_systems; y++)
-            energies[y] += e[y];
-        for (int64_t y = 0; cf && y < 9 * n_systems; y++)
-            cell_forces[y] += cf[y];
-        for (int64_t l = 0; f && l < v->n_atoms; l++)
-            for (int d = 0; d < 3; d++)
-                forces[3 * (int64_t)v->batch_atom[l] + d] += f[3 * l + d];
+        double t = mlff_seconds();
+        if ((s = mlff_chunks_select(&m->chunks, k, &m->work, err)) == MLFF_OK)
+            s = mlff_batch_fill(m->active->graph, batch, &m->chunks.view, &m->work, err);
+        phase_done(m, PHASE_FILL, "host: inputs", &t);
+        if (s == MLFF_OK)
+            s = run_chunk(m, batch, &m->chunks.view, outputs, energies, forces, cell_forces);
     }
     return s;
 }
 
+/* The pairs of a view (the whole batch, or a chunk's atoms) counted on
+ * the device, and its inputs filled; *listed is 0 when the device cannot
+ * list them, *fits whether the view fits one pass. */
+static mlff_status count_on_device(mlff_model *m, const mlff_batch *batch, const mlff_cell_atoms *atoms,
+                                   const mlff_atom_view *v, const mlff_chunk_limits *limits, int *listed, int *fits)
+{
+    mlff_error *err = &m->ctx->error;
+    mlff_model_plan *p = m->active;
+    double t = mlff_seconds();
+    *fits = 0;
+    mlff_status s = mlff_device_cells_count_lists(m->device_cells, batch, atoms, &p->device_lists.lists, listed, err);
+    if (s != MLFF_OK || !*listed)
+        return s;
+    phase_done(m, PHASE_SEARCH, "pair search", &t);
+    if ((s = mlff_batch_fill(p->graph, batch, v, &m->work, err)) == MLFF_OK)
+        s = mlff_chunks_whole_fits(&m->chunks, p->graph, p->plan, limits, batch, m->work.symbols, fits, err);
+    phase_done(m, PHASE_FILL, "host: inputs", &t);
+    return s;
+}
+
 /*
- * The whole batch with the graph's pair lists made on the device (cell
- * lists, device_cells.h): nothing per pair crosses the bus. Only without a
- * skin (a skin keeps the host's list between calls); *done stays 0 when the
- * host's search must run instead: the batch needs more than one pass, or
- * the device saw something (atoms too close) that the host must judge.
+ * The batch chunk by chunk, each chunk's pair lists made on the device
+ * (mlff_chunks_plan_binned), after a count of the whole batch's. *done
+ * stays 0 when the device cannot list a chunk's pairs or a chunk does not
+ * fit after all: the host's search then takes over.
+ */
+static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, unsigned outputs,
+                                     const mlff_chunk_limits *limits, double *energies, double *forces,
+                                     double *cell_forces, int *done)
+{
+    mlff_context *ctx = m->ctx;
+    mlff_model_plan *p = m->active;
+    mlff_chunks *chunks = &m->chunks;
+    double t = mlff_seconds();
+    mlff_cell_census census;
+    mlff_status s = mlff_device_cells_census(m->device_cells, &census, &ctx->error);
+    if (s == MLFF_OK)
+        s = mlff_chunks_plan_binned(chunks, p->graph, p->plan, limits, batch, &m->work, &p->device_lists.lists,
+                                    &census, &ctx->error);
+    if (s != MLFF_OK)
+        return s;
+    phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
+    /* The plan kept the cap on owned atoms; a chunk's atoms include its ghosts. */
+    mlff_chunk_limits chunk_limits = *limits;
+    chunk_limits.max_atoms = 0;
+    clear_results(batch, m->work.n_atoms, energies, forces, cell_forces);
+    for (int64_t k = 0; k < chunks->n_chunks; k++) {
+        if ((s = mlff_chunks_select_binned(chunks, k, &m->work, &ctx->error)) != MLFF_OK)
+            return s;
+        mlff_atom_view v = chunks->view;
+        v.device_lists = &p->device_lists;
+        const mlff_cell_atoms atoms = {v.n_atoms, v.n_owned, v.batch_atom, m->work.system};
+        int listed, fits;
+        if ((s = count_on_device(m, batch, &atoms, &v, &chunk_limits, &listed, &fits)) != MLFF_OK || !listed ||
+            !fits)
+            return s;
+        ctx->stats.neighbor_builds++;
+        ctx->stats.device_pair_lists++;
+        if ((s = run_chunk(m, batch, &v, outputs, energies, forces, cell_forces)) != MLFF_OK)
+            return s;
+    }
+    *done = 1;
+    return MLFF_OK;
+}
+
+/*
+ * The batch with the graph's pair lists made on the device (cell lists,
+ * device_cells.h), in one pass or in chunks: nothing per pair crosses the
+ * bus. Only without a skin (a skin keeps the host's list between calls);
+ * *done stays 0 when the host's search must run instead: the device saw
+ * something (atoms too close) that the host must judge.
  */
 static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch, unsigned outputs,
                                          const mlff_chunk_limits *limits, double *energies, double *forces,
                                          double *cell_forces, int *done)
 {
     mlff_context *ctx = m->ctx;
-    mlff_error *err = &ctx->error;
     mlff_batch_work *w = &m->work;
-    mlff_model_plan *p = m->active;
     *done = 0;
     w->pool = ctx->pool;
-    double t = mlff_seconds();
-    int usable = 0;
-    mlff_status s = mlff_device_cells_count_lists(m->device_cells, batch, &p->device_lists.lists, &usable, err);
-    if (s != MLFF_OK || !usable)
+    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms,
+                                  .device_lists = &m->active->device_lists};
+    int listed, fits;
+    mlff_status s = count_on_device(m, batch, NULL, &whole, limits, &listed, &fits);
+    if (s != MLFF_OK || !listed)
         return s;
-    phase_done(m, PHASE_SEARCH, "pair search", &t);
-    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms, .device_lists = &p->device_lists};
-    int fits = 0;
-    if ((s = mlff_batch_fill(p->graph, batch, &whole, w, err)) == MLFF_OK)
-        s = mlff_chunks_whole_fits(&m->chunks, p->graph, p->plan, limits, batch, w->symbols, &fits, err);
-    if (s != MLFF_OK || !fits)
-        return s;
-    phase_done(m, PHASE_FILL, "host: inputs", &t);
     w->pairs.valid = 0; /* the host's list is not this batch's */
+    if (!fits)
+        return run_device_chunks(m, batch, outputs, limits, energies, forces, cell_forces, done);
     ctx->stats.neighbor_builds++;
     ctx->stats.device_pair_lists++;
     *done = 1;

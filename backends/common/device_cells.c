@@ -14,7 +14,10 @@
  * A graph's cutoff lists (mlff_device_cells_count_lists and _write_lists)
  * take steps 1-4 with the lists' pairs counted too, their offsets and the
  * triple bases summed on the host, and one cell_pairs over all atoms that
- * writes the lists into the graph's buffers.
+ * writes the lists into the graph's buffers. A chunk of a batch
+ * (mlff_cell_atoms) is searched the same way over its own atoms, in its
+ * order: all of them binned, cell_count and cell_pairs run over the owned
+ * atoms only.
  *
  * The buffers, in mlff_cell_buffer order (int and float are 32 bits):
  *   PARAMS           int[10]: first atom of the range; a flag cell_pairs sets
@@ -48,7 +51,7 @@
 #include "segments.h"
 
 #define SYS_REALS 28
-#define SYS_INTS 8
+#define SYS_INTS MLFF_CELL_GRID_INTS
 /* The device's rounding, relative to the lengths involved, is covered
  * about a hundred times over. */
 #define FLOAT_SLACK 1e-5
@@ -70,6 +73,12 @@ enum {
  * limit in double, MLFF_MIN_DISTANCE, with room for float rounding). */
 #define CLOSEST (MLFF_MIN_DISTANCE * 1.001)
 
+/* Local atoms [l0, l1) of one system: a system's atoms are one run in a
+ * whole batch, two in a chunk (owned atoms, then ghosts). */
+typedef struct system_run {
+    int64_t system, l0, l1;
+} system_run;
+
 struct mlff_device_cells {
     const mlff_backend_iface *iface;
     mlff_backend *be;
@@ -87,6 +96,16 @@ struct mlff_device_cells {
     int64_t systems_capacity;
     int32_t *bins; /* zeros: the bins' counts before cell_bin */
     int64_t bins_capacity;
+    /* The atoms searched: local atom l is batch atom atom_of[l] (NULL: the
+     * whole batch); the first `centers` have their pairs listed. */
+    const int32_t *atom_of, *system_of;
+    int64_t n_atoms, centers, n_bins;
+    double *local_positions; /* a chunk's, in its order */
+    int64_t local_capacity;
+    system_run *runs;
+    int64_t n_runs, runs_capacity;
+    int32_t *atom_bins; /* the census's bins (4 ints an atom as read) */
+    int64_t atom_bins_capacity;
     int32_t params[PARAMS];      /* as last written by count_pairs */
     int32_t list_params[PARAMS]; /* ... and by mlff_device_cells_write_lists */
     int32_t checked_params[PARAMS]; /* read back after the graph */
@@ -129,6 +148,9 @@ void mlff_device_cells_free(mlff_device_cells *c)
     free(c->bins);
     free(c->counts);
     free(c->offsets);
+    free(c->local_positions);
+    free(c->runs);
+    free(c->atom_bins);
     free(c);
 }
 
@@ -227,31 +249,40 @@ static mlff_status run(mlff_device_cells *c, mlff_cell_kernel k, int64_t items, 
     return run_with(c, k, items, NULL, err);
 }
 
-/* Step 1 for system s: its rows of SYSTEM_REALS and SYSTEM_INTS, and its
- * atoms' positions; *n_bins advances past its bins. */
-static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, int64_t s, double cutoff,
+/* Step 1 for the system of runs[0 .. n_runs) (positions at pos, by
+ * local atom): its rows of SYSTEM_REALS and SYSTEM_INTS, and its atoms'
+ * positions; *n_bins advances past its bins. */
+static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, const double *pos,
+                                   const system_run *runs, int64_t n_runs, double cutoff,
                                    const mlff_device_lists *lists, int64_t *n_bins, mlff_error *err)
 {
-    const int64_t first = b->system_offsets[s], n = b->system_offsets[s + 1] - first;
+    const int64_t s = runs[0].system;
     float *reals = c->sys_reals + SYS_REALS * s;
     int32_t *ints = c->sys_ints + SYS_INTS * s;
-    memset(reals, 0, SYS_REALS * sizeof *reals);
-    memset(ints, 0, SYS_INTS * sizeof *ints);
-    if (n == 0)
-        return MLFF_OK;
     mlff_cell_grid g;
     mlff_status st = mlff_cell_grid_lattice(b, s, &g, err);
     if (st != MLFF_OK)
         return st;
-    const double *pos = b->positions + 3 * first;
-    double lo[3], hi[3], magnitude;
-    if ((st = mlff_cell_grid_wrap(&g, pos, n, s, NULL, NULL, lo, hi, &magnitude, c->pool, err)) != MLFF_OK)
-        return st;
-    for (int64_t a = 0; a < n; a++) {
-        float *p = c->positions + 4 * (first + a);
-        for (int d = 0; d < 3; d++)
-            p[d] = (float)pos[3 * a + d];
-        p[3] = (float)s;
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, magnitude = 0.0;
+    int64_t n = 0;
+    for (int64_t r = 0; r < n_runs; r++) {
+        const int64_t l0 = runs[r].l0, count = runs[r].l1 - l0;
+        double run_lo[3], run_hi[3], run_magnitude;
+        if ((st = mlff_cell_grid_wrap(&g, pos + 3 * l0, count, s, NULL, NULL, run_lo, run_hi, &run_magnitude,
+                                      c->pool, err)) != MLFF_OK)
+            return st;
+        for (int k = 0; k < 3; k++) {
+            lo[k] = fmin(lo[k], run_lo[k]);
+            hi[k] = fmax(hi[k], run_hi[k]);
+        }
+        magnitude = fmax(magnitude, run_magnitude);
+        for (int64_t l = l0; l < l0 + count; l++) {
+            float *p = c->positions + 4 * l;
+            for (int d = 0; d < 3; d++)
+                p[d] = (float)pos[3 * l + d];
+            p[3] = (float)s;
+        }
+        n += count;
     }
     /* |m . H| over the images within reach of the radius (a bound: the bins are not known yet). */
     double image_length = 0.0;
@@ -283,17 +314,65 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, in
     return MLFF_OK;
 }
 
+static int by_system(const void *x, const void *y)
+{
+    const system_run *a = x, *b = y;
+    return a->system != b->system ? (a->system > b->system) - (a->system < b->system)
+                                  : (a->l0 > b->l0) - (a->l0 < b->l0);
+}
+
+/* c->runs: the runs of the atoms searched, by system; and their positions
+ * in local order (*pos). */
+static mlff_status find_runs(mlff_device_cells *c, const mlff_batch *b, const double **pos, mlff_error *err)
+{
+    const int64_t S = b->n_systems;
+    c->n_runs = 0;
+    if (!mlff_grow((void **)&c->runs, &c->runs_capacity, c->atom_of ? 2 * S : S, sizeof *c->runs))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    *pos = b->positions;
+    if (!c->atom_of) {
+        for (int64_t s = 0; s < S; s++)
+            if (b->system_offsets[s + 1] > b->system_offsets[s])
+                c->runs[c->n_runs++] = (system_run){s, b->system_offsets[s], b->system_offsets[s + 1]};
+        return MLFF_OK;
+    }
+    if (!mlff_grow((void **)&c->local_positions, &c->local_capacity, 3 * c->n_atoms, sizeof *c->local_positions))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    for (int64_t l = 0; l < c->n_atoms; l++) {
+        const int64_t a = c->atom_of[l], s = c->system_of[a];
+        memcpy(c->local_positions + 3 * l, b->positions + 3 * a, 3 * sizeof(double));
+        system_run *last = c->n_runs ? &c->runs[c->n_runs - 1] : NULL;
+        if (last && last->system == s && last->l1 == l) {
+            last->l1++;
+        } else {
+            if (c->n_runs == 2 * S)
+                return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: a chunk's atoms out of order");
+            c->runs[c->n_runs++] = (system_run){s, l, l + 1};
+        }
+    }
+    qsort(c->runs, (size_t)c->n_runs, sizeof *c->runs, by_system);
+    *pos = c->local_positions;
+    return MLFF_OK;
+}
+
 /* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
 static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, double cutoff,
                                   const mlff_device_lists *lists, int *on_host, mlff_error *err)
 {
-    const int64_t S = b->n_systems, n = b->system_offsets[S];
+    const int64_t S = b->n_systems, n = c->n_atoms;
     int64_t n_bins = 0;
-    mlff_status s = MLFF_OK;
-    for (int64_t k = 0; k < S && s == MLFF_OK; k++)
-        s = describe_system(c, b, k, cutoff, lists, &n_bins, err);
+    const double *pos = b->positions;
+    mlff_status s = find_runs(c, b, &pos, err);
+    memset(c->sys_reals, 0, (size_t)S * SYS_REALS * sizeof *c->sys_reals);
+    memset(c->sys_ints, 0, (size_t)S * SYS_INTS * sizeof *c->sys_ints);
+    for (int64_t r0 = 0, r1; r0 < c->n_runs && s == MLFF_OK; r0 = r1) {
+        for (r1 = r0 + 1; r1 < c->n_runs && c->runs[r1].system == c->runs[r0].system; r1++)
+            ;
+        s = describe_system(c, b, pos, c->runs + r0, r1 - r0, cutoff, lists, &n_bins, err);
+    }
     if (s != MLFF_OK)
         return s;
+    c->n_bins = n_bins;
     if (!fits(c, (size_t)n * 16) || !fits(c, (size_t)S * SYS_REALS * 4) || !fits(c, (size_t)n_bins * 4) ||
         !fits(c, (size_t)(n + 1) * 16) || n_bins > INT32_MAX) {
         *on_host = 1;
@@ -374,17 +453,22 @@ static mlff_status write_range(mlff_device_cells *c, int64_t a0, int64_t a1, mlf
     return s;
 }
 
-/* Steps 1-4: the batch's atoms binned and their pairs counted (the lists'
- * too where lists is not NULL). *on_host: the batch is not for the device. */
-static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, double cutoff,
-                               const mlff_device_lists *lists, int *on_host, mlff_error *err)
+/* Steps 1-4: the atoms binned (the batch's, or the chunk's `atoms`) and
+ * their pairs counted (the lists' too where lists is not NULL). *on_host:
+ * they are not for the device. */
+static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, const mlff_cell_atoms *atoms,
+                               double cutoff, const mlff_device_lists *lists, int *on_host, mlff_error *err)
 {
     *on_host = 1;
     int64_t largest;
     mlff_status s = mlff_neighbors_check(b, cutoff, &largest, err);
-    const int64_t S = b->n_systems, n = S > 0 ? b->system_offsets[S] : 0;
+    const int64_t S = b->n_systems, n = atoms ? atoms->n_atoms : S > 0 ? b->system_offsets[S] : 0;
     if (s != MLFF_OK || n == 0 || S >= MAX_SYSTEMS || n >= INT32_MAX)
         return s;
+    c->atom_of = atoms ? atoms->batch_atom : NULL;
+    c->system_of = atoms ? atoms->system : NULL;
+    c->n_atoms = n;
+    c->centers = atoms ? atoms->n_owned : n;
     void **const atom_columns[] = {(void **)&c->positions, (void **)&c->counts, (void **)&c->offsets};
     const size_t atom_sizes[] = {4 * sizeof(float), 4 * sizeof(int32_t), sizeof(int64_t)};
     void **const system_columns[] = {(void **)&c->sys_reals, (void **)&c->sys_ints};
@@ -395,7 +479,7 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, double
     *on_host = 0;
     if ((s = sort_into_bins(c, b, cutoff, lists, on_host, err)) != MLFF_OK || *on_host)
         return s;
-    return run(c, MLFF_CELL_COUNT, n, err);
+    return run(c, MLFF_CELL_COUNT, c->centers, err);
 }
 
 mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, double cutoff,
@@ -405,7 +489,7 @@ mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, d
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
     list->n_pairs = 0;
     int on_host;
-    mlff_status s = count_pairs(c, b, cutoff, NULL, &on_host, err);
+    mlff_status s = count_pairs(c, b, NULL, cutoff, NULL, &on_host, err);
     if (s != MLFF_OK || on_host)
         return s != MLFF_OK ? s : mlff_neighbors_build(b, cutoff, c->pool, list, err);
     const int64_t n = b->system_offsets[b->n_systems];
@@ -439,18 +523,18 @@ mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, d
     return s;
 }
 
-mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch *b, mlff_device_lists *lists,
-                                          int *usable, mlff_error *err)
+mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch *b, const mlff_cell_atoms *atoms,
+                                          mlff_device_lists *lists, int *usable, mlff_error *err)
 {
     *usable = 0;
     double cutoff = 0.0;
     for (int l = 0; l < lists->n_lists; l++)
         cutoff = lists->cutoff[l] > cutoff ? lists->cutoff[l] : cutoff;
     int on_host;
-    mlff_status s = count_pairs(c, b, cutoff, lists, &on_host, err);
+    mlff_status s = count_pairs(c, b, atoms, cutoff, lists, &on_host, err);
     if (s != MLFF_OK || on_host)
         return s;
-    const int64_t n = b->system_offsets[b->n_systems], stride = n + 1;
+    const int64_t n = c->n_atoms, stride = n + 1;
     int32_t params[PARAMS];
     if ((s = read_later(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err)) != MLFF_OK ||
         (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
@@ -458,6 +542,9 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         return s;
     if ((s = check_binned(params, err)) != MLFF_OK || params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
         return s;
+    /* Ghosts have no pairs (cell_count left their rows as they were). */
+    for (int l = 0; l < lists->n_lists; l++)
+        memset(c->counts + (l + 1) * stride + c->centers, 0, (size_t)(n - c->centers) * sizeof *c->counts);
     /* Counts become offsets, and the triple list's atoms get their first triple. */
     for (int l = 0; l < lists->n_lists; l++) {
         int32_t *counts = c->counts + (l + 1) * stride, *first_triple = c->counts + 3 * stride;
@@ -494,7 +581,25 @@ mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_devic
     memcpy(c->list_params, c->params, sizeof c->params);
     c->list_params[PARAM_WRITE_LISTS] = 1;
     mlff_status s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->list_params, sizeof c->list_params, err);
-    return s == MLFF_OK ? run_with(c, MLFF_CELL_PAIRS, c->params[PARAM_ATOMS], lists, err) : s;
+    return s == MLFF_OK ? run_with(c, MLFF_CELL_PAIRS, c->centers, lists, err) : s;
+}
+
+mlff_status mlff_device_cells_census(mlff_device_cells *c, mlff_cell_census *census, mlff_error *err)
+{
+    const int64_t n = c->n_atoms;
+    if (c->atom_of)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: a census of a chunk");
+    if (!mlff_grow((void **)&c->atom_bins, &c->atom_bins_capacity, 4 * n, sizeof *c->atom_bins))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    mlff_status s = read(c, MLFF_CELL_BUF_ATOM_BINS, 0, c->atom_bins, (size_t)n * 16, err);
+    if (s != MLFF_OK)
+        return s;
+    for (int64_t a = 0; a < n; a++) /* bin, shift[3] -> bin */
+        c->atom_bins[a] = c->atom_bins[4 * a];
+    *census = (mlff_cell_census){.n_atoms = n, .n_bins = c->n_bins, .bins = c->atom_bins, .grids = c->sys_ints};
+    for (int l = 0; l < MLFF_DEVICE_LISTS; l++)
+        census->list_offsets[l] = c->counts + (l + 1) * (n + 1);
+    return MLFF_OK;
 }
 
 mlff_status mlff_device_cells_read_check(mlff_device_cells *c, mlff_error *err)

@@ -50,12 +50,39 @@ typedef struct mlff_device_lists {
     void *pairs[MLFF_DEVICE_LISTS], *images[MLFF_DEVICE_LISTS], *triple_starts;
 } mlff_device_lists;
 
-/* Bins the batch's atoms and counts each list's pairs. *usable is 0 when
- * the host search must take over: atoms that may be too close, images too
- * far to pack, more pairs or triples than int32 indices or one pass hold;
- * the host's search then says what, if anything, is wrong. */
+/* The atoms of one chunk of a batch (core/chunks.h), in the chunk's own
+ * order: the owned atoms, the only ones whose pairs are listed, then the
+ * ghosts their pairs reach. */
+typedef struct mlff_cell_atoms {
+    int64_t n_atoms, n_owned;
+    const int32_t *batch_atom;  /* local -> batch atom */
+    const int32_t *system;      /* batch atom -> system */
+} mlff_cell_atoms;
+
+/* Bins the batch's atoms (or, with `atoms`, a chunk's) and counts each
+ * list's pairs. *usable is 0 when the host search must take over: atoms
+ * that may be too close, images too far to pack, more pairs or triples
+ * than int32 indices or one pass hold; the host's search then says what,
+ * if anything, is wrong. */
 mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_batch *batch,
-                                          mlff_device_lists *lists, int *usable, mlff_error *err);
+                                          const mlff_cell_atoms *atoms, mlff_device_lists *lists, int *usable,
+                                          mlff_error *err);
+
+/* What the last count of a whole batch found, for cutting it into chunks:
+ * each atom's bin (bins numbered across the batch), each system's grid,
+ * and where each atom's pairs of each list begin. Valid until the next
+ * count. */
+#define MLFF_CELL_GRID_INTS 8
+typedef struct mlff_cell_census {
+    int64_t n_atoms, n_bins;
+    const int32_t *bins;
+    /* Per system: bins along each lattice axis [3] (axis 0 varies slowest
+     * in the bins' numbers), bins the search reaches each way [3], the
+     * periodic axes (bit k), the first bin. */
+    const int32_t *grids;
+    const int32_t *list_offsets[MLFF_DEVICE_LISTS]; /* [n_atoms + 1] */
+} mlff_cell_census;
+mlff_status mlff_device_cells_census(mlff_device_cells *cells, mlff_cell_census *census, mlff_error *err);
 
 /* Writes the lists counted last (the same batch) into their buffers,
  * without waiting: the graph's nodes may follow at once. */

@@ -53,6 +53,36 @@ static int build_batch(test_batch *tb, const char *dir, const char *const *names
     return 1;
 }
 
+/* The batch's last system (a periodic box) as its reps x reps x reps supercell. */
+static int replicate_last(test_batch *tb, int reps)
+{
+    const int64_t s = tb->n_systems - 1, first = tb->offsets[s], n = tb->n_atoms - first;
+    const int64_t total = first + n * reps * reps * reps;
+    int32_t *z = realloc(tb->z, (size_t)total * sizeof *z);
+    double *pos = z ? realloc(tb->pos, (size_t)total * 3 * sizeof *pos) : NULL;
+    tb->z = z ? z : tb->z;
+    tb->pos = pos ? pos : tb->pos;
+    if (!pos)
+        return 0;
+    double *cell = tb->cells + 9 * s;
+    int64_t a = tb->n_atoms;
+    for (int i = 0; i < reps; i++)
+        for (int j = 0; j < reps; j++)
+            for (int k = 0; k < reps; k++) {
+                if (!i && !j && !k)
+                    continue;
+                for (int64_t b = first; b < first + n; b++, a++) {
+                    z[a] = z[b];
+                    for (int d = 0; d < 3; d++)
+                        pos[3 * a + d] = pos[3 * b + d] + i * cell[d] + j * cell[3 + d] + k * cell[6 + d];
+                }
+            }
+    for (int d = 0; d < 9; d++)
+        cell[d] *= reps;
+    tb->n_atoms = tb->offsets[s + 1] = total;
+    return 1;
+}
+
 static void free_batch(test_batch *tb)
 {
     free(tb->z);
@@ -61,7 +91,7 @@ static void free_batch(test_batch *tb)
 
 typedef struct outcome {
     double *energies, *forces, *virials;
-    uint64_t executions;
+    uint64_t executions, device_pair_lists;
 } outcome;
 
 static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const test_batch *tb)
@@ -74,7 +104,7 @@ static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const 
     mlff_context *ctx;
     mlff_model *model = test_open_model_with(&ctx, s);
     outcome o = {calloc((size_t)tb->n_systems, sizeof(double)), calloc((size_t)tb->n_atoms * 3, sizeof(double)),
-                 calloc((size_t)tb->n_systems * 9, sizeof(double)), 0};
+                 calloc((size_t)tb->n_systems * 9, sizeof(double)), 0, 0};
     const mlff_batch b = {tb->n_systems, tb->offsets, tb->z, tb->pos, tb->cells, tb->pbc};
     const mlff_results r = {.energies = o.energies, .forces = o.forces, .virials = o.virials};
     mlff_status status = mlff_compute(model, &b, &r);
@@ -83,6 +113,7 @@ static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const 
     mlff_stats stats;
     mlff_get_stats(ctx, &stats);
     o.executions = stats.plan_executions;
+    o.device_pair_lists = stats.device_pair_lists;
     mlff_context_destroy(ctx);
     return o;
 }
@@ -112,6 +143,12 @@ static void check_same(const char *names_label, const test_batch *tb, mlff_preci
     CHECK(whole.executions == 1, "one pass without a cap (%llu)", (unsigned long long)whole.executions);
     CHECK((int64_t)chunked.executions >= least, "%llu passes, at least %lld expected",
           (unsigned long long)chunked.executions, (long long)least);
+    /* Chunks of a batch the device lists are listed on the device too
+     * (mlff_chunks_plan_binned). */
+    const char *lists = getenv("MLFF_CELL_LISTS");
+    if (lists && !strcmp(lists, "device"))
+        CHECK(chunked.device_pair_lists == chunked.executions, "%llu of %llu passes listed on the device",
+              (unsigned long long)chunked.device_pair_lists, (unsigned long long)chunked.executions);
     CHECK(de <= (f64 ? 1e-9 : 2e-3), "energies differ by %g eV", de);
     CHECK(df <= (f64 ? 1e-9 : 2e-4), "forces differ by %g eV/A", df);
     CHECK(dw <= (f64 ? 1e-8 : 5e-3), "virials differ by %g eV", dw);
@@ -203,6 +240,12 @@ int main(int argc, char **argv)
     if (!build_batch(&tb, argv[1], molecules))
         return 1;
     check_same("molecules", &tb, MLFF_PRECISION_FLOAT64, 1);
+    free_batch(&tb);
+    /* Boxes wide enough for chunks of slabs that do not reach around. */
+    const char *large[] = {"water_cluster_100", "water_box_64", NULL};
+    if (!build_batch(&tb, argv[1], large) || !replicate_last(&tb, 2))
+        return 1;
+    check_same("a cluster and a 2x2x2 box", &tb, MLFF_PRECISION_FLOAT32, 400);
     free_batch(&tb);
     return failures ? 1 : 0;
 }

@@ -400,7 +400,7 @@ static void check_device_lists(const mlff_batch *b, double cutoff, const mlff_ne
         mlff_error_clear(&err);
         int usable = 0;
         char what[1024];
-        mlff_status st = mlff_device_cells_count_lists(device_cells, b, &lists, &usable, &err);
+        mlff_status st = mlff_device_cells_count_lists(device_cells, b, NULL, &lists, &usable, &err);
         snprintf(what, sizeof what, "%s, %d device list(s): counted (%s)", name, n_lists, err.message);
         check(st == MLFF_OK, what);
         if (st != MLFF_OK || !usable)
