@@ -167,33 +167,65 @@ static int rows_fit(const symbol_cost *costs, int n_symbols, const int64_t *sum,
     return bytes <= budget;
 }
 
-/* The whole batch's rows are summed in blocks of atoms on the context's threads. */
-#define SUM_BLOCK 2048
+/*
+ * Rows summed over blocks of positions (atoms, or places in an order) on
+ * the context's threads: c->block_rows holds per block one position's rows
+ * (scratch), then the block's sums. The binned cut takes blocks whole where
+ * they fit.
+ */
+#define ROWS_BLOCK 256
 
-typedef struct rows_job {
-    const mlff_chunks *c;
-    const mlff_batch_work *w;
+typedef void position_rows_fn(const void *source, int64_t p, int64_t *rows);
+
+typedef struct block_sums {
+    int64_t *block_rows;
     int n_symbols;
-    int64_t *block_rows; /* per block: an atom's rows, then the block's sums */
-} rows_job;
+    int64_t n_positions;
+    position_rows_fn *rows_at;
+    const void *source;
+} block_sums;
 
-static void sum_block_rows(const void *task, void *extra, int64_t b0, int64_t b1)
+static void sum_blocks(const void *task, void *extra, int64_t b0, int64_t b1)
 {
     (void)extra;
-    const rows_job *j = task;
+    const block_sums *j = task;
     const int n = j->n_symbols;
     for (int64_t b = b0; b < b1; b++) {
         int64_t *rows = j->block_rows + 2 * n * b, *sum = rows + n;
         memset(sum, 0, (size_t)n * sizeof *sum);
-        const int64_t end = (b + 1) * SUM_BLOCK < j->w->n_atoms ? (b + 1) * SUM_BLOCK : j->w->n_atoms;
-        for (int64_t a = b * SUM_BLOCK; a < end; a++) {
-            const int64_t p0 = j->c->first_pair[a];
-            const atom_pairs pairs = {.distances = j->w->pairs.distances + p0, .n_pairs = j->c->first_pair[a + 1] - p0};
-            atom_rows(j->c->costs, n, j->w->species[a], &pairs, rows);
+        const int64_t end = (b + 1) * ROWS_BLOCK < j->n_positions ? (b + 1) * ROWS_BLOCK : j->n_positions;
+        for (int64_t p = b * ROWS_BLOCK; p < end; p++) {
+            j->rows_at(j->source, p, rows);
             for (int y = 0; y < n; y++)
                 sum[y] += rows[y];
         }
     }
+}
+
+static mlff_status sum_by_block(mlff_chunks *c, mlff_thread_pool *pool, int n_symbols, int64_t n_positions,
+                                position_rows_fn *rows_at, const void *source, mlff_error *err)
+{
+    const int64_t n_blocks = (n_positions + ROWS_BLOCK - 1) / ROWS_BLOCK;
+    if (!mlff_grow((void **)&c->block_rows, &c->block_rows_capacity, 2 * n_symbols * n_blocks, sizeof *c->block_rows))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    const block_sums j = {c->block_rows, n_symbols, n_positions, rows_at, source};
+    mlff_thread_pool_for(pool, n_blocks, 2, sum_blocks, &j, NULL);
+    return MLFF_OK;
+}
+
+typedef struct host_rows {
+    const mlff_chunks *c;
+    const mlff_batch_work *w;
+    int n_symbols;
+} host_rows;
+
+/* The rows of atom a, from the host's pair list. */
+static void host_atom_rows(const void *source, int64_t a, int64_t *rows)
+{
+    const host_rows *h = source;
+    const int64_t p0 = h->c->first_pair[a];
+    const atom_pairs pairs = {.distances = h->w->pairs.distances + p0, .n_pairs = h->c->first_pair[a + 1] - p0};
+    atom_rows(h->c->costs, h->n_symbols, h->w->species[a], &pairs, rows);
 }
 
 /* The whole batch as one chunk (no ghosts): the common case, checked
@@ -204,11 +236,11 @@ static mlff_status whole_batch_fits(mlff_chunks *c, int n_symbols, const mlff_ch
     *fits = 0;
     if (limits->max_atoms > 0 && w->n_atoms > limits->max_atoms)
         return MLFF_OK;
-    const int64_t n_blocks = (w->n_atoms + SUM_BLOCK - 1) / SUM_BLOCK;
-    if (!mlff_grow((void **)&c->block_rows, &c->block_rows_capacity, 2 * n_symbols * n_blocks, sizeof *c->block_rows))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
-    rows_job j = {c, w, n_symbols, c->block_rows};
-    mlff_thread_pool_for(w->pool, n_blocks, 2, sum_block_rows, &j, NULL);
+    const host_rows h = {c, w, n_symbols};
+    mlff_status s = sum_by_block(c, w->pool, n_symbols, w->n_atoms, host_atom_rows, &h, err);
+    if (s != MLFF_OK)
+        return s;
+    const int64_t n_blocks = (w->n_atoms + ROWS_BLOCK - 1) / ROWS_BLOCK;
     int64_t *sum = c->rows + n_symbols;
     memset(sum, 0, (size_t)n_symbols * sizeof *sum);
     for (int64_t b = 0; b < n_blocks; b++)
@@ -315,11 +347,12 @@ static void forget_view(mlff_chunks *c)
 static mlff_status reserve_atoms(mlff_chunks *c, int64_t n, mlff_error *err)
 {
     const int64_t old = c->atoms_capacity;
-    void **const arrays[] = {(void **)&c->first_pair, (void **)&c->start, (void **)&c->order, (void **)&c->seen,
-                             (void **)&c->local_of, (void **)&c->slab_at};
-    const size_t elems[] = {sizeof *c->first_pair, sizeof *c->start, sizeof *c->order, sizeof *c->seen,
-                            sizeof *c->local_of, sizeof *c->slab_at};
-    if (!mlff_grow_columns(arrays, elems, 6, &c->atoms_capacity, n + 2))
+    void **const arrays[] = {(void **)&c->first_pair, (void **)&c->start,   (void **)&c->order,
+                             (void **)&c->seen,       (void **)&c->local_of, (void **)&c->slab_at,
+                             (void **)&c->bin_key};
+    const size_t elems[] = {sizeof *c->first_pair, sizeof *c->start,    sizeof *c->order, sizeof *c->seen,
+                            sizeof *c->local_of,   sizeof *c->slab_at, sizeof *c->bin_key};
+    if (!mlff_grow_columns(arrays, elems, 7, &c->atoms_capacity, n + 2))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks of %lld atoms",
                          (long long)n);
     for (int64_t a = old; a < c->atoms_capacity; a++) {
@@ -466,15 +499,17 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
 
 /*
  * Chunks of binned atoms (mlff_chunks_plan_binned). The atoms are ordered
- * by bin, so that each slab of bins (the bins with one coordinate along a
- * system's first lattice axis) is a run of the order; a chunk owns a run of
- * the order, and its ghosts are every other atom of the slabs within the
- * search's reach of the slabs it owns atoms in (a superset of the atoms its
- * pairs reach), in the systems it owns only in part.
+ * by slab (the bins with one coordinate along a system's lattice axis of
+ * most bins: a thin system is cut along its long axis), then by bin; a
+ * chunk owns a run of that order, and its ghosts are every other atom of
+ * the slabs within the search's reach of the slabs it owns atoms in (a
+ * superset of the atoms its pairs reach), in the systems it owns only in
+ * part.
  */
 typedef struct slab_system {
     int64_t first, n_slabs, reach; /* its slabs are first .. first + n_slabs - 1 */
-    int periodic;                  /* along the slabs' axis */
+    int axis;                      /* the lattice axis across its slabs */
+    int periodic;                  /* along that axis */
 } slab_system;
 
 /* A system a chunk owns in part: the first and last of its slabs the chunk
@@ -553,8 +588,27 @@ static int64_t chunk_ghosts(const mlff_chunks *c, const int32_t *system, int64_t
     return ghosts;
 }
 
-/* c->order: the atoms by bin (stably); their slabs, and where each slab
- * begins in the order. */
+/* The lattice axis of a system's grid with the most bins (the first of equals). */
+static int slab_axis(const int32_t *grid)
+{
+    int axis = 0;
+    for (int k = 1; k < 3; k++)
+        axis = grid[k] > grid[axis] ? k : axis;
+    return axis;
+}
+
+/* A bin (numbered across the batch, the system's axis 0 slowest) numbered
+ * with the slab axis slowest instead; bins of a slab are then a run. */
+static int32_t slab_major_bin(const int32_t *grid, int axis, int32_t bin)
+{
+    const int32_t rel = bin - grid[7];
+    const int32_t at[3] = {rel / (grid[1] * grid[2]), rel / grid[2] % grid[1], rel % grid[2]};
+    const int u = axis == 0 ? 1 : 0, v = axis == 2 ? 1 : 2;
+    return grid[7] + (at[axis] * grid[u] + at[u]) * grid[v] + at[v];
+}
+
+/* c->order: the atoms by slab, then bin (stably); their slabs, and where
+ * each slab begins in the order. */
 static mlff_status order_by_bin(mlff_chunks *c, const mlff_batch *b, const mlff_batch_work *w,
                                 const mlff_cell_census *census, mlff_error *err)
 {
@@ -564,36 +618,40 @@ static mlff_status order_by_bin(mlff_chunks *c, const mlff_batch *b, const mlff_
     int64_t n_slabs = 0;
     for (int64_t s = 0; s < S; s++) {
         const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * s;
-        c->slab_systems[s] = (slab_system){n_slabs, grid[0], grid[3], grid[6] & 1};
-        n_slabs += grid[0];
+        const int axis = slab_axis(grid);
+        c->slab_systems[s] = (slab_system){n_slabs, grid[axis], grid[3 + axis], axis, (grid[6] >> axis) & 1};
+        n_slabs += grid[axis];
     }
     const int64_t counters = (census->n_bins > n_slabs ? census->n_bins : n_slabs) + 1;
     if (!mlff_grow((void **)&c->slab_first, &c->slabs_capacity, counters, sizeof *c->slab_first))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
-    /* A counting sort by bin (slab_first counting bins for now). */
+    for (int64_t a = 0; a < n_atoms; a++) {
+        const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * w->system[a];
+        c->bin_key[a] = slab_major_bin(grid, c->slab_systems[w->system[a]].axis, census->bins[a]);
+    }
+    /* A counting sort by those bins (slab_first counting bins for now). */
     int64_t *first = c->slab_first;
     memset(first, 0, (size_t)(census->n_bins + 1) * sizeof *first);
     for (int64_t a = 0; a < n_atoms; a++)
-        first[census->bins[a] + 1]++;
+        first[c->bin_key[a] + 1]++;
     for (int64_t k = 0; k < census->n_bins; k++)
         first[k + 1] += first[k];
     for (int64_t a = 0; a < n_atoms; a++)
-        c->order[first[census->bins[a]]++] = (int32_t)a;
-    /* Bins are numbered slab by slab, system after system. */
+        c->order[first[c->bin_key[a]]++] = (int32_t)a;
+    /* Bins are now numbered slab by slab, system after system. */
     memset(first, 0, (size_t)(n_slabs + 1) * sizeof *first);
     for (int64_t p = 0; p < n_atoms; p++) {
         const int32_t a = c->order[p];
         const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * w->system[a];
-        c->slab_at[p] = (int32_t)(c->slab_systems[w->system[a]].first + (census->bins[a] - grid[7]) / (grid[1] * grid[2]));
+        const slab_system *y = &c->slab_systems[w->system[a]];
+        const int32_t slab_bins = grid[0] * grid[1] * grid[2] / grid[y->axis];
+        c->slab_at[p] = (int32_t)(y->first + (c->bin_key[a] - grid[7]) / slab_bins);
         first[c->slab_at[p] + 1]++;
     }
     for (int64_t k = 0; k < n_slabs; k++)
         first[k + 1] += first[k];
     return MLFF_OK;
 }
-
-/* The binned cut tries blocks of the order whole, summed on the threads. */
-#define CUT_BLOCK 256
 
 typedef struct binned_cut {
     mlff_chunks *c;
@@ -606,31 +664,15 @@ typedef struct binned_cut {
 } binned_cut;
 
 /* The rows of the atom at position p of the order. */
-static void binned_atom_rows(const binned_cut *j, int64_t p, int64_t *rows)
+static void binned_atom_rows(const void *source, int64_t p, int64_t *rows)
 {
+    const binned_cut *j = source;
     const int32_t a = j->c->order[p];
     int64_t counts[MLFF_DEVICE_LISTS];
     for (int l = 0; l < j->lists->n_lists; l++)
         counts[l] = j->census->list_offsets[l][a + 1] - j->census->list_offsets[l][a];
     const atom_pairs pairs = {.cutoffs = j->lists->cutoff, .counts = counts, .n_lists = j->lists->n_lists};
     atom_rows(j->c->costs, j->n_symbols, j->w->species[a], &pairs, rows);
-}
-
-static void sum_cut_blocks(const void *task, void *extra, int64_t b0, int64_t b1)
-{
-    (void)extra;
-    const binned_cut *j = task;
-    const int n = j->n_symbols;
-    for (int64_t b = b0; b < b1; b++) {
-        int64_t *rows = j->c->block_rows + 2 * n * b, *sum = rows + n;
-        memset(sum, 0, (size_t)n * sizeof *sum);
-        const int64_t end = (b + 1) * CUT_BLOCK < j->w->n_atoms ? (b + 1) * CUT_BLOCK : j->w->n_atoms;
-        for (int64_t p = b * CUT_BLOCK; p < end; p++) {
-            binned_atom_rows(j, p, rows);
-            for (int y = 0; y < n; y++)
-                sum[y] += rows[y];
-        }
-    }
 }
 
 /* Adds positions [p, end) to the chunk that began at p0 (c->rows' sums)
@@ -645,7 +687,7 @@ static int take(const binned_cut *j, int64_t p0, int64_t p, int64_t end)
     if (end - p == 1)
         binned_atom_rows(j, p, rows);
     else
-        memcpy(rows, c->block_rows + (2 * (p / CUT_BLOCK) + 1) * n, (size_t)n * sizeof *rows);
+        memcpy(rows, c->block_rows + (2 * (p / ROWS_BLOCK) + 1) * n, (size_t)n * sizeof *rows);
     /* The chunk's atoms (sum[ATOMS] stays 0). */
     rows[MLFF_SYMBOL_ATOMS] = end - p0 + chunk_ghosts(c, j->w->system, p0, end, NULL);
     if (!rows_fit(c->costs, n, sum, rows, j->limits, j->budget))
@@ -662,18 +704,17 @@ static int take(const binned_cut *j, int64_t p0, int64_t p, int64_t end)
 static mlff_status cut_binned(const binned_cut *j, mlff_error *err)
 {
     mlff_chunks *c = j->c;
-    const int64_t n_atoms = j->w->n_atoms, n_blocks = (n_atoms + CUT_BLOCK - 1) / CUT_BLOCK;
-    if (!mlff_grow((void **)&c->block_rows, &c->block_rows_capacity, 2 * j->n_symbols * n_blocks,
-                   sizeof *c->block_rows))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
-    mlff_thread_pool_for(j->w->pool, n_blocks, 2, sum_cut_blocks, j, NULL);
+    const int64_t n_atoms = j->w->n_atoms;
+    mlff_status s = sum_by_block(c, j->w->pool, j->n_symbols, n_atoms, binned_atom_rows, j, err);
+    if (s != MLFF_OK)
+        return s;
     memset(c->rows + j->n_symbols, 0, (size_t)j->n_symbols * sizeof *c->rows);
     c->n_chunks = 0;
     c->start[0] = 0;
     for (int64_t p = 0, p0 = 0; p < n_atoms;) {
-        const int block = p % CUT_BLOCK == 0 && p + CUT_BLOCK <= n_atoms;
-        if (block && take(j, p0, p, p + CUT_BLOCK)) {
-            p += CUT_BLOCK;
+        const int block = p % ROWS_BLOCK == 0 && p + ROWS_BLOCK <= n_atoms;
+        if (block && take(j, p0, p, p + ROWS_BLOCK)) {
+            p += ROWS_BLOCK;
         } else if (take(j, p0, p, p + 1)) {
             p++;
         } else if (p == p0) {
@@ -735,6 +776,7 @@ void mlff_chunks_free(mlff_chunks *c)
     free(c->local_of);
     free(c->seen);
     free(c->slab_at);
+    free(c->bin_key);
     free(c->slab_first);
     free(c->slab_systems);
     free(c->local);

@@ -35,6 +35,7 @@ typedef struct mlff_chunks {
     int64_t atoms_capacity, chunks_capacity;
     /* Chunks of binned atoms (mlff_chunks_plan_binned): */
     int32_t *slab_at;        /* per position of the order: its slab, numbered across the batch */
+    int32_t *bin_key;        /* per atom: its bin numbered slab by slab */
     int64_t *slab_first;     /* where each slab begins in the order */
     int64_t slabs_capacity;
     struct slab_system *slab_systems;
@@ -75,9 +76,10 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
  * The same for a batch whose pair lists the device makes: cut from what
  * the device's count of the whole batch found (census: each atom's bin and
  * its pairs in each of the graph's lists), without a pair list on the host.
- * A chunk owns a run of the atoms in bin order; its ghosts are the other
- * atoms of the slabs of bins within the search's reach (whose pairs the
- * device lists again for the chunk).
+ * A chunk owns a run of the atoms ordered by slab of bins (across each
+ * system's lattice axis of most bins); its ghosts are the other atoms of
+ * the slabs within the search's reach (whose pairs the device lists again
+ * for the chunk).
  */
 mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
                                     const mlff_chunk_limits *limits, const mlff_batch *b, const mlff_batch_work *w,

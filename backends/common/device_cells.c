@@ -596,7 +596,7 @@ mlff_status mlff_device_cells_census(mlff_device_cells *c, mlff_cell_census *cen
         return s;
     for (int64_t a = 0; a < n; a++) /* bin, shift[3] -> bin */
         c->atom_bins[a] = c->atom_bins[4 * a];
-    *census = (mlff_cell_census){.n_atoms = n, .n_bins = c->n_bins, .bins = c->atom_bins, .grids = c->sys_ints};
+    *census = (mlff_cell_census){.n_bins = c->n_bins, .bins = c->atom_bins, .grids = c->sys_ints};
     for (int l = 0; l < MLFF_DEVICE_LISTS; l++)
         census->list_offsets[l] = c->counts + (l + 1) * (n + 1);
     return MLFF_OK;

@@ -74,7 +74,7 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_b
  * count. */
 #define MLFF_CELL_GRID_INTS 8
 typedef struct mlff_cell_census {
-    int64_t n_atoms, n_bins;
+    int64_t n_bins;
     const int32_t *bins;
     /* Per system: bins along each lattice axis [3] (axis 0 varies slowest
      * in the bins' numbers), bins the search reaches each way [3], the

@@ -9,6 +9,9 @@
  *  - the planner under a small memory budget and buffer limit: every atom is
  *    owned by exactly one chunk, and the tensors of every chunk fit the
  *    limits it was given.
+ * Chunks of a batch whose lists the device makes are cut into slabs of
+ * bins: the 2x2x2 box and a 1x1x4 box (slabs across its long axis) check
+ * them, ghost slabs wrapping around and covering a whole axis included.
  * Usage: test_chunks REFERENCE_DIR
  */
 #include <math.h>
@@ -53,11 +56,11 @@ static int build_batch(test_batch *tb, const char *dir, const char *const *names
     return 1;
 }
 
-/* The batch's last system (a periodic box) as its reps x reps x reps supercell. */
-static int replicate_last(test_batch *tb, int reps)
+/* The batch's last system (a periodic box) as its reps[0] x reps[1] x reps[2] supercell. */
+static int replicate_last(test_batch *tb, const int reps[3])
 {
     const int64_t s = tb->n_systems - 1, first = tb->offsets[s], n = tb->n_atoms - first;
-    const int64_t total = first + n * reps * reps * reps;
+    const int64_t total = first + n * reps[0] * reps[1] * reps[2];
     int32_t *z = realloc(tb->z, (size_t)total * sizeof *z);
     double *pos = z ? realloc(tb->pos, (size_t)total * 3 * sizeof *pos) : NULL;
     tb->z = z ? z : tb->z;
@@ -66,9 +69,9 @@ static int replicate_last(test_batch *tb, int reps)
         return 0;
     double *cell = tb->cells + 9 * s;
     int64_t a = tb->n_atoms;
-    for (int i = 0; i < reps; i++)
-        for (int j = 0; j < reps; j++)
-            for (int k = 0; k < reps; k++) {
+    for (int i = 0; i < reps[0]; i++)
+        for (int j = 0; j < reps[1]; j++)
+            for (int k = 0; k < reps[2]; k++) {
                 if (!i && !j && !k)
                     continue;
                 for (int64_t b = first; b < first + n; b++, a++) {
@@ -78,7 +81,7 @@ static int replicate_last(test_batch *tb, int reps)
                 }
             }
     for (int d = 0; d < 9; d++)
-        cell[d] *= reps;
+        cell[d] *= reps[d / 3];
     tb->n_atoms = tb->offsets[s + 1] = total;
     return 1;
 }
@@ -92,7 +95,21 @@ static void free_batch(test_batch *tb)
 typedef struct outcome {
     double *energies, *forces, *virials;
     uint64_t executions, device_pair_lists;
+    int64_t most_ghosts; /* of a chunk, when the device listed them (-1: not) */
 } outcome;
+
+/* The most ghosts a chunk of the binned plan (the last one made) has. */
+static int64_t most_ghosts(mlff_model *m)
+{
+    int64_t most = 0;
+    for (int64_t k = 0; k < m->chunks.n_chunks; k++) {
+        if (mlff_chunks_select_binned(&m->chunks, k, &m->work, &m->ctx->error) != MLFF_OK)
+            return -1;
+        const int64_t ghosts = m->chunks.view.n_atoms - m->chunks.view.n_owned;
+        most = ghosts > most ? ghosts : most;
+    }
+    return most;
+}
 
 static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const test_batch *tb)
 {
@@ -104,7 +121,7 @@ static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const 
     mlff_context *ctx;
     mlff_model *model = test_open_model_with(&ctx, s);
     outcome o = {calloc((size_t)tb->n_systems, sizeof(double)), calloc((size_t)tb->n_atoms * 3, sizeof(double)),
-                 calloc((size_t)tb->n_systems * 9, sizeof(double)), 0, 0};
+                 calloc((size_t)tb->n_systems * 9, sizeof(double)), 0, 0, -1};
     const mlff_batch b = {tb->n_systems, tb->offsets, tb->z, tb->pos, tb->cells, tb->pbc};
     const mlff_results r = {.energies = o.energies, .forces = o.forces, .virials = o.virials};
     mlff_status status = mlff_compute(model, &b, &r);
@@ -114,6 +131,7 @@ static outcome compute(mlff_precision precision, int64_t max_chunk_atoms, const 
     mlff_get_stats(ctx, &stats);
     o.executions = stats.plan_executions;
     o.device_pair_lists = stats.device_pair_lists;
+    o.most_ghosts = o.executions > 1 && o.device_pair_lists == o.executions ? most_ghosts(model) : -1;
     mlff_context_destroy(ctx);
     return o;
 }
@@ -127,8 +145,9 @@ static void free_outcome(outcome *o)
 
 /* Chunked against one pass. Float32 tolerances: the pairs of an atom are
  * summed in another order when its neighbours are ghosts (ulps of the
- * features, far below the TorchANI tolerances). */
-static void check_same(const char *names_label, const test_batch *tb, mlff_precision precision,
+ * features, far below the TorchANI tolerances). Returns the most ghosts of
+ * a chunk listed on the device (-1: not listed there). */
+static int64_t check_same(const char *names_label, const test_batch *tb, mlff_precision precision,
                        int64_t max_chunk_atoms)
 {
     const int f64 = precision == MLFF_PRECISION_FLOAT64;
@@ -136,9 +155,9 @@ static void check_same(const char *names_label, const test_batch *tb, mlff_preci
     const double de = test_max_diff(whole.energies, chunked.energies, tb->n_systems);
     const double df = test_max_diff(whole.forces, chunked.forces, tb->n_atoms * 3);
     const double dw = test_max_diff(whole.virials, chunked.virials, tb->n_systems * 9);
-    printf("%s, %s, chunks of %lld atoms: %llu passes; |dE| %.2e eV, |dF| %.2e eV/A, |dW| %.2e eV\n",
-           names_label, f64 ? "float64" : "float32", (long long)max_chunk_atoms,
-           (unsigned long long)chunked.executions, de, df, dw);
+    printf("%s, %s, chunks of %lld atoms: %llu passes (at most %lld ghosts); |dE| %.2e eV, |dF| %.2e eV/A, "
+           "|dW| %.2e eV\n", names_label, f64 ? "float64" : "float32", (long long)max_chunk_atoms,
+           (unsigned long long)chunked.executions, (long long)chunked.most_ghosts, de, df, dw);
     const int64_t least = (tb->n_atoms + max_chunk_atoms - 1) / max_chunk_atoms;
     CHECK(whole.executions == 1, "one pass without a cap (%llu)", (unsigned long long)whole.executions);
     CHECK((int64_t)chunked.executions >= least, "%llu passes, at least %lld expected",
@@ -154,8 +173,10 @@ static void check_same(const char *names_label, const test_batch *tb, mlff_preci
     CHECK(dw <= (f64 ? 1e-8 : 5e-3), "virials differ by %g eV", dw);
     for (int64_t s = 0; s < tb->n_systems; s++)
         CHECK(whole.energies[s] < -100.0, "system %lld: implausible energy %g eV", (long long)s, whole.energies[s]);
+    const int64_t most = chunked.most_ghosts;
     free_outcome(&whole);
     free_outcome(&chunked);
+    return most;
 }
 
 /* Bytes of the model's working tensors as bound now, and the largest one. */
@@ -243,9 +264,20 @@ int main(int argc, char **argv)
     free_batch(&tb);
     /* Boxes wide enough for chunks of slabs that do not reach around. */
     const char *large[] = {"water_cluster_100", "water_box_64", NULL};
-    if (!build_batch(&tb, argv[1], large) || !replicate_last(&tb, 2))
+    if (!build_batch(&tb, argv[1], large) || !replicate_last(&tb, (const int[3]){2, 2, 2}))
         return 1;
     check_same("a cluster and a 2x2x2 box", &tb, MLFF_PRECISION_FLOAT32, 400);
+    free_batch(&tb);
+    /* A box long along its third axis (two bins across the others): cut
+     * across that axis when the device lists the chunks. */
+    const char *box[] = {"water_box_64", NULL};
+    if (!build_batch(&tb, argv[1], box) || !replicate_last(&tb, (const int[3]){1, 1, 4}))
+        return 1;
+    const int64_t ghosts = check_same("a 1x1x4 box", &tb, MLFF_PRECISION_FLOAT32, 200);
+    /* Slabs across the first axis would each hold half the box: every
+     * other atom a ghost of every chunk. */
+    CHECK(ghosts < tb.n_atoms / 2, "a chunk of the 1x1x4 box with %lld ghosts of %lld atoms", (long long)ghosts,
+          (long long)tb.n_atoms);
     free_batch(&tb);
     return failures ? 1 : 0;
 }
