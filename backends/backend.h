@@ -120,8 +120,12 @@ typedef struct mlff_memory_limits {
     size_t max_buffer; /* bytes one buffer may have (the device's allocation or binding limit) */
 } mlff_memory_limits;
 
-/* The most any backend puts in one buffer: element indices of every kernel stay within int32. */
-#define MLFF_MAX_BUFFER_BYTES ((size_t)1 << 31)
+/* The most any backend puts in one buffer: under 4 GiB, so that the
+ * elements (4 bytes or more) of a buffer number under 2^30 and every
+ * kernel's int32 index of them, products of rows and columns included,
+ * stays in range (every kernel was checked for it); byte offsets are size_t
+ * on the host and never reach a kernel. */
+#define MLFF_MAX_BUFFER_BYTES (((size_t)1 << 32) - 4096)
 
 /* The cell-list neighbour search on a GPU backend (the host side is
  * backends/common/device_cells.c; the kernels shaders/opencl/cell_lists.cl

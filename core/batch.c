@@ -479,6 +479,16 @@ mlff_atom_view mlff_batch_whole(const mlff_batch_work *w)
     };
 }
 
+/* A view's rows of a per-atom batch array (rows of `bytes`). */
+static void gather_atom_rows(const mlff_batch_work *w, const mlff_atom_view *v, void *dst, const void *src,
+                             size_t bytes)
+{
+    if (v->batch_atom)
+        mlff_thread_pool_gather(w->pool, dst, src, v->batch_atom, v->n_atoms, bytes);
+    else
+        memcpy(dst, src, (size_t)v->n_atoms * bytes);
+}
+
 /* A per-atom input of the view: the batch's values of its atoms. */
 static mlff_status fill_atoms(int t, const int32_t *batch_values, const mlff_atom_view *v,
                               mlff_batch_work *w, mlff_error *err)
@@ -486,8 +496,7 @@ static mlff_status fill_atoms(int t, const int32_t *batch_values, const mlff_ato
     int32_t *values = reserve(w, t, (size_t)v->n_atoms * sizeof(int32_t), err);
     if (!values)
         return err->status;
-    for (int64_t l = 0; l < v->n_atoms; l++)
-        values[l] = batch_values[v->batch_atom ? v->batch_atom[l] : l];
+    gather_atom_rows(w, v, values, batch_values, sizeof *values);
     w->input_dtypes[t] = MLFF_DTYPE_I32;
     return MLFF_OK;
 }
@@ -514,8 +523,7 @@ static mlff_status fill_positions(const mlff_batch *b, int t, const mlff_atom_vi
     double *r = reserve(w, t, (size_t)v->n_atoms * 3 * sizeof(double), err);
     if (!r)
         return err->status;
-    for (int64_t l = 0; l < v->n_atoms; l++)
-        memcpy(r + 3 * l, b->positions + 3 * (int64_t)v->batch_atom[l], 3 * sizeof *r);
+    gather_atom_rows(w, v, r, b->positions, 3 * sizeof *r);
     w->positions = r;
     return MLFF_OK;
 }

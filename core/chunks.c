@@ -607,6 +607,37 @@ static int32_t slab_major_bin(const int32_t *grid, int axis, int32_t bin)
     return grid[7] + (at[axis] * grid[u] + at[u]) * grid[v] + at[v];
 }
 
+typedef struct slab_task {
+    mlff_chunks *c;
+    const mlff_batch_work *w;
+    const mlff_cell_census *census;
+} slab_task;
+
+/* c->bin_key of atoms [a0, a1). */
+static void key_atoms(const void *task, void *extra, int64_t a0, int64_t a1)
+{
+    (void)extra;
+    const slab_task *t = task;
+    for (int64_t a = a0; a < a1; a++) {
+        const int32_t *grid = t->census->grids + MLFF_CELL_GRID_INTS * t->w->system[a];
+        t->c->bin_key[a] = slab_major_bin(grid, t->c->slab_systems[t->w->system[a]].axis, t->census->bins[a]);
+    }
+}
+
+/* c->slab_at of positions [p0, p1) of the order. */
+static void find_slabs(const void *task, void *extra, int64_t p0, int64_t p1)
+{
+    (void)extra;
+    const slab_task *t = task;
+    for (int64_t p = p0; p < p1; p++) {
+        const int32_t a = t->c->order[p];
+        const int32_t *grid = t->census->grids + MLFF_CELL_GRID_INTS * t->w->system[a];
+        const slab_system *y = &t->c->slab_systems[t->w->system[a]];
+        const int32_t slab_bins = grid[0] * grid[1] * grid[2] / grid[y->axis];
+        t->c->slab_at[p] = (int32_t)(y->first + (t->c->bin_key[a] - grid[7]) / slab_bins);
+    }
+}
+
 /* c->order: the atoms by slab, then bin (stably); their slabs, and where
  * each slab begins in the order. */
 static mlff_status order_by_bin(mlff_chunks *c, const mlff_batch *b, const mlff_batch_work *w,
@@ -625,10 +656,8 @@ static mlff_status order_by_bin(mlff_chunks *c, const mlff_batch *b, const mlff_
     const int64_t counters = (census->n_bins > n_slabs ? census->n_bins : n_slabs) + 1;
     if (!mlff_grow((void **)&c->slab_first, &c->slabs_capacity, counters, sizeof *c->slab_first))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
-    for (int64_t a = 0; a < n_atoms; a++) {
-        const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * w->system[a];
-        c->bin_key[a] = slab_major_bin(grid, c->slab_systems[w->system[a]].axis, census->bins[a]);
-    }
+    const slab_task task = {c, w, census};
+    mlff_thread_pool_for(w->pool, n_atoms, MLFF_POOL_ATOMS_SERIAL_BELOW, key_atoms, &task, NULL);
     /* A counting sort by those bins (slab_first counting bins for now). */
     int64_t *first = c->slab_first;
     memset(first, 0, (size_t)(census->n_bins + 1) * sizeof *first);
@@ -639,15 +668,10 @@ static mlff_status order_by_bin(mlff_chunks *c, const mlff_batch *b, const mlff_
     for (int64_t a = 0; a < n_atoms; a++)
         c->order[first[c->bin_key[a]]++] = (int32_t)a;
     /* Bins are now numbered slab by slab, system after system. */
+    mlff_thread_pool_for(w->pool, n_atoms, MLFF_POOL_ATOMS_SERIAL_BELOW, find_slabs, &task, NULL);
     memset(first, 0, (size_t)(n_slabs + 1) * sizeof *first);
-    for (int64_t p = 0; p < n_atoms; p++) {
-        const int32_t a = c->order[p];
-        const int32_t *grid = census->grids + MLFF_CELL_GRID_INTS * w->system[a];
-        const slab_system *y = &c->slab_systems[w->system[a]];
-        const int32_t slab_bins = grid[0] * grid[1] * grid[2] / grid[y->axis];
-        c->slab_at[p] = (int32_t)(y->first + (c->bin_key[a] - grid[7]) / slab_bins);
+    for (int64_t p = 0; p < n_atoms; p++)
         first[c->slab_at[p] + 1]++;
-    }
     for (int64_t k = 0; k < n_slabs; k++)
         first[k + 1] += first[k];
     return MLFF_OK;

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* About 20-50 microseconds of polling before a worker goes to sleep. */
@@ -150,4 +151,26 @@ int mlff_available_threads(void)
         return CPU_COUNT(&set);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+typedef struct row_gather {
+    char *dst;
+    const char *src;
+    const int32_t *index;
+    size_t bytes;
+} row_gather;
+
+static void gather_rows(const void *task, void *extra, int64_t k0, int64_t k1)
+{
+    (void)extra;
+    const row_gather *g = task;
+    for (int64_t k = k0; k < k1; k++)
+        memcpy(g->dst + (size_t)k * g->bytes, g->src + (size_t)g->index[k] * g->bytes, g->bytes);
+}
+
+void mlff_thread_pool_gather(mlff_thread_pool *pool, void *dst, const void *src, const int32_t *index, int64_t n,
+                             size_t bytes)
+{
+    const row_gather g = {dst, src, index, bytes};
+    mlff_thread_pool_for(pool, n, MLFF_POOL_ATOMS_SERIAL_BELOW, gather_rows, &g, NULL);
 }

@@ -10,6 +10,7 @@
 #ifndef MLFF_CORE_THREAD_POOL_H
 #define MLFF_CORE_THREAD_POOL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Does [begin, end) of a job; `task` and `extra` are the caller's. */
@@ -27,6 +28,13 @@ int mlff_thread_pool_size(const mlff_thread_pool *pool);
  * `serial_below` items, or a NULL pool, runs on the caller alone. */
 void mlff_thread_pool_for(mlff_thread_pool *pool, int64_t n, int64_t serial_below, mlff_range_fn fn,
                           const void *task, void *extra);
+/* serial_below for a light loop over atoms (a gather, a key): shorter ones
+ * take less time than waking the threads. */
+#define MLFF_POOL_ATOMS_SERIAL_BELOW 16384
+
+/* Row k of dst (rows of `bytes`) becomes row index[k] of src, k in [0, n). */
+void mlff_thread_pool_gather(mlff_thread_pool *pool, void *dst, const void *src, const int32_t *index, int64_t n,
+                             size_t bytes);
 
 /* The CPUs this process may run on (taskset and container limits included). */
 int mlff_available_threads(void);

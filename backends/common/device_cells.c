@@ -180,8 +180,7 @@ static mlff_status reserve_buffer(mlff_device_cells *c, mlff_cell_buffer k, size
 {
     if (bytes <= c->sizes[k] && c->buffers[k])
         return MLFF_OK;
-    size_t size = mlff_grown_capacity(c->sizes[k], bytes < 16 ? 16 : bytes);
-    size = size < c->max_buffer ? size : c->max_buffer;
+    const size_t size = mlff_grown_capacity_within(c->sizes[k], bytes < 16 ? 16 : bytes, c->max_buffer);
     if (c->buffers[k])
         c->iface->buffer_free(c->be, c->buffers[k]);
     c->buffers[k] = NULL;
@@ -249,6 +248,25 @@ static mlff_status run(mlff_device_cells *c, mlff_cell_kernel k, int64_t items, 
     return run_with(c, k, items, NULL, err);
 }
 
+/* The atoms first + [k0, k1) of one system as float4 (x, y, z, system). */
+typedef struct float_positions {
+    float *out;
+    const double *pos;
+    int64_t first;
+    float system;
+} float_positions;
+
+static void to_float4(const void *task, void *extra, int64_t k0, int64_t k1)
+{
+    (void)extra;
+    const float_positions *t = task;
+    for (int64_t l = t->first + k0; l < t->first + k1; l++) {
+        for (int d = 0; d < 3; d++)
+            t->out[4 * l + d] = (float)t->pos[3 * l + d];
+        t->out[4 * l + 3] = t->system;
+    }
+}
+
 /* Step 1 for the system of runs[0 .. n_runs) (positions at pos, by
  * local atom): its rows of SYSTEM_REALS and SYSTEM_INTS, and its atoms'
  * positions; *n_bins advances past its bins. */
@@ -276,12 +294,8 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
             hi[k] = fmax(hi[k], run_hi[k]);
         }
         magnitude = fmax(magnitude, run_magnitude);
-        for (int64_t l = l0; l < l0 + count; l++) {
-            float *p = c->positions + 4 * l;
-            for (int d = 0; d < 3; d++)
-                p[d] = (float)pos[3 * l + d];
-            p[3] = (float)s;
-        }
+        const float_positions task = {c->positions, pos, l0, (float)s};
+        mlff_thread_pool_for(c->pool, count, MLFF_POOL_ATOMS_SERIAL_BELOW, to_float4, &task, NULL);
         n += count;
     }
     /* |m . H| over the images within reach of the radius (a bound: the bins are not known yet). */
@@ -338,9 +352,9 @@ static mlff_status find_runs(mlff_device_cells *c, const mlff_batch *b, const do
     }
     if (!mlff_grow((void **)&c->local_positions, &c->local_capacity, 3 * c->n_atoms, sizeof *c->local_positions))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    mlff_thread_pool_gather(c->pool, c->local_positions, b->positions, c->atom_of, c->n_atoms, 3 * sizeof(double));
     for (int64_t l = 0; l < c->n_atoms; l++) {
-        const int64_t a = c->atom_of[l], s = c->system_of[a];
-        memcpy(c->local_positions + 3 * l, b->positions + 3 * a, 3 * sizeof(double));
+        const int64_t s = c->system_of[c->atom_of[l]];
         system_run *last = c->n_runs ? &c->runs[c->n_runs - 1] : NULL;
         if (last && last->system == s && last->l1 == l) {
             last->l1++;

@@ -130,6 +130,12 @@ size_t mlff_grown_capacity(size_t capacity, size_t need)
     return grown > padded ? grown : padded;
 }
 
+size_t mlff_grown_capacity_within(size_t capacity, size_t need, size_t most)
+{
+    const size_t grown = mlff_grown_capacity(capacity, need);
+    return grown < most ? grown : need > most ? need : most;
+}
+
 /* The same index sorted the same way. Its sizes may have changed (pair
  * counts drift in MD), which rebuilds the slot in place, reusing its buffers. */
 static int same_spec(const mlff_segments *g, const segment_spec *s)

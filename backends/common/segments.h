@@ -157,5 +157,7 @@ void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
 /* Capacity for need entries: 1.5x on growth, and 25% headroom from the
  * start, because pair and triple counts drift a little every MD step. */
 size_t mlff_grown_capacity(size_t capacity, size_t need);
+/* The same, at most `most` (a device's largest buffer), and at least need. */
+size_t mlff_grown_capacity_within(size_t capacity, size_t need, size_t most);
 
 #endif

@@ -29,7 +29,7 @@ static mlff_status grow_device(mlff_backend *be, cl_mem *mem, size_t *capacity, 
 {
     if (need <= *capacity && *mem)
         return MLFF_OK;
-    const size_t cap = mlff_grown_capacity(*capacity, need);
+    const size_t cap = mlff_grown_capacity_within(*capacity, need, be->max_alloc / sizeof(int32_t));
     if (*mem)
         clReleaseMemObject(*mem);
     cl_int rc;

@@ -192,6 +192,8 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
 /* vk_memory.c */
 mlff_status vk_memory_init(mlff_backend *be, mlff_error *err);
 void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits);
+/* The largest buffer the device binds (maxStorageBufferRange, or less to allocate). */
+size_t vk_largest_buffer(const mlff_backend *be);
 /* Where a buffer lives: the device's buffer memory; host-visible memory
  * (the device's own when it is mapped); the host's (cached where possible). */
 typedef enum vk_memory { VK_MEMORY_DEVICE, VK_MEMORY_MAPPED, VK_MEMORY_HOST } vk_memory;

@@ -73,12 +73,17 @@ mlff_status vk_memory_init(mlff_backend *be, mlff_error *err)
     return MLFF_OK;
 }
 
+size_t vk_largest_buffer(const mlff_backend *be)
+{
+    uint64_t most = be->props.limits.maxStorageBufferRange;
+    if (be->max_allocation && be->max_allocation < most)
+        most = be->max_allocation;
+    return (size_t)most;
+}
+
 void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
 {
-    uint64_t max_buffer = be->props.limits.maxStorageBufferRange;
-    if (be->max_allocation && be->max_allocation < max_buffer)
-        max_buffer = be->max_allocation;
-    mlff_memory_limits_for(be->is_gpu, largest_device_heap(&be->memory_props), max_buffer, limits);
+    mlff_memory_limits_for(be->is_gpu, largest_device_heap(&be->memory_props), vk_largest_buffer(be), limits);
 }
 
 mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, vk_memory where, mlff_error *err)
@@ -133,7 +138,7 @@ mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
 {
     if (bytes <= be->staging_size)
         return MLFF_OK;
-    const size_t size = mlff_grown_capacity(be->staging_size, bytes);
+    const size_t size = mlff_grown_capacity_within(be->staging_size, bytes, vk_largest_buffer(be));
     vk_buffer_destroy(be, &be->staging);
     be->staging_size = 0;
     mlff_status s = vk_buffer_create(be, &be->staging, size, VK_MEMORY_HOST, err);
@@ -153,11 +158,18 @@ mlff_status vk_read_later(mlff_backend *be, const vk_buffer *b, size_t offset, v
 {
     if (!bytes)
         return MLFF_OK;
+    const int staged = !(b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST));
+    /* The reads queued share one staging buffer: a read that would take it
+     * past the largest buffer waits for those before it. */
+    if (staged && be->readback_bytes && (be->readback_bytes + 15) / 16 * 16 + bytes > vk_largest_buffer(be)) {
+        mlff_status s = vk_run(be, err);
+        if (s != MLFF_OK)
+            return s;
+    }
     if (!mlff_grow((void **)&be->readbacks, &be->cap_readbacks, be->n_readbacks + 1, sizeof *be->readbacks))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory queueing a read");
     vk_readback *r = &be->readbacks[be->n_readbacks++];
-    *r = (vk_readback){.src = b, .offset = offset, .bytes = bytes, .dst = dst};
-    r->staged = !(b->mapped && (be->mapped_cached || bytes <= UNCACHED_READ_MOST));
+    *r = (vk_readback){.src = b, .offset = offset, .bytes = bytes, .dst = dst, .staged = staged};
     if (r->staged) {
         r->staged_at = (be->readback_bytes + 15) / 16 * 16;
         be->readback_bytes = r->staged_at + bytes;

@@ -33,7 +33,7 @@ static mlff_status grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t
         if (s != MLFF_OK)
             return s;
     }
-    const size_t cap = mlff_grown_capacity(*capacity, need);
+    const size_t cap = mlff_grown_capacity_within(*capacity, need, vk_largest_buffer(be) / sizeof(int32_t));
     vk_buffer_destroy(be, b);
     be->epoch++;
     *capacity = 0;
