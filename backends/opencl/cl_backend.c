@@ -50,11 +50,8 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     }
     be->pool = opts->pool;
     be->gemm = choose_gemm();
-    if ((s = mlff_mlp_forms_from_env(&be->mlp, err)) == MLFF_OK && be->mlp == MLFF_MLP_WIDE &&
-        be->max_group < MLFF_MLP_WIDE_THREADS)
-        s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs work-groups of %zu items at most",
-                      be->max_group);
-    if (s != MLFF_OK) {
+    /* Whether the device runs the wide form is known per kernel (cl_program.c). */
+    if ((s = mlff_mlp_forms_from_env(&be->mlp, err)) != MLFF_OK) {
         cl_close(be);
         return s;
     }

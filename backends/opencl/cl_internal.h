@@ -104,7 +104,6 @@ struct mlff_backend {
     cl_command_queue queue;
     int is_gpu, has_fp64;
     cl_ulong max_alloc, global_memory;
-    size_t max_group; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_uint compute_units;
     char name[256], description[1024];
     char identity[1100]; /* vendor, driver, versions: part of every cache key */
