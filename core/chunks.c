@@ -294,11 +294,11 @@ static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, 
     c->n_chunks = 0;
     c->start[0] = 0;
     c->generation++;
+    const host_rows host = {c, w, n_symbols};
     for (int64_t k = 0; k < n_atoms; k++) {
         const int32_t a = c->order[k];
         const int64_t p0 = c->first_pair[a], p1 = c->first_pair[a + 1];
-        const atom_pairs pairs = {.distances = w->pairs.distances + p0, .n_pairs = p1 - p0};
-        atom_rows(costs, n_symbols, w->species[a], &pairs, rows);
+        host_atom_rows(&host, a, rows);
         for (int attempt = 0;; attempt++) {
             /* New atoms: a unless it is a ghost already, and its neighbours not in yet
              * (images of one neighbour counted each: an overestimate). */
