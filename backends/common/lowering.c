@@ -23,6 +23,64 @@ int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs)
     return op == MLFF_OP_ANI_ANGULAR ? MLFF_ANGULAR_LANES : 0;
 }
 
+int mlff_op_sums_in_lanes(mlff_op op)
+{
+    return op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR_VJP || op == MLFF_OP_PAIR_VECTORS_VJP ||
+           op == MLFF_OP_PAIR_SHIFTS_VJP;
+}
+
+mlff_status mlff_sum_lanes_from_env(int *forced, mlff_error *err)
+{
+    const char *env = getenv("MLFF_SUM_LANES");
+    *forced = 0;
+    if (!env || !*env || !strcmp(env, "auto"))
+        return MLFF_OK;
+    for (int lanes = 1; lanes <= MLFF_SUM_MAX_LANES; lanes *= 2) {
+        char name[8];
+        snprintf(name, sizeof name, "%d", lanes);
+        if (!strcmp(env, name)) {
+            *forced = lanes;
+            return MLFF_OK;
+        }
+    }
+    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_SUM_LANES=%s: use auto or a power of 2 up to %d", env,
+                     MLFF_SUM_MAX_LANES);
+}
+
+/* The entries an output of a lanes op walks, on average; a triple's
+ * derivative (ANI_ANGULAR_VJP) counts as two, for its work. */
+static int64_t entries_per_output(const mlff_exec_node *n)
+{
+    const int64_t outputs = n->output.rows;
+    if (outputs == 0)
+        return 0;
+    switch (n->op) {
+    case MLFF_OP_ANI_RADIAL: /* an atom's pairs */
+    case MLFF_OP_PAIR_SHIFTS_VJP:
+        return n->inputs[0].rows / outputs;
+    case MLFF_OP_PAIR_VECTORS_VJP: /* an atom's sides of pairs */
+        return 2 * n->inputs[0].rows / outputs;
+    case MLFF_OP_ANI_ANGULAR_VJP: /* a pair's triples: each triple names two pairs */
+        return 2 * (2 * n->inputs[3].rows / outputs);
+    default:
+        return 0;
+    }
+}
+
+int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu)
+{
+    if (!mlff_op_sums_in_lanes(n->op))
+        return 1;
+    if (forced)
+        return forced;
+    const int64_t items = mlff_node_work_items(n), entries = entries_per_output(n);
+    int lanes = 1;
+    while (gpu && lanes < MLFF_SUM_MAX_LANES && items * lanes * 2 <= MLFF_SUM_FILL_ITEMS &&
+           entries >= MLFF_SUM_LANE_ENTRIES * lanes * 2)
+        lanes *= 2;
+    return lanes;
+}
+
 int64_t mlff_node_work_items(const mlff_exec_node *n)
 {
     const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
@@ -123,7 +181,7 @@ const char *const mlff_constant_names[] = {
     "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
     "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
     "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
-    "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP",
+    "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3", "MLP_WTOP",
     "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1", "MLP_LANES2",
     "MLP_LANES3", "MLP_STRIDE", "TO4",
     "STACKS", "STARTS", "PLUS_EPI"};
@@ -344,6 +402,8 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
     const int lanes = mlff_op_group_lanes((mlff_op)s->op, &s->attrs);
     if (lanes)
         mlff_text_put(t, "#define GROUP_LANES %d\n", lanes);
+    if (mlff_op_sums_in_lanes((mlff_op)s->op))
+        mlff_text_put(t, "#define SUM_GROUP %d\n", MLFF_SUM_GROUP);
     if (s->op == MLFF_OP_ANI_ANGULAR)
         emit_angular_constants(t, s);
     if (mlff_op_is_mlp((mlff_op)s->op))

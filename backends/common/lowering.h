@@ -35,7 +35,8 @@ int mlff_op_is_gemm(mlff_op op);
  * (their kernels tile the columns themselves), for ops whose work-item
  * writes a whole row, and for the ANI gradients (one per pair); atoms times
  * shifts for the ANI radial features; the items of every group for ops
- * with fixed groups (below); else one per output entry. */
+ * with fixed groups (below); else one per output entry. Ops that sum in
+ * lanes (below) launch mlff_sum_lanes times as many items. */
 int64_t mlff_node_work_items(const mlff_exec_node *n);
 
 /* Ops whose kernels need work-groups of a fixed size (0: any), which they
@@ -54,6 +55,30 @@ int64_t mlff_node_work_items(const mlff_exec_node *n);
 int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs);
 /* Ops that sum many entries into one row through segments (see segments.h). */
 int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
+
+/* Sums in lanes. ANI_RADIAL, ANI_ANGULAR_VJP, PAIR_VECTORS_VJP and
+ * PAIR_SHIFTS_VJP walk a list for each output (an atom's pairs, the other
+ * pairs of a pair's center), one work-item a list: where there are few
+ * outputs (a molecule, a box of some thousand atoms on a GPU) each walk's
+ * chain of dependent loads is the kernel's time. There each output takes
+ * `lanes` consecutive items instead (a power of 2 up to MLFF_SUM_MAX_LANES,
+ * in work-groups of MLFF_SUM_GROUP), each walking every lanes-th entry, and
+ * the lanes' sums are added in a fixed tree in local memory (LANES_SUM in
+ * prelude.cl and prelude.glsl): the same bits run to run. Kernels get
+ * `lanes` at run time (an argument, a push constant), so one kernel serves
+ * every size. mlff_sum_lanes: on a GPU (`gpu`), doubled while the launch
+ * stays within MLFF_SUM_FILL_ITEMS items and each lane keeps
+ * MLFF_SUM_LANE_ENTRIES entries or more on average (measured on the H200:
+ * bench/RESULTS.md), else 1; `forced` (MLFF_SUM_LANES=1|2|4|8|16, read by
+ * mlff_sum_lanes_from_env; 0 for auto) overrides it. mlff_node_work_items
+ * counts the outputs; the launch has lanes times as many items. */
+#define MLFF_SUM_GROUP 64
+#define MLFF_SUM_MAX_LANES 16
+#define MLFF_SUM_FILL_ITEMS (1 << 19)
+#define MLFF_SUM_LANE_ENTRIES 2
+int mlff_op_sums_in_lanes(mlff_op op);
+mlff_status mlff_sum_lanes_from_env(int *forced, mlff_error *err);
+int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu);
 
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
  * mlff_mlp_node_rows() rows of one group through every layer, its

@@ -112,6 +112,7 @@ struct mlff_backend {
      * form here: NVIDIA's OpenCL runs its kernels with 256 items a group at
      * most (CL_KERNEL_WORK_GROUP_SIZE; bench/RESULTS.md). */
     mlff_mlp_forms mlp;
+    int sum_lanes; /* MLFF_SUM_LANES (lowering.h): 0 for auto */
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
     uint64_t allocations; /* device buffers created */

@@ -92,6 +92,9 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     }
     if (rc == CL_SUCCESS)
         rc = clSetKernelArg(kernel, arg++, sizeof items, &items);
+    const cl_int lanes = mlff_sum_lanes(n, be->sum_lanes, be->is_gpu);
+    if (rc == CL_SUCCESS && mlff_op_sums_in_lanes(n->op))
+        rc = clSetKernelArg(kernel, arg++, sizeof lanes, &lanes);
     if (rc == CL_SUCCESS && seg) {
         const cl_segment_buffers *d = seg->device;
         rc = set_mem(kernel, arg++, d->offsets);
@@ -106,5 +109,5 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
         return cl_enqueue_gemm(be, kernel, tiled, n, err);
     if (mlff_op_is_mlp(n->op))
         return launch_mlp(be, kernel, wide, n, err);
-    return launch_1d(be, kernel, prep->group[k], items, n->op, err);
+    return launch_1d(be, kernel, prep->group[k], items * lanes, n->op, err);
 }

@@ -143,7 +143,8 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         vk_close(be);
         return s;
     }
-    if ((s = choose_gemm(be, err)) != MLFF_OK || (s = choose_mlp(be, err)) != MLFF_OK) {
+    if ((s = choose_gemm(be, err)) != MLFF_OK || (s = choose_mlp(be, err)) != MLFF_OK ||
+        (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK) {
         vk_close(be);
         return s;
     }

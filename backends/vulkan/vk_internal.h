@@ -172,6 +172,7 @@ struct mlff_backend {
     int replay;     /* MLFF_VULKAN_REPLAY=off records every call */
     int gemm_forced; /* MLFF_VULKAN_GEMM given: gemm for every layer */
     mlff_mlp_forms mlp; /* MLFF_MLP (lowering.h), allowed by the device's limits */
+    int sum_lanes;      /* MLFF_SUM_LANES (lowering.h): 0 for auto */
     vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;

@@ -95,6 +95,12 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
                              d.groups[1]);
         const int64_t rows = mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL, vk_mlp_wide(be, n));
         return vk_add_dispatch(be, &d, stacked_items(n, items, rows), (uint64_t)rows, err);
+    } else if (mlff_op_sums_in_lanes(n->op)) {
+        /* Its outputs' lanes (lowering.h): pc.n_items counts the invocations. */
+        const int sum_lanes = mlff_sum_lanes(n, be->sum_lanes, be->is_gpu);
+        d.push[2] = (uint32_t)sum_lanes;
+        d.groups[1] = d.groups[2] = 1;
+        return vk_add_dispatch(be, &d, items * sum_lanes, MLFF_SUM_GROUP, err);
     } else {
         d.groups[1] = d.groups[2] = 1;
     }

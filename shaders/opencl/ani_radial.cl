@@ -1,11 +1,11 @@
 /* inputs (vec [P, 3], pairs, species, shifts [N_SHIFTS, 1]); F0 = eta, F1 = rc,
- * I0 = species. One work-item per atom and shift: it walks the atom's pairs
- * (the segments: pairs by center, in pair order) and keeps one sum per
- * neighbour species (adding zero to the others: x + 0 is x, so the sums are
- * those of the pairs of each species, in pair order). */
-kernel void KNAME(KARGS)
+ * I0 = species. One output per atom and shift, its lanes (lowering.h) walking
+ * the atom's pairs (the segments: pairs by center, in pair order); each keeps
+ * one sum per neighbour species (adding zero to the others: x + 0 is x). */
+kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
-    ITEM();
+    local TO part[I0 * SUM_GROUP];
+    LANES_ITEM();
     const long i = item / N_SHIFTS;
     const int r = (int)(item % N_SHIFTS);
     const TO eta = (TO)F0, rc = (TO)F1, shift = in3[r];
@@ -13,7 +13,8 @@ kernel void KNAME(KARGS)
 #pragma unroll
     for (int s = 0; s < I0; s++)
         sum[s] = 0;
-    for (int q = seg_off[i]; q < seg_off[i + 1]; q++) {
+    const int first = live ? seg_off[i] : 0, last = live ? seg_off[i + 1] : 0;
+    for (int q = first + lane; q < last; q += lanes) {
         const long p = seg_items[q];
         const TO d = (TO)LENGTH3(in0 + 3 * p);
         const TO fc = CUTOFF_FN(TO, d, rc);
@@ -25,7 +26,10 @@ kernel void KNAME(KARGS)
         for (int s = 0; s < I0; s++) /* unrolled: the sums stay in registers */
             sum[s] += s == species ? term : (TO)0;
     }
+    LANES_SUM(part, I0, sum);
+    if (live && lane == 0) {
 #pragma unroll
-    for (int s = 0; s < I0; s++)
-        out[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
+        for (int s = 0; s < I0; s++)
+            out[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
+    }
 }

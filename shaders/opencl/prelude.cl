@@ -18,6 +18,28 @@ typedef float acc_t;
 
 #define ITEM() const long item = (long)get_global_id(0); if (item >= n_items) return
 
+/* Sums in lanes (lowering.h): `lanes` (a kernel argument) consecutive
+ * work-items share output `item`, each walking every lanes-th entry from
+ * `lane`. Items past the outputs are not `live`: they walk nothing, but
+ * stay for the barriers. LANES_SUM(part, n, v) adds v[0..n) over the lanes
+ * in a fixed tree through part (local, n * SUM_GROUP entries); lane 0 ends
+ * with the sums in v. */
+#define LANES_ITEM()                                                                \
+    const long item = (long)get_global_id(0) / lanes;                              \
+    const int lane = (int)(get_global_id(0) % lanes), live = item < n_items
+#define LANES_SUM(part, n, v)                                                       \
+    if (lanes > 1) {                                                                \
+        const int me_ = (int)get_local_id(0);                                       \
+        for (int k_ = 0; k_ < (n); k_++)                                            \
+            part[k_ * SUM_GROUP + me_] = (v)[k_];                                   \
+        for (int w_ = lanes / 2; w_ > 0; w_ /= 2) {                                 \
+            barrier(CLK_LOCAL_MEM_FENCE);                                           \
+            if (lane < w_)                                                          \
+                for (int k_ = 0; k_ < (n); k_++)                                    \
+                    part[k_ * SUM_GROUP + me_] = (v)[k_] += part[k_ * SUM_GROUP + me_ + w_]; \
+        }                                                                           \
+    }
+
 /* The cosine cutoff and its derivative. */
 #define CUTOFF_FN(T, d, rc) ((d) < (rc) ? (T)0.5 * cos((T)M_PI * (d) / (rc)) + (T)0.5 : (T)0)
 #define CUTOFF_GRAD(T, d, rc) ((d) < (rc) ? (T)-0.5 * (T)M_PI / (rc) * sin((T)M_PI * (d) / (rc)) : (T)0)

@@ -1,33 +1,36 @@
 /* inputs (g [A, ...], vec, pairs, triples, species, shift_theta [N_Z, 1],
  * shift_r [N_RA, 1]), attrs as the forward op; out [P, 3], the gradient with
- * respect to vec. One work-item per pair: each triple that names this pair
- * adds its derivative with respect to this side's vector, in the order of
- * the entries 2t + side of the flattened triples. The segments list those
- * entries; with I1 (the triples are pair_triples of the pairs) they follow
- * from the run of pairs with this pair's center instead: triples (b, p) for
- * the pairs b before p, then (p, c) for the pairs c after it. */
+ * respect to vec. One output per pair, its lanes (lowering.h) walking the
+ * triples that name this pair: each adds its derivative with respect to
+ * this side's vector. The segments list the entries 2t + side of the
+ * flattened triples; with I1 (the triples are pair_triples of the pairs)
+ * they follow from the run of pairs with this pair's center instead:
+ * triples (b, p) for the pairs b before p, then (p, c) for the pairs c
+ * after it. */
 /* Entry k of the triple's two vectors (at va and vb in in1). */
 #define VA(k) TO(in1[va + (k)])
 #define VB(k) TO(in1[vb + (k)])
+shared acc_t part[3 * SUM_GROUP];
 void main()
 {
-    ITEM();
+    LANES_ITEM();
     const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2);
     acc_t grad[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
 #if I1
-    const int center_of_item = in2[2 * item];
-    uint run_first = item, run_end = item + 1;
-    while (run_first > 0 && in2[2 * (run_first - 1)] == center_of_item)
+    const int center_of_item = live ? in2[2 * item] : -1;
+    uint run_first = item, run_end = live ? item + 1 : item;
+    while (live && run_first > 0 && in2[2 * (run_first - 1)] == center_of_item)
         run_first--;
-    while (run_end < pc.n_items && in2[2 * run_end] == center_of_item)
+    while (live && run_end < n_outputs && in2[2 * run_end] == center_of_item)
         run_end++;
-    for (uint other = run_first; other < run_end; other++) {
+    for (uint other = run_first + lane; other < run_end; other += pc.lanes) {
         if (other == item)
             continue;
         const bool second = other < item; /* this pair is the triple's second */
         const uint a = second ? other : item, b = second ? item : other;
 #else
-    for (int q = seg_off[item]; q < seg_off[item + 1]; q++) {
+    const int first = live ? seg_off[item] : 0, last = live ? seg_off[item + 1] : 0;
+    for (int q = first + int(lane); q < last; q += int(pc.lanes)) {
         const bool second = (seg_items[q] & 1) != 0;
         const uint t = uint(seg_items[q] >> 1);
         const uint a = uint(in3[2 * t]), b = uint(in3[2 * t + 1]);
@@ -82,8 +85,10 @@ void main()
                 grad[k] += de_ddb * (VB(k) / db) + de_dcos * (VA(k) * inv_dadb - cos_raw * VB(k) / (db * db));
         }
     }
-    for (uint k = 0; k < 3; k++)
-        outp[3 * item + k] = TO(grad[k]);
+    LANES_SUM(part, 3, grad);
+    if (live && lane == 0)
+        for (uint k = 0; k < 3; k++)
+            outp[3 * item + k] = TO(grad[k]);
 }
 #undef VA
 #undef VB

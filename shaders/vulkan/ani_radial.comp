@@ -1,17 +1,18 @@
 /* inputs (vec [P, 3], pairs, species, shifts [N_SHIFTS, 1]); F0 = eta, F1 = rc,
- * I0 = species. One work-item per atom and shift: it walks the atom's pairs
- * (the segments: pairs by center, in pair order) and keeps one sum per
- * neighbour species (adding zero to the others: x + 0 is x, so the sums are
- * those of the pairs of each species, in pair order). */
+ * I0 = species. One output per atom and shift, its lanes (lowering.h) walking
+ * the atom's pairs (the segments: pairs by center, in pair order); each keeps
+ * one sum per neighbour species (adding zero to the others: x + 0 is x). */
+shared TO part[I0 * SUM_GROUP];
 void main()
 {
-    ITEM();
+    LANES_ITEM();
     const uint i = item / N_SHIFTS, r = item % N_SHIFTS;
     const TO eta = TO(F0), rc = TO(F1), shift = TO(in3[r]);
     TO sum[I0];
     [[unroll]] for (int s = 0; s < I0; s++)
         sum[s] = TO(0);
-    for (int q = seg_off[i]; q < seg_off[i + 1]; q++) {
+    const int first = live ? seg_off[i] : 0, last = live ? seg_off[i + 1] : 0;
+    for (int q = first + int(lane); q < last; q += int(pc.lanes)) {
         const uint p = uint(seg_items[q]);
         const TO d = TO(LENGTH3(in0, 3 * p));
         const TO fc = CUTOFF_FN(TO, d, rc);
@@ -22,6 +23,8 @@ void main()
         [[unroll]] for (int s = 0; s < I0; s++) /* the sums stay in registers */
             sum[s] += s == species ? term : TO(0);
     }
-    [[unroll]] for (uint s = 0; s < I0; s++)
-        outp[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
+    LANES_SUM(part, I0, sum);
+    if (live && lane == 0)
+        [[unroll]] for (uint s = 0; s < I0; s++)
+            outp[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
 }

@@ -84,6 +84,8 @@ layout(push_constant) uniform Push {
 #if !defined(GEMM_N) && !defined(MLP_THREADS)
 #ifdef GROUP_LANES
 layout(local_size_x = GROUP_LANES) in; /* ops that need work-groups of this size (lowering.h) */
+#elif defined(SUM_GROUP)
+layout(local_size_x = SUM_GROUP) in;
 #else
 layout(local_size_x = 64) in;
 #endif
@@ -91,6 +93,34 @@ layout(local_size_x = 64) in;
     const uint item = pc.base + gl_GlobalInvocationID.x;    \
     if (item >= pc.n_items)                                 \
     return
+#endif
+
+/* Sums in lanes (lowering.h): pc.lanes consecutive invocations share output
+ * `item` of n_outputs (pc.n_items counts the invocations), each walking
+ * every lanes-th entry from `lane`. Invocations past the outputs are not
+ * `live`: they walk nothing, but stay for the barriers.
+ * LANES_SUM(part, n, v) adds v[0..n) over the lanes in a fixed tree through
+ * part (shared, n * SUM_GROUP entries); lane 0 ends with the sums in v. */
+#ifdef SUM_GROUP
+#define LANES_ITEM()                                                                \
+    const uint item = (pc.base + gl_GlobalInvocationID.x) / pc.lanes;              \
+    const uint lane = (pc.base + gl_GlobalInvocationID.x) % pc.lanes;              \
+    const uint n_outputs = pc.n_items / pc.lanes;                                  \
+    const bool live = item < n_outputs
+#define LANES_SUM(part, n, v)                                                       \
+    if (pc.lanes > 1) {                                                             \
+        const uint me_ = gl_LocalInvocationID.x;                                    \
+        for (uint k_ = 0; k_ < (n); k_++)                                           \
+            part[k_ * SUM_GROUP + me_] = (v)[k_];                                   \
+        for (uint w_ = pc.lanes / 2; w_ > 0; w_ /= 2) {                             \
+            barrier();                                                              \
+            if (lane < w_)                                                          \
+                for (uint k_ = 0; k_ < (n); k_++) {                                 \
+                    (v)[k_] += part[k_ * SUM_GROUP + me_ + w_];                     \
+                    part[k_ * SUM_GROUP + me_] = (v)[k_];                           \
+                }                                                                   \
+        }                                                                           \
+    }
 #endif
 
 /* The cosine cutoff and its derivative, in type T. */
