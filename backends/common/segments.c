@@ -116,11 +116,14 @@ mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_
 {
     memset(c, 0, sizeof *c);
     const char *env = getenv("MLFF_SEGMENT_SORT");
-    if (env && *env && strcmp(env, "device") != 0 && strcmp(env, "host") != 0)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_SEGMENT_SORT=%s: expected host or device", env);
+    const int unfused = env && strcmp(env, "device_unfused") == 0;
+    if (env && *env && strcmp(env, "device") != 0 && strcmp(env, "host") != 0 && !unfused)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
+                         "MLFF_SEGMENT_SORT=%s: expected host, device or device_unfused", env);
     c->backend = backend;
     c->ops = ops;
-    c->on_device = !env || !*env || strcmp(env, "device") == 0;
+    c->on_device = !env || !*env || strcmp(env, "device") == 0 || unfused;
+    c->fused_pairs_below = unfused ? 0 : MLFF_SORT_FUSED_PAIRS;
     return MLFF_OK;
 }
 
@@ -218,7 +221,8 @@ static int keys_ascending(const segment_spec *s)
 
 /* The same stable sort on the device: a least-significant-digit radix sort
  * (shaders/opencl/segment_sort.cl) of the keys, with the entries as values;
- * for keys in order already, only the keys and the offsets. */
+ * for keys in order already, one launch that lists the entries in order and
+ * finds the offsets. */
 static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const segment_spec *s, mlff_error *err)
 {
     if (s->n_entries >= INT32_MAX || s->n_keys >= INT32_MAX || s->stride * s->n_entries >= INT32_MAX)
@@ -227,19 +231,13 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
                          (long long)s->n_entries);
     const int64_t n = s->n_entries, blocks = (n + MLFF_SORT_GROUP - 1) / MLFF_SORT_GROUP;
     const int64_t counts = MLFF_SORT_BINS * blocks, tiles = (counts + MLFF_SCAN_TILE - 1) / MLFF_SCAN_TILE;
+    const int in_order = keys_ascending(s);
     const size_t scratch[MLFF_SORT_SCRATCH] = {(size_t)n, (size_t)n, (size_t)n, (size_t)n, (size_t)counts,
                                                (size_t)tiles};
-    mlff_status st = c->ops->sort_reserve(c->backend, g, scratch, err);
+    const size_t none[MLFF_SORT_SCRATCH] = {1, 1, 1, 1, 1, 1};
+    mlff_status st = c->ops->sort_reserve(c->backend, g, in_order ? none : scratch, err);
     if (st != MLFF_OK)
         return st;
-    /* Keys are in [0, n_keys] (n_keys: out of range, sorted last). */
-    int passes = 1;
-    while (passes * MLFF_SORT_BITS < 31 && ((int64_t)1 << (passes * MLFF_SORT_BITS)) <= s->n_keys)
-        passes++;
-    if (keys_ascending(s)) {
-        passes = 0;
-        c->in_order++;
-    }
     const int64_t map_entries = s->map ? (int64_t)(s->map->size / sizeof(int32_t)) : 0;
     mlff_sort_launch l = {
         .keys = s->keys,
@@ -247,6 +245,17 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
         .args = {(int32_t)n, (int32_t)s->n_keys, (int32_t)s->stride, (int32_t)s->map_stride,
                  (int32_t)(map_entries < INT32_MAX ? map_entries : INT32_MAX), 0},
     };
+    if (in_order) {
+        c->in_order++;
+        l.kernel = MLFF_SORT_IN_ORDER;
+        l.to_items = 1;
+        l.items = n + 1;
+        return c->ops->sort_launch(c->backend, g, &l, err);
+    }
+    /* Keys are in [0, n_keys] (n_keys: out of range, sorted last). */
+    int passes = 1;
+    while (passes * MLFF_SORT_BITS < 31 && ((int64_t)1 << (passes * MLFF_SORT_BITS)) <= s->n_keys)
+        passes++;
     const struct {
         mlff_sort_kernel kernel;
         int64_t items;
@@ -258,7 +267,6 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
     if (n > 0) {
         l.kernel = MLFF_SORT_KEYS; /* into pair 0 */
         l.from = 1;
-        l.to_items = passes == 0;
         l.items = n;
         st = c->ops->sort_launch(c->backend, g, &l, err);
     }
@@ -283,7 +291,7 @@ static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const
 
 /* The same CSR for the pairs of a symmetric list (mlff_exec_tensor.symmetric), without a
  * sort: an atom's segment holds twice its run of pairs by center, and each
- * entry's place in it follows from the runs (sort_pair_* kernels). */
+ * entry's place in it follows from the runs (sort_pairs). */
 static mlff_status symmetric_on_device(mlff_segment_cache *c, mlff_segments *g, const segment_spec *s,
                                        mlff_error *err)
 {
@@ -293,20 +301,22 @@ static mlff_status symmetric_on_device(mlff_segment_cache *c, mlff_segments *g, 
                          (long long)s->n_entries);
     const size_t scratch[MLFF_SORT_SCRATCH] = {1, 1, 1, 1, 1, 1};
     mlff_status st = c->ops->sort_reserve(c->backend, g, scratch, err);
+    const int64_t pairs = s->n_entries / 2;
+    const int fused = pairs < c->fused_pairs_below;
     mlff_sort_launch l = {
+        .kernel = MLFF_SORT_PAIRS,
         .keys = s->keys,
         .map = s->keys,
-        .args = {(int32_t)s->n_entries, (int32_t)s->n_keys, 1, 0, 0, 0},
+        .to_items = 1,
+        .args = {(int32_t)s->n_entries, (int32_t)s->n_keys, 1, 0, 0, fused},
+        .items = pairs + 1,
     };
-    const struct {
-        mlff_sort_kernel kernel;
-        int64_t items;
-    } steps[] = {{MLFF_SORT_PAIR_OFFSETS, s->n_keys + 1}, {MLFF_SORT_PAIR_ENTRIES, s->n_entries / 2}};
-    for (size_t k = 0; k < sizeof steps / sizeof *steps && st == MLFF_OK; k++) {
-        l.kernel = steps[k].kernel;
-        l.to_items = 1;
-        l.items = steps[k].items;
-        st = l.items > 0 ? c->ops->sort_launch(c->backend, g, &l, err) : MLFF_OK;
+    if (st == MLFF_OK)
+        st = c->ops->sort_launch(c->backend, g, &l, err);
+    if (st == MLFF_OK && !fused) {
+        l.kernel = MLFF_SORT_PAIR_ENTRIES;
+        l.items = pairs;
+        st = c->ops->sort_launch(c->backend, g, &l, err);
     }
     c->in_order++;
     return st;

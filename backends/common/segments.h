@@ -16,10 +16,12 @@
  * Most changed indices are in order already: the graph knows it for pair
  * lists by center, the triples built from them and element lists
  * (mlff_exec_tensor.ascending), the host copy shows it for others (systems),
- * and the device then only finds where each key starts (2 launches instead
+ * and the device then only finds where each key starts (1 launch instead
  * of a radix sort's 2 + 5 a pass). The pair gradients' entries by atom of
  * a symmetric pair list (mlff_exec_tensor.symmetric) are placed where the
- * sort would put them without one (2 launches).
+ * sort would put them without one (1 launch; 2 from MLFF_SORT_FUSED_PAIRS
+ * pairs, where each entry finding its runs itself costs more than a
+ * launch: bench/RESULTS.md).
  */
 #ifndef MLFF_BACKENDS_SEGMENTS_H
 #define MLFF_BACKENDS_SEGMENTS_H
@@ -64,11 +66,14 @@ typedef enum mlff_sort_kernel {
     MLFF_SORT_SCAN,
     MLFF_SORT_SCATTER,
     MLFF_SORT_OFFSETS,
-    MLFF_SORT_PAIR_OFFSETS, /* a symmetric pair list (no sort): twice each run by center */
-    MLFF_SORT_PAIR_ENTRIES, /* ... and each pair's two entries where the sort puts them */
+    MLFF_SORT_IN_ORDER, /* keys in order already: KEYS and OFFSETS in one launch */
+    MLFF_SORT_PAIRS,        /* a symmetric pair list (no sort): twice where each center's run begins,
+                             * and with few pairs each pair's two entries where the sort puts them */
+    MLFF_SORT_PAIR_ENTRIES, /* ... else those entries, from the offsets */
     MLFF_SORT_KERNELS
 } mlff_sort_kernel;
 #define MLFF_SORT_GROUP 256
+#define MLFF_SORT_FUSED_PAIRS (1 << 20)
 #define MLFF_SORT_BITS 8
 #define MLFF_SORT_BINS (1 << MLFF_SORT_BITS)
 #define MLFF_SCAN_TILE (4 * MLFF_SORT_GROUP)
@@ -117,6 +122,9 @@ typedef struct mlff_segment_cache {
     void *backend;
     const mlff_segment_ops *ops; /* NULL until initialised */
     int on_device;  /* MLFF_SEGMENT_SORT: device (the default) or host */
+    /* Symmetric lists of fewer pairs take one launch: MLFF_SORT_FUSED_PAIRS,
+     * or 0 with MLFF_SEGMENT_SORT=device_unfused (the tests' way to the other form). */
+    int64_t fused_pairs_below;
     uint64_t sorts; /* indices sorted: a backend checks its flag of bad keys only after device sorts */
     uint64_t in_order; /* ... of which on the device with their keys in order already (no radix passes) */
 } mlff_segment_cache;

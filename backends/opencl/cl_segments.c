@@ -83,7 +83,7 @@ static void release(void *backend, mlff_segments *g)
 
 static const char *const sort_names[MLFF_SORT_KERNELS] = {
     "sort_keys", "sort_count", "sort_tile_sums", "sort_scan_tiles", "sort_scan", "sort_scatter", "sort_offsets",
-    "sort_pair_offsets", "sort_pair_entries"};
+    "sort_in_order", "sort_pairs", "sort_pair_entries"};
 
 static mlff_status build_sort(mlff_backend *be, mlff_error *err)
 {

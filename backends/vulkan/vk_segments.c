@@ -143,6 +143,8 @@ mlff_status vk_segments_check(mlff_backend *be, mlff_error *err)
         return MLFF_OK;
     be->sort.sorts_checked = be->segments.sorts;
     int32_t *flag = be->sort.flag.mapped;
+    if (!flag) /* the sort kernels failed to build (the flag comes last): none ran */
+        return MLFF_OK;
     const int32_t bad = *flag;
     if (bad == 0)
         return MLFF_OK;

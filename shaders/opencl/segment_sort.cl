@@ -45,6 +45,18 @@ inline int group_scan(local int *part, const int t, const int value)
     return sum;
 }
 
+/* Entry e's key, through the map where there is one (-1 where the map has none). */
+inline int key_of(global const int *keys, global const int *map, const int e, const int stride, const int map_stride,
+                  const int map_entries)
+{
+    long k = keys[(long)e * stride];
+    if (map_entries > 0) {
+        const long m = k * map_stride;
+        k = m >= 0 && m < map_entries ? map[m] : -1;
+    }
+    return (int)k;
+}
+
 /* Entry e's key (through the map where there is one) and e itself. A key
  * out of range becomes n_keys: sorted last, in no segment, and reported
  * (flag: the last such entry + 1). */
@@ -53,16 +65,12 @@ kernel void sort_keys(SORT_ARGS)
     const int e = (int)get_global_id(0);
     if (e >= n)
         return;
-    long k = keys[(long)e * stride];
-    if (map_entries > 0) {
-        const long m = k * map_stride;
-        k = m >= 0 && m < map_entries ? map[m] : -1;
-    }
+    int k = key_of(keys, map, e, stride, map_stride, map_entries);
     if (k < 0 || k >= n_keys) {
         atomic_max(flag, e + 1);
         k = n_keys;
     }
-    key_out[e] = (int)k;
+    key_out[e] = k;
     val_out[e] = e;
 }
 
@@ -186,6 +194,27 @@ kernel void sort_offsets(SORT_ARGS)
     offsets[k] = lo;
 }
 
+/* Keys in order already (no radix pass): sort_keys and sort_offsets in
+ * one launch. Entry e is item e; where its key k differs from the entry
+ * before (key j, or -1 for entry 0), e is where keys j + 1 .. k begin, and
+ * after the last entry, n is where the keys above its key begin: no search,
+ * each offset written once. */
+kernel void sort_in_order(SORT_ARGS)
+{
+    const int e = (int)get_global_id(0);
+    if (e > n)
+        return;
+    const int k = e < n ? key_of(keys, map, e, stride, map_stride, map_entries) : n_keys;
+    const int before = e > 0 ? clamp(key_of(keys, map, e - 1, stride, map_stride, map_entries), -1, n_keys) : -1;
+    if (e < n) {
+        if (k < 0 || k >= n_keys)
+            atomic_max(flag, e + 1);
+        val_out[e] = e;
+    }
+    for (int j = before + 1; j <= min(k, n_keys); j++)
+        offsets[j] = e;
+}
+
 /* A pair list declared symmetric (mlff_exec_tensor.symmetric: each (i, j, n) with its
  * (j, i, -n), ordered by i, then j); keys: the pairs [n / 2, 2]. The stable
  * sort's CSR of the entries 2p + side by atom, without sorting: an atom's
@@ -208,45 +237,79 @@ inline int run_bound(global const int *keys, int lo, int hi, const int v, const 
     return lo;
 }
 
-/* offsets[k] for k in [0, n_keys]: twice where center k's run begins. */
-kernel void sort_pair_offsets(SORT_ARGS)
+/* Where each of the centers k[0..3] has its run of pairs begin, in place:
+ * the four searches take the same steps side by side, so their loads
+ * overlap instead of chaining. */
+inline void run_starts(global const int *keys, const int n_pairs, int k[4])
 {
-    const int k = (int)get_global_id(0);
-    if (k > n_keys)
-        return;
-    int lo = 0, hi = n / 2;
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (keys[2 * (long)mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
+    int base[4] = {0, 0, 0, 0}, len = n_pairs;
+    while (len > 1) {
+        const int step = len / 2;
+        for (int t = 0; t < 4; t++)
+            base[t] += keys[2 * (long)(base[t] + step)] < k[t] ? step : 0;
+        len -= step;
     }
-    offsets[k] = 2 * lo;
+    for (int t = 0; t < 4; t++)
+        k[t] = base[t] + (len == 1 && keys[2 * (long)base[t]] < k[t]);
 }
 
-/* Pair q's two entries, where the stable sort puts them. An atom out of
- * range is reported as sort_keys reports a key. */
-kernel void sort_pair_entries(SORT_ARGS)
+/* Pair q = (a, b)'s two entries where the stable sort puts them, from the
+ * runs of pairs of centers a and b. */
+inline void place_pair(global const int *keys, global int *val_out, const int q, const int a, const int b,
+                       const int first_a, const int end_a, const int first_b, const int end_b)
 {
-    const int q = (int)get_global_id(0);
-    if (q >= n / 2)
-        return;
-    const int a = keys[2 * (long)q], b = keys[2 * (long)q + 1];
-    if (a < 0 || a >= n_keys || b < 0 || b >= n_keys) {
-        atomic_max(flag, 2 * q + (a < 0 || a >= n_keys ? 1 : 2));
-        return;
-    }
-    const int first_a = offsets[a] / 2, end_a = offsets[a + 1] / 2;
     const int self_lo = run_bound(keys, first_a, end_a, a, 0), self_hi = run_bound(keys, self_lo, end_a, a, 1);
-    const int center = offsets[a] + (self_lo - first_a) + (q - first_a) + (clamp(q, self_lo, self_hi) - self_lo);
+    const int center = 2 * first_a + (self_lo - first_a) + (q - first_a) + (clamp(q, self_lo, self_hi) - self_lo);
     val_out[center] = 2 * q;
     if (b == a) {
         val_out[center + 1] = 2 * q + 1;
         return;
     }
-    const int first_b = offsets[b] / 2, end_b = offsets[b + 1] / 2;
     const int rank = q - run_bound(keys, first_a, q, b, 0); /* among the atom's pairs with b */
-    val_out[offsets[b] + (a > b ? end_b - first_b : 0) + (run_bound(keys, first_b, end_b, a, 0) - first_b) + rank] =
+    val_out[2 * first_b + (a > b ? end_b - first_b : 0) + (run_bound(keys, first_b, end_b, a, 0) - first_b) + rank] =
         2 * q + 1;
+}
+
+/* Pair q's centers, checked: 0 (and reported as sort_keys reports a key) for an atom out of range. */
+inline int pair_in_range(global const int *keys, global int *flag, const int q, const int n_keys, int *a, int *b)
+{
+    *a = keys[2 * (long)q];
+    *b = keys[2 * (long)q + 1];
+    if (*a >= 0 && *a < n_keys && *b >= 0 && *b < n_keys)
+        return 1;
+    atomic_max(flag, 2 * q + (*a < 0 || *a >= n_keys ? 1 : 2));
+    return 0;
+}
+
+/* Item q: where pair q's center c differs from the center before (b, or
+ * -1 for pair 0), 2q is twice where centers b + 1 .. c begin (item
+ * n / 2: the centers after the last), as in sort_in_order. With `shift`
+ * set (a list of few pairs: one launch), each item then places its pair's
+ * entries from runs it finds itself; else sort_pair_entries does, from the
+ * offsets. */
+kernel void sort_pairs(SORT_ARGS)
+{
+    const int q = (int)get_global_id(0), n_pairs = n / 2;
+    if (q > n_pairs)
+        return;
+    const int center = q < n_pairs ? keys[2 * (long)q] : n_keys;
+    const int before = q > 0 ? clamp(keys[2 * (long)q - 2], -1, n_keys) : -1;
+    for (int j = before + 1; j <= min(center, n_keys); j++)
+        offsets[j] = 2 * q;
+    int a, b;
+    if (q == n_pairs || !shift || !pair_in_range(keys, flag, q, n_keys, &a, &b))
+        return;
+    int runs[4] = {a, a + 1, b, b + 1}; /* their starts, searched side by side */
+    run_starts(keys, n_pairs, runs);
+    place_pair(keys, val_out, q, a, b, runs[0], runs[1], runs[2], runs[3]);
+}
+
+/* Pair q's two entries, from the offsets sort_pairs wrote (a long list). */
+kernel void sort_pair_entries(SORT_ARGS)
+{
+    const int q = (int)get_global_id(0);
+    int a, b;
+    if (q >= n / 2 || !pair_in_range(keys, flag, q, n_keys, &a, &b))
+        return;
+    place_pair(keys, val_out, q, a, b, offsets[a] / 2, offsets[a + 1] / 2, offsets[b] / 2, offsets[b + 1] / 2);
 }

@@ -2,7 +2,7 @@
  * Segment sort on the device: the kernels of shaders/opencl/segment_sort.cl
  * (see there and backends/common/segments.c), one per SORT_KERNEL value
  * (0 keys, 1 count, 2 tile sums, 3 scan tiles, 4 scan, 5 scatter, 6 offsets,
- * 7 pair offsets, 8 pair entries),
+ * 7 in order, 8 pairs, 9 pair entries: mlff_sort_kernel),
  * which the host defines after "#version 450". The arguments are push
  * constants after the usual n_items and base.
  */
@@ -56,6 +56,33 @@ int group_scan(int t, int value)
     return sum;
 }
 
+/* Entry e's key, through the map where there is one (-1 where the map has none). */
+int key_of(int e)
+{
+    int k = keys[uint(e) * uint(pc.stride)];
+    if (pc.map_entries > 0) {
+        const uint m = uint(k) * uint(pc.map_stride);
+        k = k >= 0 && m < uint(pc.map_entries) ? map[m] : -1;
+    }
+    return k;
+}
+
+/* Where each of the centers k[0..3] has its run of pairs begin, in a pair
+ * list of n_pairs, in place: the four searches take the same steps side by
+ * side, so their loads overlap instead of chaining. */
+void run_starts(int n_pairs, inout int k[4])
+{
+    int base[4] = int[4](0, 0, 0, 0), len = n_pairs;
+    while (len > 1) {
+        const int step = len / 2;
+        for (int t = 0; t < 4; t++)
+            base[t] += keys[2 * (base[t] + step)] < k[t] ? step : 0;
+        len -= step;
+    }
+    for (int t = 0; t < 4; t++)
+        k[t] = base[t] + (len == 1 && keys[2 * base[t]] < k[t] ? 1 : 0);
+}
+
 /* The first pair of [lo, hi) of a pair list whose j is >= v (above: > v). */
 int run_bound(int lo, int hi, int v, bool above)
 {
@@ -70,6 +97,33 @@ int run_bound(int lo, int hi, int v, bool above)
     return lo;
 }
 
+/* Pair q = (a, b)'s two entries where the stable sort puts them, from the
+ * runs of pairs of centers a and b. */
+void place_pair(int q, int first_a, int end_a, int first_b, int end_b)
+{
+    const int a = keys[2 * q], b = keys[2 * q + 1];
+    const int self_lo = run_bound(first_a, end_a, a, false), self_hi = run_bound(self_lo, end_a, a, true);
+    const int center = 2 * first_a + (self_lo - first_a) + (q - first_a) + (clamp(q, self_lo, self_hi) - self_lo);
+    val_out[center] = 2 * q;
+    if (b == a) {
+        val_out[center + 1] = 2 * q + 1;
+        return;
+    }
+    const int rank = q - run_bound(first_a, q, b, false); /* among the atom's pairs with b */
+    val_out[2 * first_b + (a > b ? end_b - first_b : 0) + (run_bound(first_b, end_b, a, false) - first_b) + rank] =
+        2 * q + 1;
+}
+
+/* Whether pair q's atoms are in range; reported as sort_keys reports a key if not. */
+bool pair_in_range(int q)
+{
+    const int a = keys[2 * q], b = keys[2 * q + 1];
+    if (a >= 0 && a < pc.n_keys && b >= 0 && b < pc.n_keys)
+        return true;
+    atomicMax(flag[0], 2 * q + (a < 0 || a >= pc.n_keys ? 1 : 2));
+    return false;
+}
+
 void main()
 {
     const int n_blocks = (pc.n + SORT_GROUP - 1) / SORT_GROUP, total = SORT_BINS * n_blocks;
@@ -80,11 +134,7 @@ void main()
     /* keys */
     if (item >= pc.n)
         return;
-    int k = keys[uint(item) * uint(pc.stride)];
-    if (pc.map_entries > 0) {
-        const uint m = uint(k) * uint(pc.map_stride);
-        k = k >= 0 && m < uint(pc.map_entries) ? map[m] : -1;
-    }
+    int k = key_of(item);
     if (k < 0 || k >= pc.n_keys) {
         atomicMax(flag[0], item + 1);
         k = pc.n_keys;
@@ -175,41 +225,42 @@ void main()
     }
     offsets[item] = lo;
 #elif SORT_KERNEL == 7
-    /* pair offsets: twice where center `item`'s run begins (a symmetric
-     * pair list, sort_pair_offsets of segment_sort.cl) */
-    if (item > pc.n_keys)
+    /* in order: keys and offsets at once, no search (sort_in_order of
+     * segment_sort.cl) */
+    if (item > pc.n)
         return;
-    int lo = 0, hi = pc.n / 2;
-    while (lo < hi) {
-        const int mid = lo + (hi - lo) / 2;
-        if (keys[2 * mid] < item)
-            lo = mid + 1;
-        else
-            hi = mid;
+    const int k = item < pc.n ? key_of(item) : pc.n_keys;
+    const int before = item > 0 ? clamp(key_of(item - 1), -1, pc.n_keys) : -1;
+    if (item < pc.n) {
+        if (k < 0 || k >= pc.n_keys)
+            atomicMax(flag[0], item + 1);
+        val_out[item] = item;
     }
-    offsets[item] = 2 * lo;
+    for (int j = before + 1; j <= min(k, pc.n_keys); j++)
+        offsets[j] = item;
 #elif SORT_KERNEL == 8
-    /* pair entries: pair `item`'s two entries where the stable sort puts
-     * them (sort_pair_entries of segment_sort.cl) */
+    /* pairs: the offsets where the centers change, then, with pc.shift set
+     * (a list of few pairs), pair `item`'s two entries from runs it finds
+     * itself (sort_pairs of segment_sort.cl) */
+    const int q = item, n_pairs = pc.n / 2;
+    if (q > n_pairs)
+        return;
+    const int center = q < n_pairs ? keys[2 * q] : pc.n_keys;
+    const int before = q > 0 ? clamp(keys[2 * q - 2], -1, pc.n_keys) : -1;
+    for (int j = before + 1; j <= min(center, pc.n_keys); j++)
+        offsets[j] = 2 * q;
+    if (q == n_pairs || pc.shift == 0 || !pair_in_range(q))
+        return;
+    int runs[4] = int[4](keys[2 * q], keys[2 * q] + 1, keys[2 * q + 1], keys[2 * q + 1] + 1);
+    run_starts(n_pairs, runs); /* side by side */
+    place_pair(q, runs[0], runs[1], runs[2], runs[3]);
+#elif SORT_KERNEL == 9
+    /* pair entries: pair `item`'s two entries from the offsets (a long list;
+     * sort_pair_entries of segment_sort.cl) */
     const int q = item;
-    if (q >= pc.n / 2)
+    if (q >= pc.n / 2 || !pair_in_range(q))
         return;
     const int a = keys[2 * q], b = keys[2 * q + 1];
-    if (a < 0 || a >= pc.n_keys || b < 0 || b >= pc.n_keys) {
-        atomicMax(flag[0], 2 * q + (a < 0 || a >= pc.n_keys ? 1 : 2));
-        return;
-    }
-    const int first_a = offsets[a] / 2, end_a = offsets[a + 1] / 2;
-    const int self_lo = run_bound(first_a, end_a, a, false), self_hi = run_bound(self_lo, end_a, a, true);
-    const int center = offsets[a] + (self_lo - first_a) + (q - first_a) + (clamp(q, self_lo, self_hi) - self_lo);
-    val_out[center] = 2 * q;
-    if (b == a) {
-        val_out[center + 1] = 2 * q + 1;
-        return;
-    }
-    const int first_b = offsets[b] / 2, end_b = offsets[b + 1] / 2;
-    const int rank = q - run_bound(first_a, q, b, false); /* among the atom's pairs with b */
-    val_out[offsets[b] + (a > b ? end_b - first_b : 0) + (run_bound(first_b, end_b, a, false) - first_b) + rank] =
-        2 * q + 1;
+    place_pair(q, offsets[a] / 2, offsets[a + 1] / 2, offsets[b] / 2, offsets[b + 1] / 2);
 #endif
 }
