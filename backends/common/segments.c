@@ -313,7 +313,7 @@ static mlff_status symmetric_on_device(mlff_segment_cache *c, mlff_segments *g, 
     };
     if (st == MLFF_OK)
         st = c->ops->sort_launch(c->backend, g, &l, err);
-    if (st == MLFF_OK && !fused) {
+    if (st == MLFF_OK && !fused && pairs > 0) {
         l.kernel = MLFF_SORT_PAIR_ENTRIES;
         l.items = pairs;
         st = c->ops->sort_launch(c->backend, g, &l, err);

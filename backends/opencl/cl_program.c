@@ -56,7 +56,8 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         for (int k = 0; k < s->n_inputs; k++)
             mlff_text_put(t, ", global const T%d *in%d", k, k);
         const int segments = mlff_op_uses_segments((mlff_op)s->op, &s->attrs);
-        mlff_text_put(t, ", const long n_items%s%s%s\n", mlff_op_sums_in_lanes((mlff_op)s->op) ? ", const int lanes" : "",
+        mlff_text_put(t, ", const long n_items%s%s%s\n",
+                      mlff_op_sums_in_lanes((mlff_op)s->op) ? ", const int lanes" : "",
                       segments ? ", global const int *seg_off, global const int *seg_items" : "",
                       mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) ? ", global const TO *epi" : "");
     }
