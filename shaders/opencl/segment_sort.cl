@@ -57,6 +57,16 @@ inline int key_of(global const int *keys, global const int *map, const int e, co
     return (int)k;
 }
 
+/* For an entry at `at` whose key is `key` where the entry before has key
+ * `before` (-1 for the first; n_keys after the last entry): `at` is where
+ * keys before + 1 .. key begin. Each offset is written once, by the entry
+ * where the keys change: offsets of keys in order without a search. */
+inline void mark_starts(global int *offsets, const int before, const int key, const int n_keys, const int at)
+{
+    for (int j = clamp(before, -1, n_keys) + 1; j <= min(key, n_keys); j++)
+        offsets[j] = at;
+}
+
 /* Entry e's key (through the map where there is one) and e itself. A key
  * out of range becomes n_keys: sorted last, in no segment, and reported
  * (flag: the last such entry + 1). */
@@ -195,24 +205,20 @@ kernel void sort_offsets(SORT_ARGS)
 }
 
 /* Keys in order already (no radix pass): sort_keys and sort_offsets in
- * one launch. Entry e is item e; where its key k differs from the entry
- * before (key j, or -1 for entry 0), e is where keys j + 1 .. k begin, and
- * after the last entry, n is where the keys above its key begin: no search,
- * each offset written once. */
+ * one launch. Entry e is item e; item n marks the keys after the last
+ * entry's (mark_starts). */
 kernel void sort_in_order(SORT_ARGS)
 {
     const int e = (int)get_global_id(0);
     if (e > n)
         return;
     const int k = e < n ? key_of(keys, map, e, stride, map_stride, map_entries) : n_keys;
-    const int before = e > 0 ? clamp(key_of(keys, map, e - 1, stride, map_stride, map_entries), -1, n_keys) : -1;
     if (e < n) {
         if (k < 0 || k >= n_keys)
             atomic_max(flag, e + 1);
         val_out[e] = e;
     }
-    for (int j = before + 1; j <= min(k, n_keys); j++)
-        offsets[j] = e;
+    mark_starts(offsets, e > 0 ? key_of(keys, map, e - 1, stride, map_stride, map_entries) : -1, k, n_keys, e);
 }
 
 /* A pair list declared symmetric (mlff_exec_tensor.symmetric: each (i, j, n) with its
@@ -281,9 +287,8 @@ inline int pair_in_range(global const int *keys, global int *flag, const int q, 
     return 0;
 }
 
-/* Item q: where pair q's center c differs from the center before (b, or
- * -1 for pair 0), 2q is twice where centers b + 1 .. c begin (item
- * n / 2: the centers after the last), as in sort_in_order. With `shift`
+/* Item q: twice where the centers begin, as sort_in_order finds them
+ * (mark_starts; item n / 2 the centers after the last). With `shift`
  * set (a list of few pairs: one launch), each item then places its pair's
  * entries from runs it finds itself; else sort_pair_entries does, from the
  * offsets. */
@@ -292,10 +297,7 @@ kernel void sort_pairs(SORT_ARGS)
     const int q = (int)get_global_id(0), n_pairs = n / 2;
     if (q > n_pairs)
         return;
-    const int center = q < n_pairs ? keys[2 * (long)q] : n_keys;
-    const int before = q > 0 ? clamp(keys[2 * (long)q - 2], -1, n_keys) : -1;
-    for (int j = before + 1; j <= min(center, n_keys); j++)
-        offsets[j] = 2 * q;
+    mark_starts(offsets, q > 0 ? keys[2 * (long)q - 2] : -1, q < n_pairs ? keys[2 * (long)q] : n_keys, n_keys, 2 * q);
     int a, b;
     if (q == n_pairs || !shift || !pair_in_range(keys, flag, q, n_keys, &a, &b))
         return;

@@ -67,6 +67,15 @@ int key_of(int e)
     return k;
 }
 
+/* For an entry at `at` whose key is `key` where the entry before has key
+ * `before` (-1 for the first; n_keys after the last entry): `at` is where
+ * keys before + 1 .. key begin (mark_starts of segment_sort.cl). */
+void mark_starts(int before, int key, int at)
+{
+    for (int j = clamp(before, -1, pc.n_keys) + 1; j <= min(key, pc.n_keys); j++)
+        offsets[j] = at;
+}
+
 /* Where each of the centers k[0..3] has its run of pairs begin, in a pair
  * list of n_pairs, in place: the four searches take the same steps side by
  * side, so their loads overlap instead of chaining. */
@@ -230,14 +239,12 @@ void main()
     if (item > pc.n)
         return;
     const int k = item < pc.n ? key_of(item) : pc.n_keys;
-    const int before = item > 0 ? clamp(key_of(item - 1), -1, pc.n_keys) : -1;
     if (item < pc.n) {
         if (k < 0 || k >= pc.n_keys)
             atomicMax(flag[0], item + 1);
         val_out[item] = item;
     }
-    for (int j = before + 1; j <= min(k, pc.n_keys); j++)
-        offsets[j] = item;
+    mark_starts(item > 0 ? key_of(item - 1) : -1, k, item);
 #elif SORT_KERNEL == 8
     /* pairs: the offsets where the centers change, then, with pc.shift set
      * (a list of few pairs), pair `item`'s two entries from runs it finds
@@ -246,12 +253,11 @@ void main()
     if (q > n_pairs)
         return;
     const int center = q < n_pairs ? keys[2 * q] : pc.n_keys;
-    const int before = q > 0 ? clamp(keys[2 * q - 2], -1, pc.n_keys) : -1;
-    for (int j = before + 1; j <= min(center, pc.n_keys); j++)
-        offsets[j] = 2 * q;
+    mark_starts(q > 0 ? keys[2 * q - 2] : -1, center, 2 * q);
     if (q == n_pairs || pc.shift == 0 || !pair_in_range(q))
         return;
-    int runs[4] = int[4](keys[2 * q], keys[2 * q] + 1, keys[2 * q + 1], keys[2 * q + 1] + 1);
+    const int b = keys[2 * q + 1];
+    int runs[4] = int[4](center, center + 1, b, b + 1);
     run_starts(n_pairs, runs); /* side by side */
     place_pair(q, runs[0], runs[1], runs[2], runs[3]);
 #elif SORT_KERNEL == 9
