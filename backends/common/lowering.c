@@ -67,6 +67,11 @@ static int64_t entries_per_output(const mlff_exec_node *n)
     }
 }
 
+int mlff_sum_lanes_max(int forced, int gpu)
+{
+    return forced ? forced : gpu ? MLFF_SUM_MAX_LANES : 1;
+}
+
 int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu)
 {
     if (!mlff_op_sums_in_lanes(n->op))
@@ -344,7 +349,8 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
                   (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect, wide),
                   mlff_mlp_threads(wide), mlp_parts(&m, (mlff_op)s->op, dialect, wide));
     const int f64 = s->out_dtype == MLFF_DTYPE_F64;
-    mlff_text_put(t, "#define TO4 %s\n", dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
+    mlff_text_put(t, "#define TO4 %s\n",
+                  dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     mlff_text_put(t, "#define EPILOGUE %d\n", s->epilogue);
     /* CELU_MLP_VJP: whether gy has the hidden blocks too (core/ops.h). */
     mlff_text_put(t, "#define GY_HIDDEN %d\n", s->op == MLFF_OP_CELU_MLP_VJP && s->in_cols[0] == m.cols);

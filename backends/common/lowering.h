@@ -71,7 +71,11 @@ int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
  * MLFF_SUM_LANE_ENTRIES entries or more on average (measured on the H200:
  * bench/RESULTS.md), else 1; `forced` (MLFF_SUM_LANES=1|2|4|8|16, read by
  * mlff_sum_lanes_from_env; 0 for auto) overrides it. mlff_node_work_items
- * counts the outputs; the launch has lanes times as many items. */
+ * counts the outputs; the launch has lanes times as many items.
+ * mlff_sum_lanes_max: the most lanes a backend gives, the kernels' constant
+ * SUM_LANES_MAX (1 on CPU devices unless forced). With 1 the kernels leave
+ * the tree and its barriers out, which PoCL and lavapipe compile for
+ * seconds. */
 #define MLFF_SUM_GROUP 64
 #define MLFF_SUM_MAX_LANES 16
 #define MLFF_SUM_FILL_ITEMS (1 << 19)
@@ -79,6 +83,7 @@ int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
 int mlff_op_sums_in_lanes(mlff_op op);
 mlff_status mlff_sum_lanes_from_env(int *forced, mlff_error *err);
 int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu);
+int mlff_sum_lanes_max(int forced, int gpu);
 
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
  * mlff_mlp_node_rows() rows of one group through every layer, its

@@ -250,7 +250,8 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
     p->signature_size = (size_t)n_nodes * sizeof *sigs;
     memcpy(p->signature, sigs, p->signature_size);
 
-    mlff_text_put(&src, "%s", be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    mlff_text_put(&src, "%s#define SUM_LANES_MAX %d\n", be->has_fp64 ? "#define MLFF_FP64 1\n" : "",
+                  mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
     mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
     /* The kernels of each node, one per variant wanted. */
     mlff_status s = MLFF_OK;

@@ -40,6 +40,7 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
         mlff_text_put(src, "#extension GL_KHR_shader_subgroup_basic : require\n"
                            "#extension GL_KHR_shader_subgroup_shuffle : require\n"

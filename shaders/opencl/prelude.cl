@@ -23,10 +23,12 @@ typedef float acc_t;
  * `lane`. Items past the outputs are not `live`: they walk nothing, but
  * stay for the barriers. LANES_SUM(part, n, v) adds v[0..n) over the lanes
  * in a fixed tree through part (local, n * SUM_GROUP entries); lane 0 ends
- * with the sums in v. */
+ * with the sums in v. Nothing where the device never has more than one lane
+ * (SUM_LANES_MAX). */
 #define LANES_ITEM()                                                                \
     const long item = (long)get_global_id(0) / lanes;                              \
     const int lane = (int)(get_global_id(0) % lanes), live = item < n_items
+#if SUM_LANES_MAX > 1
 #define LANES_SUM(part, n, v)                                                       \
     if (lanes > 1) {                                                                \
         const int me_ = (int)get_local_id(0);                                       \
@@ -39,6 +41,9 @@ typedef float acc_t;
                     part[k_ * SUM_GROUP + me_] = (v)[k_] += part[k_ * SUM_GROUP + me_ + w_]; \
         }                                                                           \
     }
+#else
+#define LANES_SUM(part, n, v)
+#endif
 
 /* The cosine cutoff and its derivative. */
 #define CUTOFF_FN(T, d, rc) ((d) < (rc) ? (T)0.5 * cos((T)M_PI * (d) / (rc)) + (T)0.5 : (T)0)

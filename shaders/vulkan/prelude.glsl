@@ -100,13 +100,15 @@ layout(local_size_x = 64) in;
  * every lanes-th entry from `lane`. Invocations past the outputs are not
  * `live`: they walk nothing, but stay for the barriers.
  * LANES_SUM(part, n, v) adds v[0..n) over the lanes in a fixed tree through
- * part (shared, n * SUM_GROUP entries); lane 0 ends with the sums in v. */
+ * part (shared, n * SUM_GROUP entries); lane 0 ends with the sums in v.
+ * Nothing where the device never has more than one lane (SUM_LANES_MAX). */
 #ifdef SUM_GROUP
 #define LANES_ITEM()                                                                \
     const uint item = (pc.base + gl_GlobalInvocationID.x) / pc.lanes;              \
     const uint lane = (pc.base + gl_GlobalInvocationID.x) % pc.lanes;              \
     const uint n_outputs = pc.n_items / pc.lanes;                                  \
     const bool live = item < n_outputs
+#if SUM_LANES_MAX > 1
 #define LANES_SUM(part, n, v)                                                       \
     if (pc.lanes > 1) {                                                             \
         const uint me_ = gl_LocalInvocationID.x;                                    \
@@ -121,6 +123,9 @@ layout(local_size_x = 64) in;
                 }                                                                   \
         }                                                                           \
     }
+#else
+#define LANES_SUM(part, n, v)
+#endif
 #endif
 
 /* The cosine cutoff and its derivative, in type T. */
