@@ -1,7 +1,7 @@
 /*
  * ANI-2x energy + forces on one device: methane, benzene, the 100-water
- * cluster, and a batch of 64 molecules of 8-9 atoms. Each case warms up,
- * then runs repeatedly with freshly perturbed positions (nothing can be
+ * cluster, and a batch of 64 molecules of 8-9 atoms. Each case warms up
+ * (5 calls and a second at least: bench_util.h), then runs repeatedly with freshly perturbed positions (nothing can be
  * cached between calls) and reports the median time (each call returns
  * after the forces are back on the host: the device is synchronised), the
  * GFLOP/s of its dense layers, and on the CPU that as a fraction of the FMA
@@ -147,9 +147,10 @@ int main(int argc, char **argv)
         double *forces = malloc((size_t)c->n_atoms * 3 * sizeof *forces);
         double energies[64], times[400];
         mlff_batch b = {c->n_systems, c->offsets, c->z, pos, NULL, NULL};
-        int runs = 0;
+        int runs = 0, calls = 0;
         double spent = 0;
-        for (int it = -5; runs < 400 && (runs < 10 || spent < 2.0); it++) {
+        const double started = bench_now();
+        while (runs < 400 && (runs < 10 || spent < 2.0)) {
             for (int64_t a = 0; a < 3 * c->n_atoms; a++)
                 pos[a] = c->positions[a] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
             double t0 = bench_now();
@@ -158,10 +159,10 @@ int main(int argc, char **argv)
                 return 1;
             }
             double t = bench_now() - t0;
-            if (it >= 0) {
-                times[runs++] = t;
-                spent += t;
-            }
+            if (bench_warming(started, calls++, 5))
+                continue;
+            times[runs++] = t;
+            spent += t;
         }
         qsort(times, (size_t)runs, sizeof *times, bench_compare_doubles);
         double median = times[runs / 2], gflop = dense_flops(model) / 1e9;

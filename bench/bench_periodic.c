@@ -1,10 +1,11 @@
 /*
  * Periodic water boxes of growing size (the 64-water reference box repeated
  * n x n x n): ANI-2x energy + forces + virial through the sparse path. For
- * each size: median time of a few calls with perturbed positions, the
- * passes (atom chunks) per call, the process's peak resident memory so far
- * (sizes grow, so it is this size's), and how far the energy per copy of the
- * box is from TorchANI's energy of one box (first call, exact positions).
+ * each size, after a warm-up of a second (bench_util.h): median time of a
+ * few calls with perturbed positions, the passes (atom chunks) per call,
+ * the process's peak resident memory so far (sizes grow, so it is this
+ * size's), and how far the energy per copy of the box is from TorchANI's
+ * energy of one box (first call, exact positions).
  *
  *   bench_periodic REFERENCE_DIR [REPEATS] [threads] [cpu|opencl|vulkan]
  * REPEATS: the largest n (every n from 2 up), or a list such as 2,4,8,17.
@@ -19,6 +20,21 @@
 #include "../tests/common/reference.h"
 #include "bench_util.h"
 #include "mlff.h"
+
+/* Positions: the reference's, each coordinate moved by up to +-amplitude / 2. */
+static void perturb(double *pos, const double *ref, int atoms, double amplitude, unsigned *seed)
+{
+    for (int k = 0; k < 3 * atoms; k++)
+        pos[k] = ref[k] + amplitude * ((double)rand_r(seed) / RAND_MAX - 0.5);
+}
+
+static int compute(mlff_model *model, mlff_context *ctx, const mlff_batch *b, mlff_results *r)
+{
+    if (mlff_compute(model, b, r) == MLFF_OK)
+        return 1;
+    fprintf(stderr, "%lld atoms: %s\n", (long long)b->system_offsets[1], mlff_last_error(ctx));
+    return 0;
+}
 
 int main(int argc, char **argv)
 {
@@ -69,29 +85,32 @@ int main(int argc, char **argv)
         mlff_batch b = {1, offsets, z, pos, cell, pbc};
         mlff_results r = {.energies = &energy, .forces = forces, .virials = virial};
         const int runs = atoms > 300000 ? 2 : atoms > 30000 ? 3 : atoms > 5000 ? 10 : 20;
+        /* Warm-up: the first call at the exact positions (for the energy),
+         * the others, and the timed calls, perturbed. */
+        const double started = bench_now();
         double energy_error = 0;
+        for (int calls = 0; bench_warming(started, calls, 1); calls++) {
+            perturb(pos, ref, atoms, calls ? 0.01 : 0.0, &seed);
+            if (!compute(model, ctx, &b, &r))
+                return 1;
+            if (calls == 0)
+                energy_error = (energy / copies - box.energy) * 1e3;
+        }
         mlff_stats before, after;
         mlff_get_stats(ctx, &before);
-        for (int it = -1; it < runs; it++) {
-            /* The warm-up at the exact positions, the timed calls perturbed. */
-            for (int k = 0; k < 3 * atoms; k++)
-                pos[k] = ref[k] + (it < 0 ? 0.0 : 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5));
+        for (int it = 0; it < runs; it++) {
+            perturb(pos, ref, atoms, 0.01, &seed);
             double t0 = bench_now();
-            if (mlff_compute(model, &b, &r) != MLFF_OK) {
-                fprintf(stderr, "%d atoms: %s\n", atoms, mlff_last_error(ctx));
+            if (!compute(model, ctx, &b, &r))
                 return 1;
-            }
-            if (it >= 0)
-                times[it] = bench_now() - t0;
-            else
-                energy_error = (energy / copies - box.energy) * 1e3;
+            times[it] = bench_now() - t0;
         }
         mlff_get_stats(ctx, &after);
         qsort(times, (size_t)runs, sizeof *times, bench_compare_doubles);
         struct rusage usage;
         getrusage(RUSAGE_SELF, &usage);
         printf("| %d | %.2f | %.2f | %d | %.0f | %.0f | %.2f |\n", atoms, 1e3 * times[runs / 2], 1e3 * times[0], runs,
-               (double)(after.plan_executions - before.plan_executions) / (runs + 1),
+               (double)(after.plan_executions - before.plan_executions) / runs,
                (double)usage.ru_maxrss / 1024.0, energy_error);
         fflush(stdout);
         free(z);

@@ -20,6 +20,16 @@ static inline double bench_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Whether a case still warms up: for its first `min_calls` calls and its
+ * first second. A GPU left idle for a few seconds (while a process compiles
+ * its kernels) clocks down, and takes some hundred milliseconds of work to
+ * clock up again (bench/RESULTS.md, "The first run on a fresh machine"). */
+#define BENCH_WARM_UP_SECONDS 1.0
+static inline int bench_warming(double started, int calls, int min_calls)
+{
+    return calls < min_calls || bench_now() - started < BENCH_WARM_UP_SECONDS;
+}
+
 /* For qsort of doubles (medians). */
 static inline int bench_compare_doubles(const void *a, const void *b)
 {
