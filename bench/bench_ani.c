@@ -63,7 +63,8 @@ static int make_case(bench_case *c, const char *dir, const char *name, const cha
 
 /* FLOPs of the dense layers (forward and input gradient) in the last run:
  * LINEAR and LINEAR_VJP read their weights as input 1; CELU_MLP reads
- * inputs 1, 3, 5 and its VJP inputs 2, 3, 4. */
+ * inputs 1, 3, 5 and its VJP inputs 2, 3, 4. With stacks (core/ops.h) a
+ * row meets one stack of the weights (padded to the widest network's). */
 static double dense_flops(const mlff_model *m)
 {
     const mlff_graph *g = m->active->graph;
@@ -74,14 +75,15 @@ static double dense_flops(const mlff_model *m)
         if (n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP)
             first = 1, step = 1, count = 1;
         else if (n->op == MLFF_OP_CELU_MLP)
-            first = 1, step = 2, count = (n->n_inputs - 1) / 2;
+            first = 1, step = 2, count = mlff_mlp_layers(n->op, n->n_inputs, &n->attrs);
         else if (n->op == MLFF_OP_CELU_MLP_VJP)
-            first = 2, step = 1, count = n->n_inputs - 2;
+            first = 2, step = 1, count = mlff_mlp_layers(n->op, n->n_inputs, &n->attrs);
         else
             continue;
+        const double rows = (double)mlff_plan_rows(m->active->plan, n->output);
         for (int l = 0; l < count; l++) {
             const mlff_graph_tensor *w = &g->tensors[n->inputs[first + step * l]];
-            flops += 2.0 * (double)mlff_plan_rows(m->active->plan, n->output) * (double)w->rows * (double)w->cols;
+            flops += 2.0 * rows * (double)w->rows * (double)w->cols / (double)mlff_op_stacks(&n->attrs);
         }
     }
     return flops;
