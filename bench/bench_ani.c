@@ -1,12 +1,12 @@
 /*
  * ANI-2x energy + forces on one device: methane, benzene, the 100-water
  * cluster, and a batch of 64 molecules of 8-9 atoms. Each case warms up
- * (5 calls and a second at least: bench_util.h), then runs repeatedly with freshly perturbed positions (nothing can be
- * cached between calls) and reports the median time (each call returns
- * after the forces are back on the host: the device is synchronised), the
- * GFLOP/s of its dense layers, and on the CPU that as a fraction of the FMA
- * peak measured in the same run. Not a test: numbers depend on the machine
- * and its load.
+ * (5 calls and a second at least: bench_util.h), then runs repeatedly
+ * with freshly perturbed positions (nothing can be cached between calls)
+ * and reports the median time (each call returns after the forces are
+ * back on the host: the device is synchronised), the GFLOP/s of its dense
+ * layers, and on the CPU that as a fraction of the FMA peak measured in the
+ * same run. Not a test: numbers depend on the machine and its load.
  *
  *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] [NEIGHBORS]
  * CASE: run only the cases whose name contains it (one case per process
