@@ -50,7 +50,13 @@ typedef enum vk_gemm {
     VK_GEMM_TILED,    /* linear_tiled.comp: tiles in shared memory, outputs in registers */
     VK_GEMM_SUBGROUP, /* linear_subgroup.comp: registers and subgroup shuffles */
     VK_GEMM_ROWS,     /* linear_rows.comp: few rows, K spread over a work group */
+    VK_GEMM_TILED32,  /* linear_tiled.comp in tiles of 32 x 32 (2 x 2 outputs an invocation) */
 } vk_gemm;
+/* The tile side of linear_tiled.comp in each tiled form. */
+static inline int vk_gemm_tile(vk_gemm gemm)
+{
+    return gemm == VK_GEMM_TILED32 ? 32 : MLFF_TILED_GEMM_TS;
+}
 
 typedef struct vk_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */

@@ -25,7 +25,8 @@
 static const char *template_name(const mlff_node_sig *s)
 {
     static const char *const gemm[] = {[VK_GEMM_DIRECT] = "linear", [VK_GEMM_TILED] = "linear_tiled",
-                                       [VK_GEMM_SUBGROUP] = "linear_subgroup", [VK_GEMM_ROWS] = "linear_rows"};
+                                       [VK_GEMM_SUBGROUP] = "linear_subgroup", [VK_GEMM_ROWS] = "linear_rows",
+                                       [VK_GEMM_TILED32] = "linear_tiled"};
     if (mlff_op_is_gemm((mlff_op)s->op))
         return gemm[s->variant];
     return mlff_op_get((mlff_op)s->op)->name;
@@ -41,6 +42,8 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
     mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
+    if (gemm && (s->variant == VK_GEMM_TILED || s->variant == VK_GEMM_TILED32))
+        mlff_text_put(src, "#define TS %d\n", vk_gemm_tile((vk_gemm)s->variant));
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
         mlff_text_put(src, "#extension GL_KHR_shader_subgroup_basic : require\n"
                            "#extension GL_KHR_shader_subgroup_shuffle : require\n"

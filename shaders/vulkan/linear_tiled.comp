@@ -1,14 +1,13 @@
 /* The GEMM of linear.comp (same operands and groups; stored through
  * gemm_store.glsl) for GPUs: a work group of 16 x 16 invocations computes
- * a tile of TS x TS outputs, each invocation RB x RB of them in registers
- * (rows ly + 16 i, columns lx + 16 j), K in steps of TK through shared
- * memory. Each value read from shared memory feeds RB multiply-adds (one
+ * a tile of TS x TS outputs (TS 64 or 32, set by the host: vk_gemm_tile),
+ * each invocation RB x RB of them in registers (rows ly + 16 i, columns
+ * lx + 16 j), K in steps of TK through shared memory. Each value read from shared memory feeds RB multiply-adds (one
  * output per invocation gave one, and the shared memory bound the layer).
  * Work groups: x = row tiles (rows from pc.base + TS * x), y = column
  * tiles, z = groups g. */
-#define TS 64
 #define TK 16
-#define RB 4
+#define RB (TS / 16)
 layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
 
 shared TO a_tile[TK][TS + 1], b_tile[TK][TS + 1]; /* [k][m], [k][n]; odd rows against bank conflicts */
