@@ -72,10 +72,10 @@ static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_T
  * and the 64 molecules took 8% less, methane the same). */
 #define VK_TILED_GEMM_FROM_TILES 96
 /* A layer's input gradient (ANI's first layer: K = 8 members x 256
- * padded widths, 2048 terms a sum) from this many tiles of 64 and below
- * the next takes tiles of 32: four times the work groups, each a quarter
- * of the outputs, where the long walks along K of few work groups left
- * the GPU idle. H200, the gradient's us, rows / tiles of 32 / of 64
+ * padded widths, 2048 terms a sum) that makes VK_VJP_TILED32_FROM_TILES
+ * to VK_VJP_TILED_FROM_TILES - 1 tiles of 64 runs in tiles of 32: four
+ * times the work groups, each a quarter of the outputs, where the long
+ * walks along K of few work groups left the GPU idle. H200, the gradient's us, rows / tiles of 32 / of 64
  * (bench/RESULTS.md): the cluster (12 tiles of 64) 37 / 82 / 149; 1536
  * atoms (50) 177 / 120 / 204; the 64 molecules (117) 296 / 167 / 214; 5184
  * atoms (164) - / 340 / 362; 12288 atoms (386) - / 535 / 425. Forward

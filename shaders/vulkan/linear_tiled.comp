@@ -2,8 +2,9 @@
  * gemm_store.glsl) for GPUs: a work group of 16 x 16 invocations computes
  * a tile of TS x TS outputs (TS 64 or 32, set by the host: vk_gemm_tile),
  * each invocation RB x RB of them in registers (rows ly + 16 i, columns
- * lx + 16 j), K in steps of TK through shared memory. Each value read from shared memory feeds RB multiply-adds (one
- * output per invocation gave one, and the shared memory bound the layer).
+ * lx + 16 j), K in steps of TK through shared memory. Each value read from
+ * shared memory feeds RB multiply-adds (one output per invocation gave one,
+ * and the shared memory bound the layer).
  * Work groups: x = row tiles (rows from pc.base + TS * x), y = column
  * tiles, z = groups g. */
 #define TK 16
