@@ -75,11 +75,12 @@ static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_T
  * padded widths, 2048 terms a sum) that makes VK_VJP_TILED32_FROM_TILES
  * to VK_VJP_TILED_FROM_TILES - 1 tiles of 64 runs in tiles of 32: four
  * times the work groups, each a quarter of the outputs, where the long
- * walks along K of few work groups left the GPU idle. H200, the gradient's us, rows / tiles of 32 / of 64
- * (bench/RESULTS.md): the cluster (12 tiles of 64) 37 / 82 / 149; 1536
- * atoms (50) 177 / 120 / 204; the 64 molecules (117) 296 / 167 / 214; 5184
- * atoms (164) - / 340 / 362; 12288 atoms (386) - / 535 / 425. Forward
- * layers, K 1008 or less, lost with tiles of 32 at every size. */
+ * walks along K of few work groups left the GPU idle. H200, the
+ * gradient's us, rows / tiles of 32 / of 64 (bench/RESULTS.md): the
+ * cluster (12 tiles of 64) 37 / 82 / 149; 1536 atoms (50) 177 / 120 /
+ * 204; the 64 molecules (117) 296 / 167 / 214; 5184 atoms (164) - / 340 /
+ * 362; 12288 atoms (386) - / 535 / 425. Forward layers, K 1008 or less,
+ * lost with tiles of 32 at every size. */
 #define VK_VJP_TILED32_FROM_TILES 32
 #define VK_VJP_TILED_FROM_TILES 256
 

@@ -52,10 +52,10 @@ typedef enum vk_gemm {
     VK_GEMM_ROWS,     /* linear_rows.comp: few rows, K spread over a work group */
     VK_GEMM_TILED32,  /* linear_tiled.comp in tiles of 32 x 32 (2 x 2 outputs an invocation) */
 } vk_gemm;
-/* The tile side of linear_tiled.comp in each tiled form. */
+/* The tile side of linear_tiled.comp in each tiled form; 0 for the other forms. */
 static inline int vk_gemm_tile(vk_gemm gemm)
 {
-    return gemm == VK_GEMM_TILED32 ? 32 : MLFF_TILED_GEMM_TS;
+    return gemm == VK_GEMM_TILED32 ? 32 : gemm == VK_GEMM_TILED ? MLFF_TILED_GEMM_TS : 0;
 }
 
 typedef struct vk_buffer {

@@ -65,17 +65,17 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     const vk_gemm shader = gemm ? vk_gemm_for(be, n) : VK_GEMM_DIRECT;
     /* Dense layers: x the row blocks, y the column blocks, z the groups. */
     const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
-    const int tiled = shader == VK_GEMM_TILED || shader == VK_GEMM_TILED32;
+    const int tile = vk_gemm_tile(shader);
     const uint64_t per_group = !gemm ? (lanes ? (uint64_t)lanes : VK_GROUP_1D)
                                : shader == VK_GEMM_SUBGROUP ? VK_SG_ROWS
                                : shader == VK_GEMM_ROWS     ? MLFF_ROWS_GEMM_ROWS
-                               : tiled                      ? (uint64_t)vk_gemm_tile(shader)
+                               : tile                       ? (uint64_t)tile
                                                             : VK_GEMM_TILE;
     if (gemm) {
         const int64_t groups = n->attrs.i[0];
         const int64_t cols = n->output.cols / groups;
         int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
-                                 : tiled                      ? vk_gemm_tile(shader)
+                                 : tile                       ? tile
                                                               : VK_GEMM_TILE;
         if (shader == VK_GEMM_ROWS) { /* linear_rows.comp: its lanes an output */
             const int lanes = mlff_rows_gemm_lanes(cols, items, groups, VK_FR_FEW_GROUPS);

@@ -42,7 +42,7 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
     mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
-    if (gemm && (s->variant == VK_GEMM_TILED || s->variant == VK_GEMM_TILED32))
+    if (gemm && vk_gemm_tile((vk_gemm)s->variant))
         mlff_text_put(src, "#define TS %d\n", vk_gemm_tile((vk_gemm)s->variant));
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
         mlff_text_put(src, "#extension GL_KHR_shader_subgroup_basic : require\n"
