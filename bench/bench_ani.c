@@ -153,8 +153,7 @@ int main(int argc, char **argv)
         double spent = 0;
         const double started = bench_now();
         while (runs < 400 && (runs < 10 || spent < 2.0)) {
-            for (int64_t a = 0; a < 3 * c->n_atoms; a++)
-                pos[a] = c->positions[a] + 0.01 * ((double)rand_r(&seed) / RAND_MAX - 0.5);
+            bench_perturb(pos, c->positions, c->n_atoms, 0.01, &seed);
             double t0 = bench_now();
             if (mlff_evaluate(model, &b, energies, forces) != MLFF_OK) {
                 fprintf(stderr, "%s\n", mlff_last_error(ctx));

@@ -21,13 +21,6 @@
 #include "bench_util.h"
 #include "mlff.h"
 
-/* Positions: the reference's, each coordinate moved by up to +-amplitude / 2. */
-static void perturb(double *pos, const double *ref, int atoms, double amplitude, unsigned *seed)
-{
-    for (int k = 0; k < 3 * atoms; k++)
-        pos[k] = ref[k] + amplitude * ((double)rand_r(seed) / RAND_MAX - 0.5);
-}
-
 static int compute(mlff_model *model, mlff_context *ctx, const mlff_batch *b, mlff_results *r)
 {
     if (mlff_compute(model, b, r) == MLFF_OK)
@@ -90,7 +83,7 @@ int main(int argc, char **argv)
         const double started = bench_now();
         double energy_error = 0;
         for (int calls = 0; bench_warming(started, calls, 1); calls++) {
-            perturb(pos, ref, atoms, calls ? 0.01 : 0.0, &seed);
+            bench_perturb(pos, ref, atoms, calls ? 0.01 : 0.0, &seed);
             if (!compute(model, ctx, &b, &r))
                 return 1;
             if (calls == 0)
@@ -99,7 +92,7 @@ int main(int argc, char **argv)
         mlff_stats before, after;
         mlff_get_stats(ctx, &before);
         for (int it = 0; it < runs; it++) {
-            perturb(pos, ref, atoms, 0.01, &seed);
+            bench_perturb(pos, ref, atoms, 0.01, &seed);
             double t0 = bench_now();
             if (!compute(model, ctx, &b, &r))
                 return 1;

@@ -1,7 +1,9 @@
-/* Timing helpers shared by the benchmark programs. */
+/* Helpers shared by the benchmark programs: timing, warm-up, perturbed positions, medians. */
 #ifndef MLFF_BENCH_UTIL_H
 #define MLFF_BENCH_UTIL_H
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -28,6 +30,14 @@ static inline double bench_now(void)
 static inline int bench_warming(double started, int calls, int min_calls)
 {
     return calls < min_calls || bench_now() - started < BENCH_WARM_UP_SECONDS;
+}
+
+/* Positions of n atoms: the reference's, each coordinate moved by up to
+ * +-amplitude / 2 (nothing can be cached between calls). */
+static inline void bench_perturb(double *pos, const double *ref, int64_t n, double amplitude, unsigned *seed)
+{
+    for (int64_t k = 0; k < 3 * n; k++)
+        pos[k] = ref[k] + amplitude * ((double)rand_r(seed) / RAND_MAX - 0.5);
 }
 
 /* For qsort of doubles (medians). */
