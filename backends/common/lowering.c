@@ -273,7 +273,7 @@ static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_ker
     const int parts = mlp_parts(m, op, dialect, wide);
     const int64_t per_row = (2 * mlp_stride(m) + (parts ? mlff_mlp_threads(wide) : 0)) *
                             (dtype == MLFF_DTYPE_F64 ? 8 : 4);
-    int rows = wide ? MLFF_MLP_WIDE_ROWS : 16;
+    int rows = wide ? MLFF_MLP_WIDE_ROWS : dialect == MLFF_DIALECT_GLSL ? MLFF_MLP_ROWS_GLSL : MLFF_MLP_ROWS;
     while (rows > 1 && rows * per_row > MLFF_MLP_LOCAL_BYTES)
         rows /= 2;
     return rows;

@@ -96,6 +96,11 @@ int mlff_sum_lanes_max(int forced, int gpu);
  * forward pass MLFF_MLP_LANES, which read its weight row side by side (the
  * transposed form, twice as fast through OpenCL on the H200, was slower
  * through NVIDIA's Vulkan driver: bench/RESULTS.md).
+ * The narrow form takes MLFF_MLP_ROWS rows a work-group on OpenCL (fewer
+ * where local memory runs short) and MLFF_MLP_ROWS_GLSL on Vulkan, whose
+ * kernels NVIDIA's driver ran faster so at every size measured, the reverse
+ * pass by a third at 12288 atoms (OpenCL's are fastest with 16:
+ * bench/RESULTS.md).
  * The wide form (sig variant MLFF_VARIANT_MLP_WIDE) is for launches of few
  * work-groups, where each sum's chain of loads is the time taken: groups of
  * MLFF_MLP_WIDE_THREADS items take MLFF_MLP_WIDE_ROWS rows, each layer as
@@ -106,7 +111,9 @@ int mlff_sum_lanes_max(int forced, int gpu);
  * output (MLP_B1..MLP_B3), its width MLP_COLS and the words between rows in
  * local memory MLP_STRIDE. */
 #define MLFF_MLP_THREADS 256
-#define MLFF_MLP_LANES 4
+#define MLFF_MLP_ROWS 16
+#define MLFF_MLP_ROWS_GLSL 4
+#define MLFF_MLP_LANES 8
 #define MLFF_MLP_LOCAL_BYTES 32768
 #define MLFF_MLP_WIDE_THREADS 1024
 #define MLFF_MLP_WIDE_ROWS 4
