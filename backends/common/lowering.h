@@ -95,7 +95,7 @@ int mlff_sum_lanes_max(int forced, int gpu);
  * the weights transposed per group), give each sum one lane; Vulkan's
  * forward pass MLFF_MLP_LANES, which read its weight row side by side (the
  * transposed form, twice as fast through OpenCL on the H200, was slower
- * through NVIDIA's Vulkan driver: bench/RESULTS.md).
+ * through NVIDIA's Vulkan driver except at the largest sizes: RESULTS.md).
  * The narrow form takes MLFF_MLP_ROWS rows a work-group on OpenCL (fewer
  * where local memory runs short) and MLFF_MLP_ROWS_GLSL on Vulkan: NVIDIA's
  * Vulkan driver ran both kernels faster so at every size measured (the
