@@ -327,11 +327,41 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
     return lanes;
 }
 
-int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n)
+int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts)
 {
-    const int64_t groups = n->attrs.i[0], ts = MLFF_TILED_GEMM_TS;
+    const int64_t groups = n->attrs.i[0];
     const int64_t cols = n->output.cols / groups;
     return mlff_row_blocks(n, ts) * ((cols + ts - 1) / ts) * groups;
+}
+
+mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err)
+{
+    const char *env = getenv("MLFF_GEMM_SPLITS");
+    *forced = 0;
+    if (!env || !*env || !strcmp(env, "auto"))
+        return MLFF_OK;
+    char *end;
+    const long splits = strtol(env, &end, 10);
+    if (*end || splits < 1 || splits > 64)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_GEMM_SPLITS=%s: use auto or a count from 1 to 64",
+                         env);
+    *forced = (int)splits;
+    return MLFF_OK;
+}
+
+int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced)
+{
+    if (n->op != MLFF_OP_LINEAR_VJP)
+        return 1;
+    const int64_t k = n->inputs[0].cols / n->attrs.i[0];
+    if (forced) {
+        const int64_t steps = (k + 15) / 16;
+        return (int)(forced < steps ? forced : steps > 0 ? steps : 1);
+    }
+    int splits = 1;
+    while (splits < MLFF_SPLITS_MOST && k / (2 * splits) >= MLFF_SPLIT_LEAST_K && tiles * 2 * splits <= fill)
+        splits *= 2;
+    return splits;
 }
 
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)

@@ -161,7 +161,23 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
  * bench/RESULTS.md: with fewer, each walking a long K, the GEMM for few
  * rows wins). */
 #define MLFF_TILED_GEMM_TS 64
-int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n);
+int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of ts x ts */
+
+/* K split between work-groups, for a layer's input gradient (LINEAR_VJP)
+ * in the tiled GEMMs: where it makes few tiles, each walking a long K
+ * (ANI's first layer: 8 members x 256 terms a sum), `splits` work-groups
+ * share a tile, each summing its share of K (whole steps of the kernels'
+ * 16). They store their partial sums, interleaved (entry at * splits +
+ * split), in a scratch buffer of the backend, and gemm_splits adds them in
+ * order (reproducible) and applies the epilogue.
+ * mlff_gemm_splits: the count for a node of `tiles` tiles: doubled, up to
+ * MLFF_SPLITS_MOST, while the tiles times the splits stay within `fill`
+ * work-groups and each split keeps MLFF_SPLIT_LEAST_K terms; or `forced`
+ * (MLFF_GEMM_SPLITS, 0 when not given), as many as K has steps of 16. */
+#define MLFF_SPLITS_MOST 8
+#define MLFF_SPLIT_LEAST_K 256
+mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err);
+int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced);
 static inline int mlff_op_is_mlp(mlff_op op)
 {
     return op == MLFF_OP_CELU_MLP || op == MLFF_OP_CELU_MLP_VJP;

@@ -59,6 +59,7 @@ typedef struct cl_prepared {
     cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes); for a
                           * dense layer our GEMM for few rows, NULL when only CLBlast runs it */
     cl_kernel *tiled;    /* per dense layer: our tiled GEMM (linear_tiled.cl), or NULL */
+    cl_kernel *splits;   /* per LINEAR_VJP: the sums of its split K (gemm_splits.cl), or NULL */
     cl_kernel *wide;     /* per CELU_MLP node: its wide form (lowering.h) where asked for, or NULL */
     cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
     size_t *group, *epilogue_group; /* per node: work-group size for those kernels */
@@ -73,6 +74,17 @@ typedef struct cl_prepared {
  * above (`auto`); `own` takes ours alone, `tiled` and `clblast` one for
  * every layer. */
 #define CL_TILED_GEMM_FROM_TILES 256
+/* A layer's input gradient (ANI's first layer: K = 8 members x 256
+ * padded widths) runs tiled, its K split (lowering.h), from fewer tiles,
+ * and at any row count. H200, the gradient's us with its sums, auto before
+ * / tiled and split (bench/RESULTS.md): the cluster (12 tiles) 25 / 30;
+ * 1536 atoms (50) 92 / 60; the 64 molecules (117) 135 / 95; 5184 atoms
+ * (164) 257 / 188. */
+#define CL_VJP_TILED_FROM_TILES 32
+/* K is split while the tiles times the splits stay within this many
+ * work-groups a compute unit: the best of 1, 2, 4 and 8 splits at each of
+ * those sizes. */
+#define CL_SPLIT_FILL_PER_CU 6
 typedef enum cl_gemm_path {
     CL_GEMM_AUTO = 0,
     CL_GEMM_OWN = 1,
@@ -113,6 +125,9 @@ struct mlff_backend {
      * most (CL_KERNEL_WORK_GROUP_SIZE; bench/RESULTS.md). */
     mlff_mlp_forms mlp;
     int sum_lanes; /* MLFF_SUM_LANES (lowering.h): 0 for auto */
+    int gemm_splits; /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
+    cl_mem split_sums; /* the partial sums of a split K (cl_gemm.c), grown as needed */
+    size_t split_sums_bytes;
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
     uint64_t allocations; /* device buffers created */
@@ -140,6 +155,7 @@ struct mlff_backend {
 enum {
     CL_ROW_CLBLAST = MLFF_OP_COUNT,
     CL_ROW_EPILOGUE,
+    CL_ROW_SPLIT_SUMS,
     CL_ROW_SORTS,
     CL_ROW_DEVICE_SORTS,
     CL_ROW_SEGMENTS,
@@ -202,7 +218,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
 
 /* cl_gemm.c: our GEMM kernel's launch (its arguments set up to the weights),
  * and the transposed weights it reads in the reverse pass. */
-mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, const mlff_exec_node *n, mlff_error *err);
+mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, cl_kernel sums, const mlff_exec_node *n,
+                            mlff_error *err);
 /* Whether our GEMM runs dense layer n as linear_tiled.cl. */
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n);
 /* Weights w [groups * k, n] transposed per group ([groups * n, k]): a copy

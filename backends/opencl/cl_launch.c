@@ -106,7 +106,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg");
     if (gemm)
-        return cl_enqueue_gemm(be, kernel, tiled, n, err);
+        return cl_enqueue_gemm(be, kernel, tiled, prep->splits[k], n, err);
     if (mlff_op_is_mlp(n->op))
         return launch_mlp(be, kernel, wide, n, err);
     return launch_1d(be, kernel, prep->group[k], items * lanes, n->op, err);

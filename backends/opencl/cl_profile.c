@@ -35,6 +35,8 @@ static const char *row_name(int row)
         return "gemm (CLBlast)";
     case CL_ROW_EPILOGUE:
         return "gemm epilogue";
+    case CL_ROW_SPLIT_SUMS:
+        return "gemm split sums";
     case CL_ROW_DEVICE_SORTS:
         return "segment sorts";
     default:

@@ -30,7 +30,8 @@ static int tiled_by_default(const mlff_backend *be)
 
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && mlff_tiled_gemm_tiles(n) >= CL_TILED_GEMM_FROM_TILES);
+    const int64_t from = n->op == MLFF_OP_LINEAR_VJP ? CL_VJP_TILED_FROM_TILES : CL_TILED_GEMM_FROM_TILES;
+    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS) >= from);
 }
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
@@ -43,14 +44,19 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
 /* One kernel: its name and parameters, the constants, the template, the
  * #undefs. Variant 1 of a dense layer is the bias and activation after a
  * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP); variant 2
- * our tiled GEMM; variant 3 of a CELU_MLP node its wide form. */
-enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE, VARIANTS };
+ * our tiled GEMM; variant 3 of a CELU_MLP node its wide form; variant 4 of
+ * a LINEAR_VJP the sums of its split K (gemm_splits.cl), in0 the partial
+ * sums. */
+enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE, VARIANT_SPLITS, VARIANTS };
 
 static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const char *template_text)
 {
     mlff_text_put(t, "\n#define KNAME mlff_k%d\n", index);
     if (s->variant == VARIANT_EPILOGUE) {
         mlff_text_put(t, "#define KARGS global TO *out, global const TO *in0, const long n_items\n");
+    } else if (s->variant == VARIANT_SPLITS) {
+        mlff_text_put(t, "#define KARGS global TO *out, global const TO *in0, const long n_items, const int splits%s\n",
+                      mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) ? ", global const TO *epi" : "");
     } else {
         mlff_text_put(t, "#define KARGS global TO *out");
         for (int k = 0; k < s->n_inputs; k++)
@@ -84,6 +90,7 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
 static const char *template_for(const mlff_node_sig *s)
 {
     const char *name = s->variant == VARIANT_EPILOGUE ? "gemm_epilogue"
+                       : s->variant == VARIANT_SPLITS ? "gemm_splits"
                        : s->variant == VARIANT_TILED  ? "linear_tiled"
                        : s->op == MLFF_OP_LINEAR_VJP  ? "linear"
                                                       : mlff_op_get((mlff_op)s->op)->name;
@@ -105,6 +112,8 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
                (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
     if (s->variant == VARIANT_TILED)
         return be->gemm == CL_GEMM_TILED || tiled_by_default(be);
+    if (s->variant == VARIANT_SPLITS)
+        return s->op == MLFF_OP_LINEAR_VJP && (be->gemm == CL_GEMM_TILED || tiled_by_default(be));
     return be->gemm != CL_GEMM_CLBLAST || stacked;
 }
 
@@ -208,6 +217,7 @@ static void prepared_free(cl_prepared *p)
     free(p->unique);
     free(p->kernels);
     free(p->tiled);
+    free(p->splits);
     free(p->wide);
     free(p->epilogue);
     free(p->group);
@@ -236,6 +246,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
     if (!p || !unique_of || !(p->signature = malloc((size_t)n_nodes * sizeof *sigs + 1)) ||
         !(p->kernels = calloc((size_t)n_nodes + 1, sizeof *p->kernels)) ||
         !(p->tiled = calloc((size_t)n_nodes + 1, sizeof *p->tiled)) ||
+        !(p->splits = calloc((size_t)n_nodes + 1, sizeof *p->splits)) ||
         !(p->wide = calloc((size_t)n_nodes + 1, sizeof *p->wide)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
         !(p->unique = calloc(VARIANTS * (size_t)n_nodes + 1, sizeof *p->unique)) ||
@@ -292,6 +303,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->kernels[k] = of[VARIANT_OWN] >= 0 ? p->unique[of[VARIANT_OWN]] : NULL;
         p->epilogue[k] = of[VARIANT_EPILOGUE] >= 0 ? p->unique[of[VARIANT_EPILOGUE]] : NULL;
         p->tiled[k] = of[VARIANT_TILED] >= 0 ? p->unique[of[VARIANT_TILED]] : NULL;
+        p->splits[k] = of[VARIANT_SPLITS] >= 0 ? p->unique[of[VARIANT_SPLITS]] : NULL;
         p->wide[k] = of[VARIANT_WIDE] >= 0 ? p->unique[of[VARIANT_WIDE]] : NULL;
         size_t most = 0;
         if (p->wide[k])

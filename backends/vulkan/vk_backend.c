@@ -63,8 +63,7 @@ static mlff_status create_commands(mlff_backend *be, mlff_error *err)
 }
 
 static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_TILED] = "tiled",
-                                          [VK_GEMM_SUBGROUP] = "subgroup", [VK_GEMM_ROWS] = "rows",
-                                          [VK_GEMM_TILED32] = "tiled32"};
+                                          [VK_GEMM_SUBGROUP] = "subgroup", [VK_GEMM_ROWS] = "rows"};
 
 /* Fewer than OpenCL's 256: NVIDIA's Vulkan driver runs our few-rows GEMM
  * slower than its OpenCL does (H200: the 100-water cluster's first layer,
@@ -72,27 +71,19 @@ static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_T
  * and the 64 molecules took 8% less, methane the same). */
 #define VK_TILED_GEMM_FROM_TILES 96
 /* A layer's input gradient (ANI's first layer: K = 8 members x 256
- * padded widths, 2048 terms a sum) that makes VK_VJP_TILED32_FROM_TILES
- * to VK_VJP_TILED_FROM_TILES - 1 tiles of 64 runs in tiles of 32: four
- * times the work groups, each a quarter of the outputs, where the long
- * walks along K of few work groups left the GPU idle. H200, the
- * gradient's us, rows / tiles of 32 / of 64 (bench/RESULTS.md): the
- * cluster (12 tiles of 64) 37 / 82 / 149; 1536 atoms (50) 177 / 120 /
- * 204; the 64 molecules (117) 296 / 167 / 214; 5184 atoms (164) - / 340 /
- * 362; 12288 atoms (386) - / 535 / 425. Forward layers, K 1008 or less,
- * lost with tiles of 32 at every size. */
-#define VK_VJP_TILED32_FROM_TILES 32
-#define VK_VJP_TILED_FROM_TILES 256
+ * padded widths, 2048 terms a sum) runs tiled, its K split (lowering.h),
+ * from fewer tiles. H200, the gradient's us with its sums, rows / tiled
+ * (bench/RESULTS.md): the cluster (12 tiles) 37 / 28; 1536 atoms (50)
+ * 177 / 71; the 64 molecules (117) 296 / 106. */
+#define VK_VJP_TILED_FROM_TILES 8
 
 vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n)
 {
     if (be->gemm_forced || !be->is_gpu)
         return be->gemm;
-    const int64_t tiles = mlff_tiled_gemm_tiles(n);
+    const int64_t tiles = mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS);
     if (n->op == MLFF_OP_LINEAR_VJP)
-        return tiles < VK_VJP_TILED32_FROM_TILES ? VK_GEMM_ROWS
-               : tiles < VK_VJP_TILED_FROM_TILES ? VK_GEMM_TILED32
-                                                 : VK_GEMM_TILED;
+        return tiles < VK_VJP_TILED_FROM_TILES ? VK_GEMM_ROWS : VK_GEMM_TILED;
     return tiles < VK_TILED_GEMM_FROM_TILES ? VK_GEMM_ROWS : VK_GEMM_TILED;
 }
 
@@ -112,7 +103,7 @@ static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
             be->gemm = (vk_gemm)k;
     if (strcmp(env, gemm_names[be->gemm]) != 0)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
-                         "MLFF_VULKAN_GEMM=%s: use rows, tiled, tiled32, subgroup or direct", env);
+                         "MLFF_VULKAN_GEMM=%s: use rows, tiled, subgroup or direct", env);
     if (be->gemm == VK_GEMM_SUBGROUP && !be->has_shuffle)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
                          "MLFF_VULKAN_GEMM=subgroup: the device has no subgroup shuffles in compute shaders "
@@ -162,7 +153,8 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
         return s;
     }
     if ((s = choose_gemm(be, err)) != MLFF_OK || (s = choose_mlp(be, err)) != MLFF_OK ||
-        (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK) {
+        (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK ||
+        (s = mlff_gemm_splits_from_env(&be->gemm_splits, err)) != MLFF_OK) {
         vk_close(be);
         return s;
     }
@@ -190,6 +182,7 @@ static void vk_close(mlff_backend *be)
         vk_segments_free(be);
         vk_recordings_free(be);
         vk_cells_free(be);
+        vk_buffer_destroy(be, &be->split_sums);
         vk_kernels_free(be);
         vk_buffer_destroy(be, &be->staging);
         free(be->readbacks);

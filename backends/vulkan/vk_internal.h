@@ -50,13 +50,20 @@ typedef enum vk_gemm {
     VK_GEMM_TILED,    /* linear_tiled.comp: tiles in shared memory, outputs in registers */
     VK_GEMM_SUBGROUP, /* linear_subgroup.comp: registers and subgroup shuffles */
     VK_GEMM_ROWS,     /* linear_rows.comp: few rows, K spread over a work group */
-    VK_GEMM_TILED32,  /* linear_tiled.comp in tiles of 32 x 32 (2 x 2 outputs an invocation) */
 } vk_gemm;
-/* The tile side of linear_tiled.comp in each tiled form; 0 for the other forms. */
+/* The tile side of linear_tiled.comp; 0 for the other forms. */
 static inline int vk_gemm_tile(vk_gemm gemm)
 {
-    return gemm == VK_GEMM_TILED32 ? 32 : gemm == VK_GEMM_TILED ? MLFF_TILED_GEMM_TS : 0;
+    return gemm == VK_GEMM_TILED ? MLFF_TILED_GEMM_TS : 0;
 }
+/* The signature variant of a LINEAR_VJP's sums after a split K
+ * (gemm_splits.comp), beside its GEMM forms. */
+#define VK_VARIANT_SPLIT_SUMS 16
+/* K is split (lowering.h) while the tiles times the splits stay within
+ * this many work groups (Vulkan has no count of compute units): on the
+ * H200 the best count or within 6 us of it for the cluster (12 tiles)
+ * to 12288 atoms (386), bench/RESULTS.md. */
+#define VK_SPLIT_FILL 2048
 
 typedef struct vk_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
@@ -179,6 +186,9 @@ struct mlff_backend {
     int gemm_forced; /* MLFF_VULKAN_GEMM given: gemm for every layer */
     mlff_mlp_forms mlp; /* MLFF_MLP (lowering.h), allowed by the device's limits */
     int sum_lanes;      /* MLFF_SUM_LANES (lowering.h): 0 for auto */
+    int gemm_splits;    /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
+    vk_buffer split_sums; /* the partial sums of a split K (vk_split_sums.c), grown as needed */
+    size_t split_sums_bytes;
     vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;
@@ -231,6 +241,8 @@ void vk_segments_free(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
+/* The pipeline of a LINEAR_VJP's sums after a split K. */
+mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
 /* A pipeline from GLSL, through the SPIR-V and pipeline caches. */
 mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipeline *out, mlff_error *err);
 /* vk_backend.c: an error when the validation layer reported anything since
@@ -259,10 +271,22 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
 mlff_status vk_run(mlff_backend *be, mlff_error *err);
 /* Rows of be->profile after the ops': the host's phases, the device's
  * segment sorts and cell-list kernels. */
-enum { VK_ROW_NODES = MLFF_OP_COUNT, VK_ROW_RECORD, VK_ROW_WAIT, VK_ROW_SORTS, VK_ROW_CELLS /* + mlff_cell_kernel */ };
+enum {
+    VK_ROW_NODES = MLFF_OP_COUNT,
+    VK_ROW_RECORD,
+    VK_ROW_WAIT,
+    VK_ROW_SORTS,
+    VK_ROW_SPLIT_SUMS,
+    VK_ROW_CELLS /* + mlff_cell_kernel */
+};
 /* d (pipeline, bindings, groups[1..2] set) over items work-items of
  * per_group each, split to respect maxComputeWorkGroupCount. */
 mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err);
+
+/* vk_split_sums.c: the splits of K for dense node n in tiles of `tile`
+ * (1: none), with the scratch for them reserved; the dispatch of their sums. */
+mlff_status vk_gemm_splits(mlff_backend *be, const mlff_exec_node *n, int tile, int *splits, mlff_error *err);
+mlff_status vk_add_split_sums(mlff_backend *be, const mlff_exec_node *n, int splits, mlff_error *err);
 
 /* vk_cells.c: the cell-list kernels (backend.h) */
 mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,

@@ -66,6 +66,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     /* Dense layers: x the row blocks, y the column blocks, z the groups. */
     const int lanes = mlff_op_group_lanes(n->op, &n->attrs);
     const int tile = vk_gemm_tile(shader);
+    int splits = 1; /* of K (lowering.h): then the output is the scratch of partial sums */
     const uint64_t per_group = !gemm ? (lanes ? (uint64_t)lanes : VK_GROUP_1D)
                                : shader == VK_GEMM_SUBGROUP ? VK_SG_ROWS
                                : shader == VK_GEMM_ROWS     ? MLFF_ROWS_GEMM_ROWS
@@ -82,8 +83,13 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
             d.push[2] = (uint32_t)lanes;
             cols_per_group = MLFF_ROWS_GEMM_GROUP / lanes;
         }
+        mlff_status s = vk_gemm_splits(be, n, tile, &splits, err);
+        if (s != MLFF_OK)
+            return s;
+        if (splits > 1)
+            d.bindings[VK_BIND_OUT] = be->split_sums.buffer;
         d.groups[1] = (uint32_t)((cols + cols_per_group - 1) / cols_per_group);
-        d.groups[2] = (uint32_t)groups;
+        d.groups[2] = (uint32_t)(groups * splits);
         if (d.groups[1] > most[1] || d.groups[2] > most[2])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: a dense layer of %lld x %lld is too wide for the device",
                              (long long)groups, (long long)cols);
@@ -105,7 +111,8 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     } else {
         d.groups[1] = d.groups[2] = 1;
     }
-    return vk_add_dispatch(be, &d, gemm ? stacked_items(n, items, (int64_t)per_group) : items, per_group, err);
+    mlff_status s = vk_add_dispatch(be, &d, gemm ? stacked_items(n, items, (int64_t)per_group) : items, per_group, err);
+    return s == MLFF_OK && splits > 1 ? vk_add_split_sums(be, n, splits, err) : s;
 }
 
 mlff_status vk_add_dispatch(mlff_backend *be, vk_dispatch *d, int64_t items, uint64_t per_group, mlff_error *err)

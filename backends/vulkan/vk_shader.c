@@ -25,10 +25,9 @@
 static const char *template_name(const mlff_node_sig *s)
 {
     static const char *const gemm[] = {[VK_GEMM_DIRECT] = "linear", [VK_GEMM_TILED] = "linear_tiled",
-                                       [VK_GEMM_SUBGROUP] = "linear_subgroup", [VK_GEMM_ROWS] = "linear_rows",
-                                       [VK_GEMM_TILED32] = "linear_tiled"};
+                                       [VK_GEMM_SUBGROUP] = "linear_subgroup", [VK_GEMM_ROWS] = "linear_rows"};
     if (mlff_op_is_gemm((mlff_op)s->op))
-        return gemm[s->variant];
+        return s->variant == VK_VARIANT_SPLIT_SUMS ? "gemm_splits" : gemm[s->variant];
     return mlff_op_get((mlff_op)s->op)->name;
 }
 
@@ -173,17 +172,13 @@ static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline 
     return s;
 }
 
-mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
+/* The pipeline of a signature: built once, then kept with the backend. */
+static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out,
+                                    mlff_error *err)
 {
-    mlff_node_sig sig;
-    mlff_node_signature(n, &sig);
-    if (mlff_op_is_gemm(n->op))
-        sig.variant = (int32_t)vk_gemm_for(be, n);
-    if (mlff_op_is_mlp(n->op) && vk_mlp_wide(be, n))
-        sig.variant = MLFF_VARIANT_MLP_WIDE;
-    const uint64_t hash = mlff_fnv1a(&sig, sizeof sig);
+    const uint64_t hash = mlff_fnv1a(sig, sizeof *sig);
     for (int k = 0; k < be->n_kernels; k++)
-        if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, &sig, sizeof sig) == 0) {
+        if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, sig, sizeof *sig) == 0) {
             *out = be->kernels[k].pipeline;
             return MLFF_OK;
         }
@@ -196,14 +191,33 @@ mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline 
         be->cap_kernels = cap;
     }
     vk_kernel *k = &be->kernels[be->n_kernels];
-    mlff_status s = build(be, &sig, &k->pipeline, err);
+    mlff_status s = build(be, sig, &k->pipeline, err);
     if (s != MLFF_OK)
         return s;
-    k->sig = sig;
+    k->sig = *sig;
     k->hash = hash;
     be->n_kernels++;
     *out = k->pipeline;
     return MLFF_OK;
+}
+
+mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
+{
+    mlff_node_sig sig;
+    mlff_node_signature(n, &sig);
+    if (mlff_op_is_gemm(n->op))
+        sig.variant = (int32_t)vk_gemm_for(be, n);
+    if (mlff_op_is_mlp(n->op) && vk_mlp_wide(be, n))
+        sig.variant = MLFF_VARIANT_MLP_WIDE;
+    return pipeline_for_sig(be, &sig, out, err);
+}
+
+mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
+{
+    mlff_node_sig sig;
+    mlff_node_signature(n, &sig);
+    sig.variant = VK_VARIANT_SPLIT_SUMS;
+    return pipeline_for_sig(be, &sig, out, err);
 }
 
 void vk_kernels_free(mlff_backend *be)

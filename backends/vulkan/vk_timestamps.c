@@ -14,7 +14,9 @@ static const char *row_name(int row)
 {
     if (row >= VK_ROW_CELLS)
         return mlff_cell_kernel_name((mlff_cell_kernel)(row - VK_ROW_CELLS));
-    return row == VK_ROW_SORTS ? "segment sorts" : mlff_op_get((mlff_op)row)->name;
+    return row == VK_ROW_SORTS        ? "segment sorts"
+           : row == VK_ROW_SPLIT_SUMS ? "gemm split sums"
+                                      : mlff_op_get((mlff_op)row)->name;
 }
 
 mlff_status vk_timestamps_begin(mlff_backend *be, vk_recording *rec, int n_dispatches, mlff_error *err)

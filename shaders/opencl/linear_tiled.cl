@@ -4,13 +4,19 @@
  * steps of TK through local memory, so that each value read there feeds RB
  * multiply-adds. B is read along its rows (W, or for LINEAR_VJP the
  * transposed copy cl_gemm.c keeps), as A.
- * Dimensions: 16 x column tiles, 16 x row tiles, groups. */
+ * K split (lowering.h, LINEAR_VJP only): the third dimension counts groups
+ * x splits; a work-group walks its split's share of K and stores its raw
+ * sums in out, which is then the scratch buffer, for gemm_splits.cl.
+ * Dimensions: 16 x column tiles, 16 x row tiles, groups x splits. */
 #define TS 64
 #define TK 16
 #define RB 4
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
 {
-    const int lx = get_local_id(0), ly = get_local_id(1), t = ly * 16 + lx, g = get_group_id(2);
+    const int lx = get_local_id(0), ly = get_local_id(1), t = ly * 16 + lx, g = get_group_id(2) % GROUPS;
+    const int splits = get_num_groups(2) / GROUPS, split = get_group_id(2) / GROUPS;
+    const int k_share = (GEMM_K + splits * TK - 1) / (splits * TK) * TK, k_begin = split * k_share;
+    const int k_end = min(GEMM_K, k_begin + k_share);
     ROW_BLOCK(get_group_id(1), TS);
     const int n0 = get_group_id(0) * TS;
     global const T0 *a = in0 + g * GEMM_K;                                /* row m at m * GROUPS * GEMM_K */
@@ -21,12 +27,12 @@ kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
         for (int j = 0; j < RB; j++)
             acc[i][j] = 0;
     /* Every item runs every step (no early return before a barrier). */
-    for (int k0 = 0; k0 < GEMM_K; k0 += TK) {
+    for (int k0 = k_begin; k0 < k_end; k0 += TK) {
         for (int q = 0; q < TS * TK / 256; q++) {
             const int at = t + 256 * q, r = at / TK, c = at % TK, k = k0 + c, n = n0 + r;
             const long m = m0 + r;
-            a_tile[c][r] = m < m_end && k < GEMM_K ? (TO)a[m * (GROUPS * GEMM_K) + k] : (TO)0;
-            b_tile[c][r] = n < GEMM_N && k < GEMM_K ? (TO)b[(long)n * GEMM_K + k] : (TO)0;
+            a_tile[c][r] = m < m_end && k < k_end ? (TO)a[m * (GROUPS * GEMM_K) + k] : (TO)0;
+            b_tile[c][r] = n < GEMM_N && k < k_end ? (TO)b[(long)n * GEMM_K + k] : (TO)0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (int kk = 0; kk < TK; kk++) {
@@ -45,7 +51,11 @@ kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
         for (int j = 0; j < RB; j++) {
             const long m = m0 + ly + 16 * i;
             const int n = n0 + lx + 16 * j;
-            if (m < m_end && n < GEMM_N)
+            if (m >= m_end || n >= GEMM_N)
+                continue;
+            if (splits > 1)
+                out[(m * (GROUPS * GEMM_N) + g * GEMM_N + n) * splits + split] = acc[i][j];
+            else
                 GEMM_STORE(g, m, n, acc[i][j]);
         }
 }
