@@ -378,9 +378,6 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
                   m.layers, (long long)m.width[m.layers], (long long)m.cols, (long long)mlp_stride(&m),
                   (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect, wide),
                   mlff_mlp_threads(wide), mlp_parts(&m, (mlff_op)s->op, dialect, wide));
-    const int f64 = s->out_dtype == MLFF_DTYPE_F64;
-    mlff_text_put(t, "#define TO4 %s\n",
-                  dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     mlff_text_put(t, "#define EPILOGUE %d\n", s->epilogue);
     /* CELU_MLP_VJP: whether gy has the hidden blocks too (core/ops.h). */
     mlff_text_put(t, "#define GY_HIDDEN %d\n", s->op == MLFF_OP_CELU_MLP_VJP && s->in_cols[0] == m.cols);
@@ -430,6 +427,10 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define STACKS %lld\n", (long long)mlff_op_stacks(&s->attrs));
         if (mlff_op_stacks(&s->attrs) > 1)
             mlff_text_put(t, "#define STARTS in%d\n", s->n_inputs - 1);
+        /* Their words of shared memory are read 4 at a time. */
+        const int f64 = s->out_dtype == MLFF_DTYPE_F64;
+        mlff_text_put(t, "#define TO4 %s\n",
+                      dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     }
     if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);

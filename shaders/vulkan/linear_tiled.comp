@@ -4,17 +4,22 @@
  * each invocation RB x RB of them in registers (rows ly + 16 i, columns
  * lx + 16 j), K in steps of TK through shared memory. Each value read from
  * shared memory feeds RB multiply-adds (one output per invocation gave one,
- * and the shared memory bound the layer).
+ * and the shared memory bound the layer). An invocation reads its RB
+ * values of each operand for a step of K as one TO4 word: a tile row keeps
+ * rows (or columns) r, r + 16, r + 32, r + 48 in one word (TILE_STORE). The
+ * outputs of neighbouring invocations stay neighbours in memory.
  * K split (lowering.h, LINEAR_VJP only): z counts groups x splits; a work
  * group walks its split's share of K and stores its raw sums in outp,
  * which is then the scratch buffer, for gemm_splits.comp.
  * Work groups: x = row tiles (rows from pc.base + TS * x), y = column
  * tiles, z = groups g x splits. */
 #define TK 16
-#define RB (TS / 16)
+#define RB 4 /* TS / 16, the words of TO4 */
+#define PITCH (TS + RB)
 layout(local_size_x = 16, local_size_y = 16, local_size_z = 1) in;
 
-shared TO a_tile[TK][TS + 1], b_tile[TK][TS + 1]; /* [k][m], [k][n]; odd rows against bank conflicts */
+shared TO4 a_words[TK * PITCH / RB], b_words[TK * PITCH / RB]; /* [k][m], [k][n] */
+#define TILE_STORE(words, k, r, v) words[(k) * (PITCH / RB) + (r) % 16][(r) / 16] = (v)
 
 void main()
 {
@@ -37,23 +42,21 @@ void main()
         [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {
             const uint at = t + 256 * q, r = at / TK, c = at % TK;
             const uint m = m0 + r, k = k0 + c;
-            a_tile[c][r] = m < m_end && k < k_end ? TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) : TO(0);
+            TILE_STORE(a_words, c, r,
+                       m < m_end && k < k_end ? TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) : TO(0));
 #if VJP
             const uint kb = k0 + at / TS, nb = n0 + at % TS;
-            b_tile[at / TS][at % TS] = kb < k_end && nb < GEMM_N ? TO(in1[(wg * GEMM_K + kb) * GEMM_N + nb]) : TO(0);
+            TILE_STORE(b_words, at / TS, at % TS,
+                       kb < k_end && nb < GEMM_N ? TO(in1[(wg * GEMM_K + kb) * GEMM_N + nb]) : TO(0));
 #else
             const uint n = n0 + r;
-            b_tile[c][r] = n < GEMM_N && k < k_end ? TO(in1[(wg * GEMM_N + n) * GEMM_K + k]) : TO(0);
+            TILE_STORE(b_words, c, r, n < GEMM_N && k < k_end ? TO(in1[(wg * GEMM_N + n) * GEMM_K + k]) : TO(0));
 #endif
         }
         memoryBarrierShared();
         barrier();
         [[unroll]] for (uint kk = 0; kk < TK; kk++) {
-            TO a[RB], b[RB];
-            [[unroll]] for (uint i = 0; i < RB; i++) {
-                a[i] = a_tile[kk][ly + 16 * i];
-                b[i] = b_tile[kk][lx + 16 * i];
-            }
+            const TO4 a = a_words[kk * (PITCH / RB) + ly], b = b_words[kk * (PITCH / RB) + lx];
             [[unroll]] for (uint i = 0; i < RB; i++)
                 [[unroll]] for (uint j = 0; j < RB; j++)
                     acc[i][j] += a[i] * b[j];
@@ -75,3 +78,5 @@ void main()
 #undef TS
 #undef TK
 #undef RB
+#undef PITCH
+#undef TILE_STORE
