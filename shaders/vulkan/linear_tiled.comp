@@ -35,26 +35,38 @@ void main()
     [[unroll]] for (uint i = 0; i < RB; i++)
         [[unroll]] for (uint j = 0; j < RB; j++)
             acc[i][j] = TO(0);
-    /* Every invocation runs every step (no early return before a barrier). */
-    for (uint k0 = k_begin; k0 < k_end; k0 += TK) {
-        /* TS x TK values of each operand, 4 per invocation, read along
-         * their rows in memory: A and LINEAR's W along k, the VJP's W along n. */
-        [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {
-            const uint at = t + 256 * q, r = at / TK, c = at % TK;
-            const uint m = m0 + r, k = k0 + c;
-            TILE_STORE(a_words, c, r,
-                       m < m_end && k < k_end ? TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) : TO(0));
+    /* A step's TS x TK values of each operand, 4 per invocation (entry at =
+     * t + 256 q), read along their rows in memory (A and LINEAR's W along
+     * k, the VJP's W along n) a step ahead, while the step before is
+     * summed. Every invocation runs every step (no early return before a
+     * barrier). */
+    TO a_next[TS * TK / 256], b_next[TS * TK / 256];
 #if VJP
-            const uint kb = k0 + at / TS, nb = n0 + at % TS;
-            TILE_STORE(b_words, at / TS, at % TS,
-                       kb < k_end && nb < GEMM_N ? TO(in1[(wg * GEMM_K + kb) * GEMM_N + nb]) : TO(0));
+#define READ_B(at, k0) (k0 + at / TS < k_end && n0 + at % TS < GEMM_N ? \
+                            TO(in1[(wg * GEMM_K + k0 + at / TS) * GEMM_N + n0 + at % TS]) : TO(0))
+#define STORE_B(at, v) TILE_STORE(b_words, at / TS, at % TS, v)
 #else
-            const uint n = n0 + r;
-            TILE_STORE(b_words, c, r, n < GEMM_N && k < k_end ? TO(in1[(wg * GEMM_N + n) * GEMM_K + k]) : TO(0));
+#define READ_B(at, k0) (n0 + at / TK < GEMM_N && k0 + at % TK < k_end ? \
+                            TO(in1[(wg * GEMM_N + n0 + at / TK) * GEMM_K + k0 + at % TK]) : TO(0))
+#define STORE_B(at, v) TILE_STORE(b_words, at % TK, at / TK, v)
 #endif
+#define READ_STEP(k0)                                                                                   \
+    [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {                                               \
+        const uint at_ = t + 256 * q, m_ = m0 + at_ / TK, k_ = (k0) + at_ % TK;                          \
+        a_next[q] = m_ < m_end && k_ < k_end ? TO(in0[m_ * (GROUPS * GEMM_K) + g * GEMM_K + k_]) : TO(0); \
+        b_next[q] = READ_B(at_, (k0));                                                                  \
+    }
+    READ_STEP(k_begin);
+    for (uint k0 = k_begin; k0 < k_end; k0 += TK) {
+        [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {
+            const uint at = t + 256 * q;
+            TILE_STORE(a_words, at % TK, at / TK, a_next[q]);
+            STORE_B(at, b_next[q]);
         }
         memoryBarrierShared();
         barrier();
+        if (k0 + TK < k_end)
+            READ_STEP(k0 + TK);
         [[unroll]] for (uint kk = 0; kk < TK; kk++) {
             const TO4 a = a_words[kk * (PITCH / RB) + ly], b = b_words[kk * (PITCH / RB) + lx];
             [[unroll]] for (uint i = 0; i < RB; i++)
@@ -80,3 +92,6 @@ void main()
 #undef RB
 #undef PITCH
 #undef TILE_STORE
+#undef READ_B
+#undef STORE_B
+#undef READ_STEP
