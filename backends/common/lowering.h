@@ -178,6 +178,7 @@ int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of 
 #define MLFF_SPLIT_LEAST_K 256
 mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err);
 int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced);
+
 static inline int mlff_op_is_mlp(mlff_op op)
 {
     return op == MLFF_OP_CELU_MLP || op == MLFF_OP_CELU_MLP_VJP;

@@ -131,7 +131,8 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, cl_ke
     const size_t few_local[3] = {lanes, outs, 1}, tiled_local[3] = {16, 16, 1};
     const size_t few[3] = {(cols_n + outs - 1) / outs * lanes, row_blocks * outs, (size_t)groups};
     const int fill = be->is_gpu ? CL_SPLIT_FILL_PER_CU * (int)be->compute_units : 0;
-    cl_int splits = tiled && sums ? mlff_gemm_splits(n, mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS), fill, be->gemm_splits) : 1;
+    const int64_t n_tiles = mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS);
+    cl_int splits = tiled && sums ? mlff_gemm_splits(n, n_tiles, fill, be->gemm_splits) : 1;
     const size_t split_bytes = (size_t)(n->output.rows * n->output.cols) * splits * mlff_dtype_size(n->output.dtype);
     if (splits > 1 && split_bytes > be->max_alloc)
         splits = 1;
