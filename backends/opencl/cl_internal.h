@@ -72,8 +72,9 @@ typedef struct cl_prepared {
  * CL_TILED_GEMM_FROM_TILES work-groups of it or more, else our GEMM for
  * few rows (linear.cl) below CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's
  * above (`auto`); `own` takes ours alone, `tiled` and `clblast` one for
- * every layer. */
-#define CL_TILED_GEMM_FROM_TILES 256
+ * every layer. H200, the first layer's us, few rows / tiled: benzene (64
+ * tiles) 8 / 14, the cluster (192) 35 / 19. */
+#define CL_TILED_GEMM_FROM_TILES 128
 /* A layer's input gradient (ANI's first layer: K = 8 members x 256
  * padded widths) runs tiled, its K split (lowering.h), from fewer tiles,
  * and at any row count. H200, the gradient's us with its sums, auto before
