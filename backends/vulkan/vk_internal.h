@@ -60,10 +60,11 @@ static inline int vk_gemm_tile(vk_gemm gemm)
  * (gemm_splits.comp), beside its GEMM forms. */
 #define VK_VARIANT_SPLIT_SUMS 16
 /* K is split (lowering.h) while the tiles times the splits stay within
- * this many work groups (Vulkan has no count of compute units): on the
- * H200 the best count or within 6 us of it for the cluster (12 tiles)
- * to 12288 atoms (386), bench/RESULTS.md. */
-#define VK_SPLIT_FILL 2048
+ * this many work groups (Vulkan has no count of compute units; this is
+ * about 6 per SM of an H200, as OpenCL's): there the best of 2, 4 and 8
+ * splits for the 64 molecules (117 tiles), 1536 atoms (50), 5184 atoms
+ * (164) and 12288 atoms (256 and 128), bench/RESULTS.md. */
+#define VK_SPLIT_FILL 768
 
 typedef struct vk_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
