@@ -133,6 +133,21 @@ static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer
     return MLFF_OK;
 }
 
+mlff_status cl_grow_buffer(mlff_backend *be, cl_mem *mem, size_t *capacity, size_t need, size_t entry,
+                           const char *what, mlff_error *err)
+{
+    if (need <= *capacity && *mem)
+        return MLFF_OK;
+    const size_t cap = mlff_grown_capacity_within(*capacity, need, be->max_alloc / entry);
+    if (*mem)
+        clReleaseMemObject(*mem); /* kernels enqueued keep it until they finish */
+    cl_int rc;
+    *mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, cap * entry, NULL, &rc);
+    be->allocations++;
+    *capacity = *mem ? cap : 0;
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, what);
+}
+
 static void cl_buffer_free(mlff_backend *be, void *buffer)
 {
     cl_buffer *b = buffer;

@@ -65,26 +65,6 @@ mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *wt, 
     return MLFF_OK;
 }
 
-/* The partial sums' buffer, of `bytes` at least. Released while kernels
- * may still read it, the old one lives until they finish (OpenCL's rule). */
-static mlff_status reserve_split_sums(mlff_backend *be, size_t bytes, mlff_error *err)
-{
-    if (be->split_sums_bytes >= bytes)
-        return MLFF_OK;
-    if (be->split_sums)
-        clReleaseMemObject(be->split_sums);
-    be->split_sums_bytes = 0;
-    cl_int rc = CL_SUCCESS;
-    be->split_sums = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
-    if (rc != CL_SUCCESS) {
-        be->split_sums = NULL;
-        return cl_fail(err, rc, "allocating a GEMM's partial sums");
-    }
-    be->split_sums_bytes = bytes;
-    be->allocations++;
-    return MLFF_OK;
-}
-
 /* The sums of a split K into the node's output (gemm_splits.cl). */
 static mlff_status enqueue_split_sums(mlff_backend *be, cl_kernel sums, cl_int splits, const mlff_exec_node *n,
                                       mlff_error *err)
@@ -138,7 +118,8 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, cl_ke
         splits = 1;
     cl_int rc = CL_SUCCESS;
     if (splits > 1) {
-        mlff_status s = reserve_split_sums(be, split_bytes, err);
+        mlff_status s = cl_grow_buffer(be, &be->split_sums, &be->split_sums_bytes, split_bytes, 1,
+                                       "allocating a GEMM's partial sums", err);
         if (s != MLFF_OK)
             return s;
         rc = clSetKernelArg(kernel, 0, sizeof be->split_sums, &be->split_sums);

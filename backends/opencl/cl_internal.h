@@ -198,6 +198,11 @@ mlff_status cl_readback_enqueue(mlff_backend *be, cl_mem mem, size_t offset, voi
 void cl_readback_settle(mlff_backend *be);
 void cl_readback_free(mlff_backend *be);
 
+/* cl_backend.c: *mem holding `need` entries of `entry` bytes at least
+ * (*capacity counts them), made again, grown 1.5x, when it holds fewer. */
+mlff_status cl_grow_buffer(mlff_backend *be, cl_mem *mem, size_t *capacity, size_t need, size_t entry,
+                           const char *what, mlff_error *err);
+
 /* cl_segments.c: the device side of the segment cache. */
 mlff_status cl_segments_init(mlff_backend *be, mlff_error *err);
 /* After the nodes of a plan execution: reads back, if a device sort ran

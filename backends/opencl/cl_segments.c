@@ -27,16 +27,7 @@ static mlff_status read_shadow(void *backend, mlff_index_shadow *b, mlff_error *
 
 static mlff_status grow_device(mlff_backend *be, cl_mem *mem, size_t *capacity, size_t need, mlff_error *err)
 {
-    if (need <= *capacity && *mem)
-        return MLFF_OK;
-    const size_t cap = mlff_grown_capacity_within(*capacity, need, be->max_alloc / sizeof(int32_t));
-    if (*mem)
-        clReleaseMemObject(*mem);
-    cl_int rc;
-    *mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, cap * sizeof(int32_t), NULL, &rc);
-    be->allocations++;
-    *capacity = *mem ? cap : 0;
-    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "allocating segment buffers");
+    return cl_grow_buffer(be, mem, capacity, need, sizeof(int32_t), "allocating segment buffers", err);
 }
 
 /* g's device arrays for its sizes. */

@@ -217,6 +217,11 @@ size_t vk_largest_buffer(const mlff_backend *be);
 typedef enum vk_memory { VK_MEMORY_DEVICE, VK_MEMORY_MAPPED, VK_MEMORY_HOST } vk_memory;
 mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, vk_memory where, mlff_error *err);
 void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
+/* b holding `need` entries of `entry` bytes at least (*capacity counts
+ * them), made again, grown 1.5x, when it holds fewer: after the dispatches
+ * pending, and a new epoch for the recordings that bind the old one. */
+mlff_status vk_buffer_grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, size_t entry,
+                           vk_memory where, mlff_error *err);
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
                     size_t bytes, mlff_error *err);
 mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err);

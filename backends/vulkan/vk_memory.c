@@ -134,6 +134,26 @@ void vk_buffer_destroy(mlff_backend *be, vk_buffer *b)
     memset(b, 0, sizeof *b);
 }
 
+mlff_status vk_buffer_grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, size_t entry,
+                           vk_memory where, mlff_error *err)
+{
+    if (need <= *capacity && b->buffer)
+        return MLFF_OK;
+    if (b->buffer && be->n_pending > 0) {
+        mlff_status s = vk_run(be, err); /* dispatches pending may bind the old buffer */
+        if (s != MLFF_OK)
+            return s;
+    }
+    const size_t cap = mlff_grown_capacity_within(*capacity, need, vk_largest_buffer(be) / entry);
+    vk_buffer_destroy(be, b);
+    be->epoch++; /* recordings may bind the old buffer */
+    *capacity = 0;
+    mlff_status s = vk_buffer_create(be, b, cap * entry, where, err);
+    if (s == MLFF_OK)
+        *capacity = cap;
+    return s;
+}
+
 mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err)
 {
     if (bytes <= be->staging_size)

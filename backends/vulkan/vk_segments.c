@@ -22,25 +22,11 @@ static mlff_status read_shadow(void *backend, mlff_index_shadow *h, mlff_error *
     return s;
 }
 
-/* A new buffer invalidates the recordings (they bind the old one). */
+/* Index entries, where the sorts' side of them lives. */
 static mlff_status grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, mlff_error *err)
 {
     const vk_memory where = be->segments.on_device ? VK_MEMORY_DEVICE : VK_MEMORY_MAPPED;
-    if (need <= *capacity && b->buffer)
-        return MLFF_OK;
-    if (b->buffer && be->n_pending > 0) {
-        mlff_status s = vk_run(be, err); /* dispatches pending may bind the old buffer */
-        if (s != MLFF_OK)
-            return s;
-    }
-    const size_t cap = mlff_grown_capacity_within(*capacity, need, vk_largest_buffer(be) / sizeof(int32_t));
-    vk_buffer_destroy(be, b);
-    be->epoch++;
-    *capacity = 0;
-    mlff_status s = vk_buffer_create(be, b, cap * sizeof(int32_t), where, err);
-    if (s == MLFF_OK)
-        *capacity = cap;
-    return s;
+    return vk_buffer_grow(be, b, capacity, need, sizeof(int32_t), where, err);
 }
 
 /* g's device arrays for its sizes. */

@@ -6,25 +6,6 @@
 
 #include "vk_internal.h"
 
-/* A new buffer invalidates the recordings (they bind the old one). */
-static mlff_status reserve(mlff_backend *be, size_t bytes, mlff_error *err)
-{
-    if (be->split_sums_bytes >= bytes)
-        return MLFF_OK;
-    if (be->split_sums.buffer && be->n_pending > 0) {
-        mlff_status s = vk_run(be, err); /* dispatches pending may bind the old buffer */
-        if (s != MLFF_OK)
-            return s;
-    }
-    vk_buffer_destroy(be, &be->split_sums);
-    be->epoch++;
-    be->split_sums_bytes = 0;
-    mlff_status s = vk_buffer_create(be, &be->split_sums, bytes, VK_MEMORY_DEVICE, err);
-    if (s == MLFF_OK)
-        be->split_sums_bytes = bytes;
-    return s;
-}
-
 mlff_status vk_gemm_splits(mlff_backend *be, const mlff_exec_node *n, int tile, int *splits, mlff_error *err)
 {
     *splits = 1;
@@ -35,7 +16,7 @@ mlff_status vk_gemm_splits(mlff_backend *be, const mlff_exec_node *n, int tile, 
     const size_t bytes = (size_t)(n->output.rows * n->output.cols) * (size_t)want * mlff_dtype_size(n->output.dtype);
     if (want == 1 || bytes > vk_largest_buffer(be))
         return MLFF_OK; /* one pass along K: slower, not wrong */
-    mlff_status s = reserve(be, bytes, err);
+    mlff_status s = vk_buffer_grow(be, &be->split_sums, &be->split_sums_bytes, bytes, 1, VK_MEMORY_DEVICE, err);
     if (s == MLFF_OK)
         *splits = want;
     return s;

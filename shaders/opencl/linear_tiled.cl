@@ -5,8 +5,9 @@
  * multiply-adds. An item reads its RB values of A and of B for a step of K
  * as one word of TO4 each: a tile row keeps rows (or columns) r, r + 16,
  * r + 32, r + 48 side by side (SLOT), its rows TS + RB words apart
- * (aligned). The outputs of neighbouring items stay neighbours in memory. B is read along
- * its rows (W, or for LINEAR_VJP the transposed copy cl_gemm.c keeps), as A.
+ * (aligned). The outputs of neighbouring items stay neighbours in memory.
+ * B is read along its rows (W, or for LINEAR_VJP the transposed copy
+ * cl_gemm.c keeps), as A.
  * K split (lowering.h, LINEAR_VJP only): the third dimension counts groups
  * x splits; a work-group walks its split's share of K and stores its raw
  * sums in out, which is then the scratch buffer, for gemm_splits.cl.
