@@ -189,7 +189,7 @@ const char *const mlff_constant_names[] = {
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3",
     "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1",
     "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4",
-    "STACKS", "STARTS", "PLUS_EPI"};
+    "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL", "C_LD", "C_COL"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -287,16 +287,16 @@ int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, int
 
 mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err)
 {
-    static const char *const names[] = {"auto", "narrow", "wide"}; /* mlff_mlp_forms */
+    static const char *const names[] = {"auto", "narrow", "wide", "layers"}; /* mlff_mlp_forms */
     const char *env = getenv("MLFF_MLP");
     *forms = MLFF_MLP_AUTO;
-    for (int k = 0; env && *env && k < 3; k++)
+    for (int k = 0; env && *env && k < 4; k++)
         if (!strcmp(env, names[k])) {
             *forms = (mlff_mlp_forms)k;
             return MLFF_OK;
         }
     if (env && *env)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_MLP=%s: use auto, narrow or wide", env);
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_MLP=%s: use auto, narrow, wide or layers", env);
     return MLFF_OK;
 }
 
@@ -364,6 +364,33 @@ int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int f
     return splits;
 }
 
+void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer, mlff_node_sig *sig)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    const int stacked = m.stacks > 1;
+    memset(layer, 0, sizeof *layer);
+    layer->op = MLFF_OP_LINEAR;
+    layer->n_inputs = 3 + stacked;
+    layer->inputs[0] = l == 1 ? n->inputs[0] : n->output;
+    layer->inputs[1] = n->inputs[2 * l - 1];
+    layer->inputs[2] = n->inputs[2 * l];
+    if (stacked)
+        layer->inputs[3] = n->inputs[n->n_inputs - 1];
+    layer->output = n->output;
+    layer->output.cols = m.groups * m.width[l];
+    layer->attrs.i[0] = m.groups;
+    layer->attrs.i[1] = m.stacks;
+    if (l < m.layers) {
+        layer->epilogue = MLFF_EPILOGUE_CELU;
+        layer->epilogue_alpha = n->attrs.f[0];
+    }
+    mlff_node_signature(layer, sig);
+    sig->a_ld = l == 1 ? m.groups * m.width[0] : m.cols;
+    sig->a_col = l == 1 ? 0 : m.block[l - 1];
+    sig->c_ld = m.cols;
+    sig->c_col = m.block[l];
+}
+
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);
@@ -417,10 +444,13 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         const int vjp = s->op == MLFF_OP_LINEAR_VJP;
         const long long groups = s->attrs.i[0], w_rows = s->fixed[0], w_cols = s->in_cols[1];
         const long long per_row = groups * mlff_op_stacks(&s->attrs);
-        mlff_text_put(t, "#define GROUPS %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n", groups,
-                      vjp ? w_cols : w_rows / per_row, vjp ? w_rows / per_row : w_cols);
+        const long long n = vjp ? w_cols : w_rows / per_row, k = vjp ? w_rows / per_row : w_cols;
+        mlff_text_put(t, "#define GROUPS %lld\n#define GEMM_N %lld\n#define GEMM_K %lld\n", groups, n, k);
         mlff_text_put(t, "#define VJP %d\n#define EPILOGUE %d\n", vjp, s->epilogue);
         put_real(t, "ALPHA", s->alpha, dialect, fp64);
+        mlff_text_put(t, "#define A_LD %lld\n#define A_COL %lld\n#define C_LD %lld\n#define C_COL %lld\n",
+                      s->a_ld ? (long long)s->a_ld : groups * k, (long long)s->a_col,
+                      s->c_ld ? (long long)s->c_ld : groups * n, (long long)s->c_col);
     }
     if (mlff_op_is_gemm((mlff_op)s->op) || mlff_op_is_mlp((mlff_op)s->op)) {
         /* Stacks (core/ops.h): the kernels find a row block's run in STARTS. */

@@ -21,6 +21,10 @@ typedef struct mlff_node_sig {
     int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
     int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
     int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
+    /* A GEMM's operand layout where it is not packed (0: packed): the words
+     * between rows of A (in0) and of the output, and the first column of
+     * each, as A_LD, A_COL, C_LD and C_COL (mlff_mlp_layer). */
+    int64_t a_ld, a_col, c_ld, c_col;
     mlff_op_attrs attrs;
     double alpha;
 } mlff_node_sig;
@@ -133,7 +137,7 @@ static inline int mlff_mlp_threads(int wide)
  * mlff_mlp_wide: on GPUs (`gpu`), auto takes the wide one where the narrow
  * one would launch fewer than MLFF_MLP_WIDE_BELOW_GROUPS work-groups
  * (bench/RESULTS.md). */
-typedef enum mlff_mlp_forms { MLFF_MLP_AUTO, MLFF_MLP_NARROW, MLFF_MLP_WIDE } mlff_mlp_forms;
+typedef enum mlff_mlp_forms { MLFF_MLP_AUTO, MLFF_MLP_NARROW, MLFF_MLP_WIDE, MLFF_MLP_LAYERS } mlff_mlp_forms;
 #define MLFF_MLP_WIDE_BELOW_GROUPS 64
 mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err);
 int mlff_mlp_wide(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, mlff_kernel_dialect dialect);
@@ -178,6 +182,13 @@ int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of 
 #define MLFF_SPLIT_LEAST_K 256
 mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err);
 int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced);
+
+/* CELU_MLP's forward pass a layer at a time (MLFF_MLP=layers; Vulkan on
+ * GPUs for many rows, vk_mlp_layers.c): layer l (1..layers) of node n as a
+ * LINEAR node over the same buffers, reading x (l = 1) or layer l-1's block
+ * of n's output and storing into layer l's, CELU after every layer but the
+ * last; and its signature, which gives its GEMM those blocks' layout. */
+void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer, mlff_node_sig *sig);
 
 static inline int mlff_op_is_mlp(mlff_op op)
 {

@@ -116,14 +116,12 @@ static mlff_status choose_mlp(mlff_backend *be, mlff_error *err)
 {
     mlff_status s = mlff_mlp_forms_from_env(&be->mlp, err);
     const VkPhysicalDeviceLimits *l = &be->props.limits;
-    if (s != MLFF_OK || (l->maxComputeWorkGroupInvocations >= MLFF_MLP_WIDE_THREADS &&
-                         l->maxComputeWorkGroupSize[0] >= MLFF_MLP_WIDE_THREADS))
-        return s;
-    if (be->mlp == MLFF_MLP_WIDE)
+    be->mlp_wide_fits = l->maxComputeWorkGroupInvocations >= MLFF_MLP_WIDE_THREADS &&
+                        l->maxComputeWorkGroupSize[0] >= MLFF_MLP_WIDE_THREADS;
+    if (s == MLFF_OK && be->mlp == MLFF_MLP_WIDE && !be->mlp_wide_fits)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs work-groups of %u items at most",
                          l->maxComputeWorkGroupInvocations);
-    be->mlp = MLFF_MLP_NARROW;
-    return MLFF_OK;
+    return s;
 }
 
 static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)

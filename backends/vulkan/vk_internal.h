@@ -185,7 +185,8 @@ struct mlff_backend {
     uint64_t epoch, clock;
     int replay;     /* MLFF_VULKAN_REPLAY=off records every call */
     int gemm_forced; /* MLFF_VULKAN_GEMM given: gemm for every layer */
-    mlff_mlp_forms mlp; /* MLFF_MLP (lowering.h), allowed by the device's limits */
+    mlff_mlp_forms mlp; /* MLFF_MLP (lowering.h) */
+    int mlp_wide_fits;  /* the device runs work groups of MLFF_MLP_WIDE_THREADS */
     int sum_lanes;      /* MLFF_SUM_LANES (lowering.h): 0 for auto */
     int gemm_splits;    /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
     vk_buffer split_sums; /* the partial sums of a split K (vk_split_sums.c), grown as needed */
@@ -247,6 +248,8 @@ void vk_segments_free(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
+/* The pipeline of a signature: built once, then kept with the backend. */
+mlff_status vk_pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err);
 /* The pipeline of a LINEAR_VJP's sums after a split K. */
 mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
 /* A pipeline from GLSL, through the SPIR-V and pipeline caches. */
@@ -259,8 +262,14 @@ vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n);
 /* Whether CELU_MLP node n runs in its wide form (lowering.h). */
 static inline int vk_mlp_wide(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_GLSL);
+    return be->mlp_wide_fits && mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_GLSL);
 }
+/* vk_mlp_layers.c: whether CELU_MLP node n runs a layer at a time
+ * (MLFF_MLP=layers, or auto on GPUs where its first layer makes
+ * VK_MLP_LAYERS_FROM_TILES tiles or more), and its dispatches so. */
+#define VK_MLP_LAYERS_FROM_TILES 512
+int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n);
+mlff_status vk_add_mlp_layers(mlff_backend *be, const mlff_exec_node *n, mlff_error *err);
 void vk_kernels_free(mlff_backend *be);
 
 /* vk_pipeline_cache.c */

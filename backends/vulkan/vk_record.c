@@ -93,6 +93,8 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         if (d.groups[1] > most[1] || d.groups[2] > most[2])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: a dense layer of %lld x %lld is too wide for the device",
                              (long long)groups, (long long)cols);
+    } else if (vk_mlp_layered(be, n)) {
+        return vk_add_mlp_layers(be, n, err);
     } else if (mlff_op_is_mlp(n->op)) {
         /* x the row blocks, y the groups (celu_mlp.comp). */
         d.groups[1] = (uint32_t)n->attrs.i[0];

@@ -172,9 +172,7 @@ static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline 
     return s;
 }
 
-/* The pipeline of a signature: built once, then kept with the backend. */
-static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out,
-                                    mlff_error *err)
+mlff_status vk_pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err)
 {
     const uint64_t hash = mlff_fnv1a(sig, sizeof *sig);
     for (int k = 0; k < be->n_kernels; k++)
@@ -203,13 +201,17 @@ static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, 
 
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
 {
+    if (vk_mlp_layered(be, n)) {
+        *out = VK_NULL_HANDLE; /* its layers' pipelines come with their dispatches (vk_mlp_layers.c) */
+        return MLFF_OK;
+    }
     mlff_node_sig sig;
     mlff_node_signature(n, &sig);
     if (mlff_op_is_gemm(n->op))
         sig.variant = (int32_t)vk_gemm_for(be, n);
     if (mlff_op_is_mlp(n->op) && vk_mlp_wide(be, n))
         sig.variant = MLFF_VARIANT_MLP_WIDE;
-    return pipeline_for_sig(be, &sig, out, err);
+    return vk_pipeline_for_sig(be, &sig, out, err);
 }
 
 mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
@@ -217,7 +219,7 @@ mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPi
     mlff_node_sig sig;
     mlff_node_signature(n, &sig);
     sig.variant = VK_VARIANT_SPLIT_SUMS;
-    return pipeline_for_sig(be, &sig, out, err);
+    return vk_pipeline_for_sig(be, &sig, out, err);
 }
 
 void vk_kernels_free(mlff_backend *be)

@@ -1,13 +1,15 @@
 /* How every GEMM shader (linear.comp, linear_subgroup.comp) stores output
  * (m, n) of group g: plus the bias for LINEAR (of the weights' group wg),
- * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi). */
+ * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi, shaped
+ * like the output). Rows are C_LD words apart from column C_COL: packed
+ * (C_LD = GROUPS * GEMM_N) but for the layers of a CELU_MLP (lowering.h). */
 #if EPILOGUE == 2 && !defined(EPI)
 #error "EPILOGUE 2 reads epi: define EPI"
 #endif
 
 void gemm_store(uint g, uint wg, uint m, uint n, TO sum)
 {
-    const uint at = m * (GROUPS * GEMM_N) + g * GEMM_N + n;
+    const uint at = m * C_LD + C_COL + g * GEMM_N + n;
 #if !VJP
     sum += TO(in2[wg * GEMM_N + n]);
 #endif

@@ -1,6 +1,7 @@
 /* Our grouped GEMM for LINEAR and LINEAR_VJP (no CLBlast on Vulkan). Per
  * group g:
- *   C[m, n] = sum_k A[m, k] B[k, n], A = in0 rows (row stride GROUPS * GEMM_K),
+ *   C[m, n] = sum_k A[m, k] B[k, n], A = in0 rows (A_LD words apart from
+ *   column A_COL: GROUPS * GEMM_K and 0 but for a CELU_MLP's layers),
  *   LINEAR:     B[k, n] = W[g*GEMM_N + n, k], plus bias in2[g*GEMM_N + n]
  *   LINEAR_VJP: B[k, n] = W[g*GEMM_K + k, n]
  * then the bias and epilogue of gemm_store.glsl.
@@ -28,9 +29,9 @@ void main()
     TO sum = TO(0);
     for (uint k = 0; k < GEMM_K; k++)
 #if VJP
-        sum += TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) * TO(in1[(wg * GEMM_K + k) * GEMM_N + n]);
+        sum += TO(in0[m * A_LD + A_COL + g * GEMM_K + k]) * TO(in1[(wg * GEMM_K + k) * GEMM_N + n]);
 #else
-        sum += TO(in0[m * (GROUPS * GEMM_K) + g * GEMM_K + k]) * TO(in1[(wg * GEMM_N + n) * GEMM_K + k]);
+        sum += TO(in0[m * A_LD + A_COL + g * GEMM_K + k]) * TO(in1[(wg * GEMM_N + n) * GEMM_K + k]);
 #endif
     gemm_store(g, wg, m, n, sum);
 }

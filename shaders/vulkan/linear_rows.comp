@@ -46,7 +46,7 @@ void main()
 #endif
             [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
                 if (r < rows)
-                    acc[r] += TO(in0[(m0 + r) * (GROUPS * GEMM_K) + g * GEMM_K + k]) * w;
+                    acc[r] += TO(in0[(m0 + r) * A_LD + A_COL + g * GEMM_K + k]) * w;
         }
     [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
         part[(o * FR_ROWS + r) * stride + lane] = acc[r];

@@ -35,7 +35,7 @@ void main()
         TO a[SG_ROWS];
         for (uint r = 0; r < SG_ROWS; r++)
             a[r] = m0 + r < m_end && k0 + lane < GEMM_K
-                       ? TO(in0[(m0 + r) * (GROUPS * GEMM_K) + g * GEMM_K + k0 + lane]) : TO(0);
+                       ? TO(in0[(m0 + r) * A_LD + A_COL + g * GEMM_K + k0 + lane]) : TO(0);
         const uint steps = min(size, GEMM_K - k0);
         for (uint j = 0; j < steps; j++) {
             TO b[SG_COLS];
