@@ -111,6 +111,7 @@ typedef struct mlff_backend_stats {
     uint64_t device_allocations; /* device buffers created (none in an MD loop's steady state) */
     uint64_t segment_sorts;      /* indices sorted for segment sums (backends/common/segments.h) */
     uint64_t segments_in_order;  /* ... of which the device found in order already (offsets only) */
+    uint64_t recordings;         /* command buffers recorded (Vulkan: a replay records none) */
 } mlff_backend_stats;
 
 /* How much work one plan execution may take on the device (core/chunks.c

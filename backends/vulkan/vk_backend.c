@@ -9,32 +9,33 @@
 
 static void vk_close(mlff_backend *be);
 
-/* One set layout for every pipeline: VK_BINDINGS storage buffers, and
- * VK_PUSH_WORDS push constants (n_items, base, and a shader's own). */
+/* One set layout for every pipeline: VK_BINDINGS storage buffers, then the
+ * dispatch's slot of the table of dispatches, a uniform buffer at a dynamic
+ * offset (shaders/vulkan/dispatch.glsl). */
 static mlff_status create_layouts(mlff_backend *be, mlff_error *err)
 {
-    VkDescriptorSetLayoutBinding bindings[VK_BINDINGS];
-    for (uint32_t k = 0; k < VK_BINDINGS; k++)
-        bindings[k] = (VkDescriptorSetLayoutBinding){k, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
-                                                     VK_SHADER_STAGE_COMPUTE_BIT, NULL};
+    VkDescriptorSetLayoutBinding bindings[VK_LAYOUT_BINDINGS];
+    for (uint32_t k = 0; k < VK_LAYOUT_BINDINGS; k++)
+        bindings[k] = (VkDescriptorSetLayoutBinding){
+            k, k == VK_BIND_DISPATCH ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1,
+            VK_SHADER_STAGE_COMPUTE_BIT, NULL};
     const VkDescriptorSetLayoutCreateInfo set_info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-        .bindingCount = VK_BINDINGS,
+        .bindingCount = VK_LAYOUT_BINDINGS,
         .pBindings = bindings,
     };
     VkResult r = vkCreateDescriptorSetLayout(be->device, &set_info, NULL, &be->set_layout);
     if (r != VK_SUCCESS)
         return vk_fail(err, r, "vkCreateDescriptorSetLayout");
-    const VkPushConstantRange push = {VK_SHADER_STAGE_COMPUTE_BIT, 0, VK_PUSH_WORDS * sizeof(uint32_t)};
     const VkPipelineLayoutCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
         .setLayoutCount = 1,
         .pSetLayouts = &be->set_layout,
-        .pushConstantRangeCount = 1,
-        .pPushConstantRanges = &push,
     };
     if ((r = vkCreatePipelineLayout(be->device, &info, NULL, &be->pipeline_layout)) != VK_SUCCESS)
         return vk_fail(err, r, "vkCreatePipelineLayout");
+    const size_t align = (size_t)be->props.limits.minUniformBufferOffsetAlignment;
+    be->table_slot = (VK_SLOT_WORDS * sizeof(uint32_t) + align - 1) / align * align;
     return MLFF_OK;
 }
 
@@ -355,6 +356,7 @@ static void vk_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
     stats->device_allocations = be->allocations;
     stats->segment_sorts = be->segments.sorts;
     stats->segments_in_order = be->segments.in_order;
+    stats->recordings = be->recordings_made;
 }
 
 const mlff_backend_iface mlff_backend_vulkan = {

@@ -16,7 +16,8 @@ static mlff_status pipeline_for(mlff_backend *be, mlff_cell_kernel kernel, mlff_
     if (!body)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: cell_lists.comp is missing");
     mlff_text src = {0};
-    mlff_text_put(&src, "#version 450\n#define CELL_KERNEL %d\n%s", (int)kernel, body);
+    mlff_text_put(&src, "#version 450\n#define CELL_KERNEL %d\n%s%s", (int)kernel,
+                  mlff_shader_find(mlff_vulkan_shaders, "dispatch"), body);
     mlff_status s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
                                : vk_pipeline_from_source(be, src.s, &be->cell_pipelines[kernel], err);
     free(src.s);

@@ -18,7 +18,9 @@ extern const mlff_shader_source mlff_vulkan_shaders[];
 
 /* The descriptor layout every pipeline shares (shaders/vulkan/prelude.glsl):
  * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue
- * input; the cell lists bind their MLFF_CELL_BUFFERS from 0 on. */
+ * input; the cell lists bind their MLFF_CELL_BUFFERS from 0 on. Each
+ * dispatch binds VK_BINDINGS of its own, then the recording's table of
+ * dispatches (VK_BIND_DISPATCH, shaders/vulkan/dispatch.glsl). */
 enum {
     VK_BIND_OUT = 0,
     VK_BIND_IN0 = 1,
@@ -26,11 +28,19 @@ enum {
     VK_BIND_SEG_ITEMS,
     VK_BIND_EPI,
     VK_NODE_BINDINGS,
-    VK_BINDINGS = VK_NODE_BINDINGS > MLFF_CELL_BUFFERS ? VK_NODE_BINDINGS : MLFF_CELL_BUFFERS
+    VK_BINDINGS = VK_NODE_BINDINGS > MLFF_CELL_BUFFERS ? VK_NODE_BINDINGS : MLFF_CELL_BUFFERS,
+    VK_BIND_DISPATCH = VK_BINDINGS,
+    VK_LAYOUT_BINDINGS
 };
+_Static_assert(VK_BIND_DISPATCH == 16, "shaders/vulkan/dispatch.glsl binds the table of dispatches at 16");
 
 #define VK_GROUP_1D 64 /* local_size_x of one-dimensional shaders */
-#define VK_PUSH_WORDS 8 /* push constants of every pipeline (the layout's range) */
+/* A dispatch's values: VK_PUSH_WORDS words its shader reads as pc
+ * (shaders/vulkan/dispatch.glsl), then its work groups, in a slot of the
+ * table of dispatches (table_slot bytes: VK_SLOT_WORDS words rounded up
+ * to the device's uniform buffer offset alignment). */
+#define VK_PUSH_WORDS 8
+#define VK_SLOT_WORDS 11
 #define VK_GEMM_TILE 16 /* TS in shaders/vulkan/linear.comp */
 /* shaders/vulkan/linear_subgroup.comp: a work group of VK_GROUP_1D lanes
  * keeps VK_SG_ROWS x (VK_SG_COLS * VK_GROUP_1D) outputs in registers. */
@@ -100,7 +110,7 @@ typedef struct vk_kernel {
 typedef struct vk_dispatch {
     VkPipeline pipeline;
     VkBuffer bindings[VK_BINDINGS];
-    uint32_t push[VK_PUSH_WORDS]; /* n_items, base, then what a shader's own Push block adds */
+    uint32_t push[VK_PUSH_WORDS]; /* n_items, base, then what a shader's own struct Push adds */
     uint32_t groups[3];
     uint32_t writes; /* bit b: it writes binding b (a node: its output); 0: it may write any */
     int32_t row;     /* its row of MLFF_LOG=profile: the node's op, or a VK_ROW_* */
@@ -178,6 +188,11 @@ struct mlff_backend {
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     vk_recording recordings[VK_RECORDINGS];
     vk_dispatch *pending; /* the dispatches of the call being prepared */
+    /* The pending dispatches' values and work groups, a slot each, written
+     * before every submission; every recording binds it (one submission
+     * runs at a time). Grown, it bumps the epoch. */
+    vk_buffer table;
+    size_t table_slots, table_slot;
     int n_pending;
     int64_t cap_pending;
     VkDescriptorSetLayout *layouts; /* set_layout repeated, to allocate sets */

@@ -14,8 +14,10 @@
 #include "vk_internal.h"
 #include "../common/memory_limits.h"
 
-static const VkBufferUsageFlags usage =
-    VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+/* Uniform and indirect: the table of dispatches (vk_record.c). */
+static const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                        VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT |
+                                        VK_BUFFER_USAGE_UNIFORM_BUFFER_BIT;
 
 /* The first memory type allowed by `bits` that has all of `want`; -1 if none. */
 static int find_type(const VkPhysicalDeviceMemoryProperties *m, uint32_t bits, VkMemoryPropertyFlags want)

@@ -1,12 +1,17 @@
 /*
  * Running a node list: each node becomes one or more dispatches (split to
  * respect maxComputeWorkGroupCount), described by what they bind and launch.
- * A command buffer recorded for the same description is replayed as it is;
- * the inputs change only through buffer contents (the reduce-overhead idea:
- * an MD loop records once). Otherwise a recording is made again, one
- * whose descriptor sets serve if there is one (the same buffers bound),
- * else the least recently used: a descriptor set per dispatch from its own
- * pool, a barrier before each dispatch that depends on one since the last.
+ * A command buffer recorded for the same pipelines and buffers is replayed
+ * (the reduce-overhead idea: an MD loop records once): the inputs change
+ * through buffer contents, the sizes through the table of dispatches,
+ * which holds each dispatch's values and work groups, is written before
+ * every submission, and is read by the shaders (a uniform buffer at each
+ * dispatch's slot: shaders/vulkan/dispatch.glsl) and by
+ * vkCmdDispatchIndirect. So a new pair count replays too. Otherwise a
+ * recording is made again, one whose descriptor sets serve if there is one
+ * (the same buffers bound), else the least recently used: a descriptor set
+ * per dispatch from its own pool, a barrier before each dispatch that
+ * depends on one since the last.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -147,12 +152,13 @@ static mlff_status ensure_pool(mlff_backend *be, vk_recording *rec, int sets, ml
     rec->pool = VK_NULL_HANDLE;
     rec->pool_sets = 0;
     const int capacity = (int)mlff_grown_capacity(0, (size_t)sets);
-    const VkDescriptorPoolSize size = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)capacity * VK_BINDINGS};
+    const VkDescriptorPoolSize sizes[] = {{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)capacity * VK_BINDINGS},
+                                          {VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC, (uint32_t)capacity}};
     const VkDescriptorPoolCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
         .maxSets = (uint32_t)capacity,
-        .poolSizeCount = 1,
-        .pPoolSizes = &size,
+        .poolSizeCount = 2,
+        .pPoolSizes = sizes,
     };
     if ((r = vkCreateDescriptorPool(be->device, &info, NULL, &rec->pool)) != VK_SUCCESS) {
         rec->pool = VK_NULL_HANDLE;
@@ -187,8 +193,8 @@ static mlff_status write_sets(mlff_backend *be, vk_recording *rec, const vk_disp
     VkResult r = vkAllocateDescriptorSets(be->device, &alloc, sets);
     if (r != VK_SUCCESS)
         return vk_fail(err, r, "vkAllocateDescriptorSets");
-    VkWriteDescriptorSet *writes = malloc((size_t)n * VK_BINDINGS * sizeof *writes);
-    VkDescriptorBufferInfo *infos = malloc((size_t)n * VK_BINDINGS * sizeof *infos);
+    VkWriteDescriptorSet *writes = malloc((size_t)n * VK_LAYOUT_BINDINGS * sizeof *writes);
+    VkDescriptorBufferInfo *infos = malloc((size_t)n * VK_LAYOUT_BINDINGS * sizeof *infos);
     if (!writes || !infos) {
         free(writes);
         free(infos);
@@ -196,16 +202,18 @@ static mlff_status write_sets(mlff_backend *be, vk_recording *rec, const vk_disp
     }
     uint32_t count = 0;
     for (int k = 0; k < n; k++)
-        for (uint32_t b = 0; b < VK_BINDINGS; b++) {
-            if (!list[k].bindings[b])
+        for (uint32_t b = 0; b < VK_LAYOUT_BINDINGS; b++) {
+            const int slot = b == VK_BIND_DISPATCH; /* at the dispatch's offset (record) */
+            const VkBuffer buffer = slot ? be->table.buffer : list[k].bindings[b];
+            if (!buffer)
                 continue; /* not declared by that shader */
-            infos[count] = (VkDescriptorBufferInfo){list[k].bindings[b], 0, VK_WHOLE_SIZE};
+            infos[count] = (VkDescriptorBufferInfo){buffer, 0, slot ? VK_PUSH_WORDS * sizeof(uint32_t) : VK_WHOLE_SIZE};
             writes[count] = (VkWriteDescriptorSet){
                 .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
                 .dstSet = sets[k],
                 .dstBinding = b,
                 .descriptorCount = 1,
-                .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                .descriptorType = slot ? VK_DESCRIPTOR_TYPE_UNIFORM_BUFFER_DYNAMIC : VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                 .pBufferInfo = &infos[count],
             };
             count++;
@@ -268,8 +276,8 @@ static int needs_barrier(barrier_span *span, const vk_dispatch *d)
 
 /* True when each pending dispatch binds the buffers that rec's does (and
  * none was freed since): its descriptor sets serve as they are. The usual
- * case of a list recorded again: a new pair count changes the sizes, not
- * the buffers. */
+ * case of a list recorded again: another pipeline (a GEMM's form chosen
+ * for the new rows), the same buffers. */
 static int same_bindings(const mlff_backend *be, const vk_recording *rec)
 {
     if (!rec->commands || rec->n_dispatches != be->n_pending || rec->epoch != be->epoch)
@@ -278,6 +286,46 @@ static int same_bindings(const mlff_backend *be, const vk_recording *rec)
         if (memcmp(rec->dispatches[k].bindings, be->pending[k].bindings, sizeof rec->dispatches[k].bindings) != 0)
             return 0;
     return 1;
+}
+
+/* True when rec runs the pending dispatches, whatever their sizes: the
+ * same pipelines, buffers and profile rows (the sizes are in the table). */
+static int same_work(const mlff_backend *be, const vk_recording *rec)
+{
+    if (!same_bindings(be, rec))
+        return 0;
+    for (int k = 0; k < be->n_pending; k++) {
+        const vk_dispatch *a = &rec->dispatches[k], *b = &be->pending[k];
+        if (a->pipeline != b->pipeline || a->writes != b->writes || a->row != b->row)
+            return 0;
+    }
+    return 1;
+}
+
+/* Room in the table for the pending dispatches. A new buffer leaves every
+ * recording's descriptor sets stale (the epoch). */
+static mlff_status reserve_table(mlff_backend *be, mlff_error *err)
+{
+    if (be->n_pending == 0 || (be->table.buffer && be->table_slots >= (size_t)be->n_pending))
+        return MLFF_OK;
+    vk_buffer_destroy(be, &be->table);
+    be->epoch++;
+    const size_t slots = mlff_grown_capacity(be->table_slots, (size_t)be->n_pending);
+    be->table_slots = 0;
+    mlff_status s = vk_buffer_create(be, &be->table, slots * be->table_slot, VK_MEMORY_MAPPED, err);
+    if (s == MLFF_OK)
+        be->table_slots = slots;
+    return s;
+}
+
+/* The pending dispatches' values and work groups, into the table. */
+static void write_table(mlff_backend *be)
+{
+    for (int k = 0; k < be->n_pending; k++) {
+        uint32_t *slot = (uint32_t *)((char *)be->table.mapped + (size_t)k * be->table_slot);
+        memcpy(slot, be->pending[k].push, sizeof be->pending[k].push);
+        memcpy(slot + VK_PUSH_WORDS, be->pending[k].groups, sizeof be->pending[k].groups);
+    }
 }
 
 static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
@@ -317,11 +365,13 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
     if (s != MLFF_OK)
         return s;
     VkCommandBuffer cmd = rec->commands;
-    /* Host writes and copies before this submission, then each dispatch
-     * after those it depends on, then the host and copies after the last. */
+    /* Host writes (the table among them) and copies before this submission,
+     * then each dispatch after those it depends on, then the host and
+     * copies after the last. */
     barrier(cmd, VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-            VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
-            VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
+            VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT,
+            VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
     if ((s = vk_timestamps_begin(be, rec, n, err)) != MLFF_OK) {
         vkEndCommandBuffer(cmd);
         return s;
@@ -334,10 +384,9 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         if (list[k].pipeline != bound)
             vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, bound = list[k].pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, be->pipeline_layout, 0, 1, &sets[k], 0, NULL);
-        vkCmdPushConstants(cmd, be->pipeline_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof list[k].push,
-                           list[k].push);
-        vkCmdDispatch(cmd, list[k].groups[0], list[k].groups[1], list[k].groups[2]);
+        const uint32_t slot = (uint32_t)((size_t)k * be->table_slot);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, be->pipeline_layout, 0, 1, &sets[k], 1, &slot);
+        vkCmdDispatchIndirect(cmd, be->table.buffer, slot + VK_PUSH_WORDS * sizeof(uint32_t));
         vk_timestamp_after(rec, k);
     }
     barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
@@ -357,8 +406,7 @@ static vk_recording *matching(mlff_backend *be)
         return NULL;
     for (int k = 0; k < VK_RECORDINGS; k++) {
         vk_recording *rec = &be->recordings[k];
-        if (rec->commands && rec->n_dispatches == be->n_pending && rec->epoch == be->epoch &&
-            memcmp(rec->dispatches, be->pending, (size_t)be->n_pending * sizeof *be->pending) == 0)
+        if (same_work(be, rec))
             return rec;
     }
     return NULL;
@@ -398,14 +446,17 @@ mlff_status vk_run(mlff_backend *be, mlff_error *err)
     const double start = be->profile.enabled ? mlff_seconds() : 0;
     VkCommandBuffer cmds[2];
     uint32_t n_cmds = 0;
-    vk_recording *rec;
-    mlff_status s = recording_of_pending(be, &rec, err);
+    vk_recording *rec = NULL;
+    mlff_status s = reserve_table(be, err);
+    if (s == MLFF_OK)
+        s = recording_of_pending(be, &rec, err);
     if (s != MLFF_OK) {
         vk_readbacks_deliver(be, 0);
         return s;
     }
     if (rec) {
         rec->last_use = ++be->clock;
+        write_table(be);
         cmds[n_cmds++] = rec->commands;
     }
     be->n_pending = 0;
@@ -440,6 +491,8 @@ void vk_recordings_free(mlff_backend *be)
         free(rec->sets);
         memset(rec, 0, sizeof *rec);
     }
+    vk_buffer_destroy(be, &be->table);
+    be->table_slots = 0;
     free(be->pending);
     free(be->layouts);
     be->pending = NULL;

@@ -74,7 +74,8 @@ static mlff_status build_sort(mlff_backend *be, mlff_error *err)
         if (be->sort.pipelines[k])
             continue;
         mlff_text src = {0};
-        mlff_text_put(&src, "#version 450\n#define SORT_KERNEL %d\n%s", k, body);
+        mlff_text_put(&src, "#version 450\n#define SORT_KERNEL %d\n%s%s", k,
+                      mlff_shader_find(mlff_vulkan_shaders, "dispatch"), body);
         s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
                        : vk_pipeline_from_source(be, src.s, &be->sort.pipelines[k], err);
         free(src.s);

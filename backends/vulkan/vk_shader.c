@@ -1,7 +1,8 @@
 /*
  * Lowering a node to a compute pipeline. Every distinct node signature
  * (backends/common/lowering.h) becomes one GLSL shader: generated #defines,
- * shaders/vulkan/prelude.glsl and math.glsl, and the op's template. Its SPIR-V comes from
+ * shaders/vulkan/dispatch.glsl, prelude.glsl and math.glsl, and the op's
+ * template. Its SPIR-V comes from
  * the disk cache (kind "spirv", keyed by the source, the options and the
  * shaderc version) or from shaderc, which is started only on the first miss:
  * a warm start never calls it. Pipelines go through the VkPipelineCache
@@ -38,8 +39,8 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: op %s has no shader", mlff_op_get((mlff_op)s->op)->name);
     const int gemm = mlff_op_is_gemm((mlff_op)s->op);
     /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
-    mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s",
-                  be->has_fp64 ? "#define MLFF_FP64 1\n" : "");
+    mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s%s",
+                  be->has_fp64 ? "#define MLFF_FP64 1\n" : "", mlff_shader_find(mlff_vulkan_shaders, "dispatch"));
     mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
     if (gemm && vk_gemm_tile((vk_gemm)s->variant))
         mlff_text_put(src, "#define TS %d\n", vk_gemm_tile((vk_gemm)s->variant));

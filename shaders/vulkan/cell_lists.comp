@@ -28,10 +28,11 @@ layout(std430, set = 0, binding = 13) buffer Images0B { int images0[]; };
 layout(std430, set = 0, binding = 14) buffer Images1B { int images1[]; };
 layout(std430, set = 0, binding = 15) buffer TripleStartsB { int triple_starts[]; };
 
-layout(push_constant) uniform Push {
+struct Push { /* dispatch.glsl */
     uint n_items;
     uint base;
-} pc;
+};
+DISPATCH_VALUES(Push);
 
 /* precise: the same bits wherever it is computed (pair_at relies on it). */
 vec3 lattice(int f, ivec3 m)

@@ -1,7 +1,7 @@
 /* Put before every generated Vulkan compute shader. The host writes, per
- * node, "#version 450", the #defines below, this file, math.glsl (exp_,
- * log_, pow_, sin_, cos_, acos_, expm1_ for float and double) and the op's
- * .comp, and compiles that as one shader:
+ * node, "#version 450", dispatch.glsl, the #defines below, this file,
+ * math.glsl (exp_, log_, pow_, sin_, cos_, acos_, expm1_ for float and
+ * double) and the op's .comp, and compiles that as one shader:
  *   MLFF_FP64        defined (1) only when the device has shaderFloat64;
  *                    without it nothing here mentions double
  *   TO, T0..T7       element types (float, double or int) of the output and
@@ -71,15 +71,17 @@ layout(std430, set = 0, binding = 10) readonly buffer SegItemsB { int seg_items[
 layout(std430, set = 0, binding = 11) readonly buffer EpiB { TO epi[]; };
 #endif
 
-/* n_items: the work-items wanted in all; base: the first one of this
- * dispatch (a launch larger than the device's group count limit is split
- * into several dispatches); lanes: linear_rows.comp's invocations per
- * output. */
-layout(push_constant) uniform Push {
+/* The dispatch's values (dispatch.glsl). n_items: the work-items wanted in
+ * all; base: the first one of this dispatch (a launch larger than the
+ * device's group count limit is split into several dispatches); lanes:
+ * linear_rows.comp's invocations per output, the lanes of sums in lanes,
+ * gemm_splits.comp's splits. */
+struct Push {
     uint n_items;
     uint base;
     uint lanes;
-} pc;
+};
+DISPATCH_VALUES(Push);
 
 #if !defined(GEMM_N) && !defined(MLP_THREADS)
 #ifdef GROUP_LANES

@@ -3,8 +3,8 @@
  * (see there and backends/common/segments.c), one per SORT_KERNEL value
  * (0 keys, 1 count, 2 tile sums, 3 scan tiles, 4 scan, 5 scatter, 6 offsets,
  * 7 in order, 8 pairs, 9 pair entries: mlff_sort_kernel),
- * which the host defines after "#version 450". The arguments are push
- * constants after the usual n_items and base.
+ * which the host defines after "#version 450". The arguments are the
+ * dispatch's values (dispatch.glsl) after the usual n_items and base.
  */
 #define SORT_GROUP 256
 #define SORT_BITS 8
@@ -24,11 +24,12 @@ layout(std430, set = 0, binding = 7) buffer TilesB { int tiles[]; };
 layout(std430, set = 0, binding = 8) buffer OffsetsB { int offsets[]; };
 layout(std430, set = 0, binding = 9) buffer FlagB { int flag[]; };
 
-layout(push_constant) uniform Push {
+struct Push { /* dispatch.glsl */
     uint n_items;
     uint base;
     int n, n_keys, stride, map_stride, map_entries, shift;
-} pc;
+};
+DISPATCH_VALUES(Push);
 
 shared int part[SORT_GROUP];
 #if SORT_KERNEL == 5
