@@ -24,6 +24,10 @@ typedef struct mlff_exec_tensor {
      * (j, i, -n) (mlff_plan_set_symmetric): GPU backends then place the pair
      * gradients' entries by atom in sorted order without sorting them. */
     int symmetric;
+    /* A view into a wider buffer (a block of a CELU_MLP's output, which the
+     * GPU backends' GEMMs read and write a layer at a time: lowering.h):
+     * the entries between rows and its first column; 0 and 0 when packed. */
+    int64_t ld, col;
 } mlff_exec_tensor;
 
 /* Work the planner may fold into the node before it (backends say which

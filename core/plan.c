@@ -482,8 +482,8 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
 static mlff_exec_tensor exec_tensor(const mlff_plan *p, int t)
 {
     const plan_tensor *pt = &p->tensors[t];
-    return (mlff_exec_tensor){p->tensors[pt->same_as].buffer, pt->dtype, pt->rows, p->g->tensors[t].cols,
-                              pt->ascending, pt->symmetric};
+    return (mlff_exec_tensor){.buffer = p->tensors[pt->same_as].buffer, .dtype = pt->dtype, .rows = pt->rows,
+                              .cols = p->g->tensors[t].cols, .ascending = pt->ascending, .symmetric = pt->symmetric};
 }
 
 /*

@@ -134,6 +134,12 @@ void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
     case MLFF_OP_LINEAR:
     case MLFF_OP_LINEAR_VJP:
         s->fixed[0] = n->inputs[1].rows; /* the weights */
+        s->a_ld = n->inputs[0].ld;
+        s->a_col = n->inputs[0].col;
+        s->c_ld = n->output.ld;
+        s->c_col = n->output.col;
+        s->epi_ld = n->epilogue_input.ld;
+        s->epi_col = n->epilogue_input.col;
         break;
     case MLFF_OP_ANI_RADIAL:
         s->fixed[0] = n->inputs[3].rows;
@@ -189,7 +195,7 @@ const char *const mlff_constant_names[] = {
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3",
     "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1",
     "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4",
-    "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL", "C_LD", "C_COL"};
+    "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL", "C_LD", "C_COL", "EPI_LD", "EPI_COL"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -364,31 +370,70 @@ int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int f
     return splits;
 }
 
-void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer, mlff_node_sig *sig)
+/* A block of columns of the CELU_MLP output y as a view (mlff_exec_tensor.ld, col). */
+static mlff_exec_tensor block_of(const mlff_exec_tensor *y, const mlff_mlp_shape *m, int l)
+{
+    mlff_exec_tensor t = *y;
+    t.cols = m->groups * m->width[l];
+    t.ld = m->cols;
+    t.col = m->block[l];
+    return t;
+}
+
+void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     const int stacked = m.stacks > 1;
     memset(layer, 0, sizeof *layer);
     layer->op = MLFF_OP_LINEAR;
     layer->n_inputs = 3 + stacked;
-    layer->inputs[0] = l == 1 ? n->inputs[0] : n->output;
+    layer->inputs[0] = l == 1 ? n->inputs[0] : block_of(&n->output, &m, l - 1);
     layer->inputs[1] = n->inputs[2 * l - 1];
     layer->inputs[2] = n->inputs[2 * l];
     if (stacked)
         layer->inputs[3] = n->inputs[n->n_inputs - 1];
-    layer->output = n->output;
-    layer->output.cols = m.groups * m.width[l];
+    layer->output = block_of(&n->output, &m, l);
     layer->attrs.i[0] = m.groups;
     layer->attrs.i[1] = m.stacks;
     if (l < m.layers) {
         layer->epilogue = MLFF_EPILOGUE_CELU;
         layer->epilogue_alpha = n->attrs.f[0];
     }
-    mlff_node_signature(layer, sig);
-    sig->a_ld = l == 1 ? m.groups * m.width[0] : m.cols;
-    sig->a_col = l == 1 ? 0 : m.block[l - 1];
-    sig->c_ld = m.cols;
-    sig->c_col = m.block[l];
+}
+
+void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *const scratch[2], mlff_exec_node *layer)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    const int stacked = m.stacks > 1;
+    const mlff_exec_tensor grads = {.dtype = n->output.dtype, .rows = n->output.rows};
+    memset(layer, 0, sizeof *layer);
+    layer->op = MLFF_OP_LINEAR_VJP;
+    layer->n_inputs = 2 + stacked;
+    if (l == m.layers) {
+        layer->inputs[0] = n->inputs[0];
+    } else {
+        layer->inputs[0] = grads;
+        layer->inputs[0].buffer = scratch[l % 2];
+        layer->inputs[0].cols = m.groups * m.width[l];
+    }
+    layer->inputs[1] = n->inputs[mlff_mlp_weight_input(n->op, l)];
+    if (stacked)
+        layer->inputs[2] = n->inputs[n->n_inputs - 1];
+    if (l == 1) { /* x's gradient, with the node's epilogue (the celu' of a CELU before it) */
+        layer->output = n->output;
+        layer->epilogue = n->epilogue;
+        layer->epilogue_alpha = n->epilogue_alpha;
+        layer->epilogue_input = n->epilogue_input;
+    } else {
+        layer->output = grads;
+        layer->output.buffer = scratch[(l - 1) % 2];
+        layer->output.cols = m.groups * m.width[l - 1];
+        layer->epilogue = MLFF_EPILOGUE_CELU_GRAD;
+        layer->epilogue_alpha = n->attrs.f[0];
+        layer->epilogue_input = block_of(&n->inputs[1], &m, l - 1); /* of y */
+    }
+    layer->attrs.i[0] = m.groups;
+    layer->attrs.i[1] = m.stacks;
 }
 
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
@@ -451,6 +496,8 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define A_LD %lld\n#define A_COL %lld\n#define C_LD %lld\n#define C_COL %lld\n",
                       s->a_ld ? (long long)s->a_ld : groups * k, (long long)s->a_col,
                       s->c_ld ? (long long)s->c_ld : groups * n, (long long)s->c_col);
+        mlff_text_put(t, "#define EPI_LD %lld\n#define EPI_COL %lld\n", s->epi_ld ? (long long)s->epi_ld : groups * n,
+                      (long long)s->epi_col);
     }
     if (mlff_op_is_gemm((mlff_op)s->op) || mlff_op_is_mlp((mlff_op)s->op)) {
         /* Stacks (core/ops.h): the kernels find a row block's run in STARTS. */

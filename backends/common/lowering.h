@@ -21,10 +21,9 @@ typedef struct mlff_node_sig {
     int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
     int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
     int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
-    /* A GEMM's operand layout where it is not packed (0: packed): the words
-     * between rows of A (in0) and of the output, and the first column of
-     * each, as A_LD, A_COL, C_LD and C_COL (mlff_mlp_layer). */
-    int64_t a_ld, a_col, c_ld, c_col;
+    /* A GEMM's views (mlff_exec_tensor.ld, col) of A (in0), the output and
+     * the epilogue's input, as A_LD, A_COL, C_LD, C_COL, EPI_LD, EPI_COL. */
+    int64_t a_ld, a_col, c_ld, c_col, epi_ld, epi_col;
     mlff_op_attrs attrs;
     double alpha;
 } mlff_node_sig;
@@ -183,12 +182,18 @@ int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of 
 mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err);
 int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced);
 
-/* CELU_MLP's forward pass a layer at a time (MLFF_MLP=layers; Vulkan on
- * GPUs for many rows, vk_mlp_layers.c): layer l (1..layers) of node n as a
+/* CELU_MLP a layer at a time (MLFF_MLP=layers; Vulkan on GPUs for many
+ * rows, vk_mlp_layers.c). Forward, layer l (1..layers) of node n is a
  * LINEAR node over the same buffers, reading x (l = 1) or layer l-1's block
  * of n's output and storing into layer l's, CELU after every layer but the
- * last; and its signature, which gives its GEMM those blocks' layout. */
-void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer, mlff_node_sig *sig);
+ * last. Back (CELU_MLP_VJP, with the gradient of the result alone),
+ * layer l is a LINEAR_VJP from the gradient of layer l's sums (gy for the
+ * last; else scratch[l % 2]) to that of layer l-1's (scratch[(l-1) % 2],
+ * times celu' of its block of y; for l = 1 n's output, x's gradient, with
+ * n's epilogue); the scratch buffers hold rows x groups x the widest hidden
+ * layer. The blocks are views (mlff_exec_tensor.ld, col). */
+void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer);
+void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *const scratch[2], mlff_exec_node *layer);
 
 static inline int mlff_op_is_mlp(mlff_op op)
 {

@@ -19,7 +19,7 @@ extern const mlff_shader_source mlff_vulkan_shaders[];
 /* The descriptor layout every pipeline shares (shaders/vulkan/prelude.glsl):
  * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue
  * input; the cell lists bind their MLFF_CELL_BUFFERS from 0 on. Each
- * dispatch binds VK_BINDINGS of its own, then the recording's table of
+ * dispatch binds VK_BINDINGS of its own, then its slot of the table of
  * dispatches (VK_BIND_DISPATCH, shaders/vulkan/dispatch.glsl). */
 enum {
     VK_BIND_OUT = 0,
@@ -206,6 +206,8 @@ struct mlff_backend {
     int gemm_splits;    /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
     vk_buffer split_sums; /* the partial sums of a split K (vk_split_sums.c), grown as needed */
     size_t split_sums_bytes;
+    vk_buffer mlp_grads[2]; /* CELU_MLP_VJP's layers' gradients (vk_mlp_layers.c), grown as needed */
+    size_t mlp_grads_entries[2];
     vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;
@@ -263,8 +265,6 @@ void vk_segments_free(mlff_backend *be);
 
 /* vk_shader.c: the pipeline of a node (from memory, the caches, or shaderc). */
 mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
-/* The pipeline of a signature: built once, then kept with the backend. */
-mlff_status vk_pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err);
 /* The pipeline of a LINEAR_VJP's sums after a split K. */
 mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err);
 /* A pipeline from GLSL, through the SPIR-V and pipeline caches. */
@@ -279,9 +279,11 @@ static inline int vk_mlp_wide(const mlff_backend *be, const mlff_exec_node *n)
 {
     return be->mlp_wide_fits && mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_GLSL);
 }
-/* vk_mlp_layers.c: whether CELU_MLP node n runs a layer at a time
- * (MLFF_MLP=layers, or auto on GPUs where its first layer makes
- * VK_MLP_LAYERS_FROM_TILES tiles or more), and its dispatches so. */
+/* vk_mlp_layers.c: whether CELU_MLP or CELU_MLP_VJP node n runs a layer at
+ * a time (MLFF_MLP=layers, or auto on GPUs where its first layer makes
+ * VK_MLP_LAYERS_FROM_TILES tiles or more: on the H200 both passes gained
+ * from 1536 atoms, 600 tiles, and lost for the 100-water cluster, 144:
+ * bench/RESULTS.md), and its dispatches so. */
 #define VK_MLP_LAYERS_FROM_TILES 512
 int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n);
 mlff_status vk_add_mlp_layers(mlff_backend *be, const mlff_exec_node *n, mlff_error *err);

@@ -1,42 +1,66 @@
 /*
- * CELU_MLP's forward pass a layer at a time (lowering.h): where a node has
- * many rows, each layer runs as a GEMM of its own (the tiled one on GPUs),
- * whose tiles use each weight they load for 64 rows, where the fused
- * kernel (celu_mlp.comp) loads a weight row for every 4 rows. The layers
- * store into the node's output blocks, so its reverse pass (fused) reads
- * them as it would the fused kernel's.
+ * CELU_MLP and its reverse pass a layer at a time (lowering.h): where a node
+ * has many rows, each layer runs as a GEMM of its own (the tiled one on
+ * GPUs), whose tiles use each weight they load for 64 rows, where the fused
+ * kernels (celu_mlp.comp, celu_mlp_vjp.comp) load a weight row for every 4
+ * rows. The forward layers store into the node's output blocks, which the
+ * reverse pass reads as it would the fused kernel's; the reverse layers
+ * hand their gradients on through two scratch buffers of the backend.
  */
 #include "vk_internal.h"
 
+/* The gradient of the result alone (the members' mean), not gy's hidden blocks too. */
+static int result_gradient_only(const mlff_exec_node *n)
+{
+    return n->op == MLFF_OP_CELU_MLP || n->inputs[0].cols != mlff_mlp_shape_of(n).cols;
+}
+
 int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n)
 {
-    if (n->op != MLFF_OP_CELU_MLP || (be->mlp != MLFF_MLP_AUTO && be->mlp != MLFF_MLP_LAYERS))
+    if (!mlff_op_is_mlp(n->op) || (be->mlp != MLFF_MLP_AUTO && be->mlp != MLFF_MLP_LAYERS) ||
+        !result_gradient_only(n))
         return 0;
     if (be->mlp == MLFF_MLP_LAYERS)
         return 1;
-    mlff_exec_node first;
-    mlff_node_sig sig;
-    mlff_mlp_layer(n, 1, &first, &sig);
-    return be->is_gpu && mlff_tiled_gemm_tiles(&first, MLFF_TILED_GEMM_TS) >= VK_MLP_LAYERS_FROM_TILES;
+    /* The forward pass's first layer's tiles, for either pass. */
+    const int64_t ts = MLFF_TILED_GEMM_TS, width = mlff_mlp_shape_of(n).width[1];
+    const int64_t tiles = mlff_row_blocks(n, ts) * ((width + ts - 1) / ts) * n->attrs.i[0];
+    return be->is_gpu && tiles >= VK_MLP_LAYERS_FROM_TILES;
+}
+
+/* The scratch buffers of the reverse pass: rows x groups x the widest hidden layer each. */
+static mlff_status reserve_scratch(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    int64_t widest = 0;
+    for (int l = 1; l < m.layers; l++)
+        widest = m.width[l] > widest ? m.width[l] : widest;
+    const size_t entries = (size_t)(n->output.rows * m.groups * widest);
+    mlff_status s = MLFF_OK;
+    for (int k = 0; k < 2 && s == MLFF_OK; k++)
+        s = vk_buffer_grow(be, &be->mlp_grads[k], &be->mlp_grads_entries[k], entries,
+                           mlff_dtype_size(n->output.dtype), VK_MEMORY_DEVICE, err);
+    return s;
 }
 
 mlff_status vk_add_mlp_layers(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
-    const int layers = mlff_mlp_layers(n->op, n->n_inputs, &n->attrs);
-    for (int l = 1; l <= layers; l++) {
+    const int layers = mlff_mlp_layers(n->op, n->n_inputs, &n->attrs), vjp = n->op == MLFF_OP_CELU_MLP_VJP;
+    mlff_status s = vjp && layers > 1 ? reserve_scratch(be, n, err) : MLFF_OK;
+    void *const scratch[2] = {&be->mlp_grads[0], &be->mlp_grads[1]};
+    for (int k = 0; k < layers && s == MLFF_OK; k++) {
         mlff_exec_node layer;
-        mlff_node_sig sig;
-        mlff_mlp_layer(n, l, &layer, &sig);
-        sig.variant = (int32_t)vk_gemm_for(be, &layer);
+        if (vjp)
+            mlff_mlp_layer_vjp(n, layers - k, scratch, &layer);
+        else
+            mlff_mlp_layer(n, k + 1, &layer);
         VkPipeline pipeline;
         const int first = be->n_pending;
-        mlff_status s = vk_pipeline_for_sig(be, &sig, &pipeline, err);
+        s = vk_kernel_for(be, &layer, &pipeline, err);
         if (s == MLFF_OK)
             s = vk_add_node(be, &layer, pipeline, NULL, err);
-        if (s != MLFF_OK)
-            return s;
-        for (int k = first; k < be->n_pending; k++)
-            be->pending[k].row = (int32_t)n->op; /* profiled as the node they make up */
+        for (int d = first; s == MLFF_OK && d < be->n_pending; d++)
+            be->pending[d].row = (int32_t)n->op; /* profiled as the node they make up */
     }
-    return MLFF_OK;
+    return s;
 }

@@ -2,11 +2,11 @@
  * Lowering a node to a compute pipeline. Every distinct node signature
  * (backends/common/lowering.h) becomes one GLSL shader: generated #defines,
  * shaders/vulkan/dispatch.glsl, prelude.glsl and math.glsl, and the op's
- * template. Its SPIR-V comes from
- * the disk cache (kind "spirv", keyed by the source, the options and the
- * shaderc version) or from shaderc, which is started only on the first miss:
- * a warm start never calls it. Pipelines go through the VkPipelineCache
- * (vk_pipeline_cache.c) and live as long as the backend.
+ * template. Its SPIR-V comes from the disk cache (kind "spirv", keyed by
+ * the source, the options and the shaderc version) or from shaderc, which
+ * is started only on the first miss: a warm start never calls it.
+ * Pipelines go through the VkPipelineCache (vk_pipeline_cache.c) and live
+ * as long as the backend.
  */
 #include <shaderc/shaderc.h>
 
@@ -173,7 +173,9 @@ static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline 
     return s;
 }
 
-mlff_status vk_pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out, mlff_error *err)
+/* The pipeline of a signature: built once, then kept with the backend. */
+static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out,
+                                    mlff_error *err)
 {
     const uint64_t hash = mlff_fnv1a(sig, sizeof *sig);
     for (int k = 0; k < be->n_kernels; k++)
@@ -212,7 +214,7 @@ mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline 
         sig.variant = (int32_t)vk_gemm_for(be, n);
     if (mlff_op_is_mlp(n->op) && vk_mlp_wide(be, n))
         sig.variant = MLFF_VARIANT_MLP_WIDE;
-    return vk_pipeline_for_sig(be, &sig, out, err);
+    return pipeline_for_sig(be, &sig, out, err);
 }
 
 mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPipeline *out, mlff_error *err)
@@ -220,7 +222,7 @@ mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPi
     mlff_node_sig sig;
     mlff_node_signature(n, &sig);
     sig.variant = VK_VARIANT_SPLIT_SUMS;
-    return vk_pipeline_for_sig(be, &sig, out, err);
+    return pipeline_for_sig(be, &sig, out, err);
 }
 
 void vk_kernels_free(mlff_backend *be)

@@ -53,7 +53,7 @@ void main()
 #define READ_STEP(k0)                                                                                   \
     [[unroll]] for (uint q = 0; q < TS * TK / 256; q++) {                                               \
         const uint at_ = t + 256 * q, m_ = m0 + at_ / TK, k_ = (k0) + at_ % TK;                          \
-        a_next[q] = m_ < m_end && k_ < k_end ? TO(in0[m_ * A_LD + A_COL + g * GEMM_K + k_]) : TO(0); \
+        a_next[q] = m_ < m_end && k_ < k_end ? TO(in0[m_ * A_LD + A_COL + g * GEMM_K + k_]) : TO(0);     \
         b_next[q] = READ_B(at_, (k0));                                                                  \
     }
     READ_STEP(k_begin);

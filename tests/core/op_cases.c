@@ -254,6 +254,15 @@ CASE(case_celu_mlp_mean)
     return mlff_op_sum_first_cols(g, random_mlp(g, rng, 7, 3, widths, 3, 0, wrt, n_wrt), 3, 1.0 / 3);
 }
 
+/* The same through stacks, with layers wide enough for a GEMM's K split in
+ * 3 (MLFF_GEMM_SPLITS=3) when the backend runs them a layer at a time. */
+CASE(case_celu_mlp_mean_stacked)
+{
+    static const int64_t widths[] = {40, 64, 48, 1};
+    const int y = random_mlp_stacked(g, rng, STACKED_ROWS, 2, widths, 3, 1, STACKS, stack_starts(g), wrt, n_wrt);
+    return mlff_op_sum_first_cols(g, y, 2, 0.5);
+}
+
 /* Wider than a GPU work-group (300), a row count that leaves a partial row
  * block, and after a CELU (as in ANI, whose first layer's CELU comes before). */
 CASE(case_celu_mlp_wide)
@@ -558,6 +567,7 @@ const op_case op_cases[] = {
     {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp, 0},
     {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer, 0},
     {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean, 0},
+    {"celu_mlp (members' mean, 3 stacks, 64 wide)", MLFF_OP_CELU_MLP, case_celu_mlp_mean_stacked, 0},
     {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide, 0},
     {"celu_mlp (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_stacked, 0},
     {"linear", MLFF_OP_LINEAR, case_linear, 0},
