@@ -401,21 +401,22 @@ void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer)
     }
 }
 
-void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *const scratch[2], mlff_exec_node *layer)
+/* g_j of a layered CELU_MLP_VJP (lowering.h): in the scratch buffer for odd j, in n's output for even j. */
+static mlff_exec_tensor layer_gradient(const mlff_exec_node *n, const mlff_mlp_shape *m, int j, void *scratch)
+{
+    const mlff_exec_tensor g = {.buffer = j % 2 ? scratch : n->output.buffer, .dtype = n->output.dtype,
+                                .rows = n->output.rows, .cols = m->groups * m->width[j]};
+    return g;
+}
+
+void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *scratch, mlff_exec_node *layer)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     const int stacked = m.stacks > 1;
-    const mlff_exec_tensor grads = {.dtype = n->output.dtype, .rows = n->output.rows};
     memset(layer, 0, sizeof *layer);
     layer->op = MLFF_OP_LINEAR_VJP;
     layer->n_inputs = 2 + stacked;
-    if (l == m.layers) {
-        layer->inputs[0] = n->inputs[0];
-    } else {
-        layer->inputs[0] = grads;
-        layer->inputs[0].buffer = scratch[l % 2];
-        layer->inputs[0].cols = m.groups * m.width[l];
-    }
+    layer->inputs[0] = l == m.layers ? n->inputs[0] : layer_gradient(n, &m, l, scratch);
     layer->inputs[1] = n->inputs[mlff_mlp_weight_input(n->op, l)];
     if (stacked)
         layer->inputs[2] = n->inputs[n->n_inputs - 1];
@@ -425,15 +426,31 @@ void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *const scratch[2], 
         layer->epilogue_alpha = n->epilogue_alpha;
         layer->epilogue_input = n->epilogue_input;
     } else {
-        layer->output = grads;
-        layer->output.buffer = scratch[(l - 1) % 2];
-        layer->output.cols = m.groups * m.width[l - 1];
+        layer->output = layer_gradient(n, &m, l - 1, scratch);
         layer->epilogue = MLFF_EPILOGUE_CELU_GRAD;
         layer->epilogue_alpha = n->attrs.f[0];
         layer->epilogue_input = block_of(&n->inputs[1], &m, l - 1); /* of y */
     }
     layer->attrs.i[0] = m.groups;
     layer->attrs.i[1] = m.stacks;
+}
+
+int mlff_mlp_vjp_layers_fit(const mlff_exec_node *n)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    for (int j = 2; j < m.layers; j += 2)
+        if (m.width[j] > m.width[0])
+            return 0;
+    return 1;
+}
+
+int64_t mlff_mlp_vjp_scratch_entries(const mlff_exec_node *n)
+{
+    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
+    int64_t widest = 0;
+    for (int j = 1; j < m.layers; j += 2)
+        widest = m.width[j] > widest ? m.width[j] : widest;
+    return n->output.rows * m.groups * widest;
 }
 
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)

@@ -187,13 +187,17 @@ int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int f
  * LINEAR node over the same buffers, reading x (l = 1) or layer l-1's block
  * of n's output and storing into layer l's, CELU after every layer but the
  * last. Back (CELU_MLP_VJP, with the gradient of the result alone),
- * layer l is a LINEAR_VJP from the gradient of layer l's sums (gy for the
- * last; else scratch[l % 2]) to that of layer l-1's (scratch[(l-1) % 2],
- * times celu' of its block of y; for l = 1 n's output, x's gradient, with
- * n's epilogue); the scratch buffers hold rows x groups x the widest hidden
- * layer. The blocks are views (mlff_exec_tensor.ld, col). */
+ * layer l is a LINEAR_VJP from the gradient of layer l's sums g_l (gy for
+ * the last) to g_(l-1) (times celu' of layer l-1's block of y; for l = 1
+ * n's output, x's gradient, with n's epilogue). The g_j of odd j go to a
+ * scratch buffer (rows x groups x the widest of them), those of even j to
+ * n's output, which is written last and holds them where
+ * mlff_mlp_vjp_layers_fit. The blocks are views (mlff_exec_tensor.ld,
+ * col). */
 void mlff_mlp_layer(const mlff_exec_node *n, int l, mlff_exec_node *layer);
-void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *const scratch[2], mlff_exec_node *layer);
+void mlff_mlp_layer_vjp(const mlff_exec_node *n, int l, void *scratch, mlff_exec_node *layer);
+int mlff_mlp_vjp_layers_fit(const mlff_exec_node *n);
+int64_t mlff_mlp_vjp_scratch_entries(const mlff_exec_node *n);
 
 static inline int mlff_op_is_mlp(mlff_op op)
 {

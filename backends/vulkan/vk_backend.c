@@ -182,8 +182,7 @@ static void vk_close(mlff_backend *be)
         vk_recordings_free(be);
         vk_cells_free(be);
         vk_buffer_destroy(be, &be->split_sums);
-        for (int k = 0; k < 2; k++)
-            vk_buffer_destroy(be, &be->mlp_grads[k]);
+        vk_buffer_destroy(be, &be->mlp_grads);
         vk_kernels_free(be);
         vk_buffer_destroy(be, &be->staging);
         free(be->readbacks);

@@ -206,8 +206,8 @@ struct mlff_backend {
     int gemm_splits;    /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
     vk_buffer split_sums; /* the partial sums of a split K (vk_split_sums.c), grown as needed */
     size_t split_sums_bytes;
-    vk_buffer mlp_grads[2]; /* CELU_MLP_VJP's layers' gradients (vk_mlp_layers.c), grown as needed */
-    size_t mlp_grads_entries[2];
+    vk_buffer mlp_grads; /* CELU_MLP_VJP's layers' gradients (vk_mlp_layers.c), grown as needed */
+    size_t mlp_grads_entries;
     vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;

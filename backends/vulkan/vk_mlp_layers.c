@@ -5,20 +5,23 @@
  * kernels (celu_mlp.comp, celu_mlp_vjp.comp) load a weight row for every 4
  * rows. The forward layers store into the node's output blocks, which the
  * reverse pass reads as it would the fused kernel's; the reverse layers
- * hand their gradients on through two scratch buffers of the backend.
+ * hand their gradients on through a scratch buffer of the backend and the
+ * node's output.
  */
 #include "vk_internal.h"
 
-/* The gradient of the result alone (the members' mean), not gy's hidden blocks too. */
-static int result_gradient_only(const mlff_exec_node *n)
+/* A reverse pass with the gradient of the result alone (the members'
+ * mean), not gy's hidden blocks too, whose output holds the gradients
+ * lowering.h puts there. */
+static int reverse_by_layers(const mlff_exec_node *n)
 {
-    return n->op == MLFF_OP_CELU_MLP || n->inputs[0].cols != mlff_mlp_shape_of(n).cols;
+    return n->inputs[0].cols != mlff_mlp_shape_of(n).cols && mlff_mlp_vjp_layers_fit(n);
 }
 
 int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n)
 {
     if (!mlff_op_is_mlp(n->op) || (be->mlp != MLFF_MLP_AUTO && be->mlp != MLFF_MLP_LAYERS) ||
-        !result_gradient_only(n))
+        (n->op == MLFF_OP_CELU_MLP_VJP && !reverse_by_layers(n)))
         return 0;
     if (be->mlp == MLFF_MLP_LAYERS)
         return 1;
@@ -28,30 +31,17 @@ int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n)
     return be->is_gpu && tiles >= VK_MLP_LAYERS_FROM_TILES;
 }
 
-/* The scratch buffers of the reverse pass: rows x groups x the widest hidden layer each. */
-static mlff_status reserve_scratch(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
-{
-    const mlff_mlp_shape m = mlff_mlp_shape_of(n);
-    int64_t widest = 0;
-    for (int l = 1; l < m.layers; l++)
-        widest = m.width[l] > widest ? m.width[l] : widest;
-    const size_t entries = (size_t)(n->output.rows * m.groups * widest);
-    mlff_status s = MLFF_OK;
-    for (int k = 0; k < 2 && s == MLFF_OK; k++)
-        s = vk_buffer_grow(be, &be->mlp_grads[k], &be->mlp_grads_entries[k], entries,
-                           mlff_dtype_size(n->output.dtype), VK_MEMORY_DEVICE, err);
-    return s;
-}
-
 mlff_status vk_add_mlp_layers(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
     const int layers = mlff_mlp_layers(n->op, n->n_inputs, &n->attrs), vjp = n->op == MLFF_OP_CELU_MLP_VJP;
-    mlff_status s = vjp && layers > 1 ? reserve_scratch(be, n, err) : MLFF_OK;
-    void *const scratch[2] = {&be->mlp_grads[0], &be->mlp_grads[1]};
+    mlff_status s = vjp && layers > 1 ? vk_buffer_grow(be, &be->mlp_grads, &be->mlp_grads_entries,
+                                                       (size_t)mlff_mlp_vjp_scratch_entries(n),
+                                                       mlff_dtype_size(n->output.dtype), VK_MEMORY_DEVICE, err)
+                                      : MLFF_OK;
     for (int k = 0; k < layers && s == MLFF_OK; k++) {
         mlff_exec_node layer;
         if (vjp)
-            mlff_mlp_layer_vjp(n, layers - k, scratch, &layer);
+            mlff_mlp_layer_vjp(n, layers - k, &be->mlp_grads, &layer);
         else
             mlff_mlp_layer(n, k + 1, &layer);
         VkPipeline pipeline;

@@ -258,7 +258,7 @@ CASE(case_celu_mlp_mean)
  * 3 (MLFF_GEMM_SPLITS=3) when the backend runs them a layer at a time. */
 CASE(case_celu_mlp_mean_stacked)
 {
-    static const int64_t widths[] = {40, 64, 48, 1};
+    static const int64_t widths[] = {64, 48, 40, 1};
     const int y = random_mlp_stacked(g, rng, STACKED_ROWS, 2, widths, 3, 1, STACKS, stack_starts(g), wrt, n_wrt);
     return mlff_op_sum_first_cols(g, y, 2, 0.5);
 }
