@@ -106,7 +106,8 @@ typedef struct vk_kernel {
 } vk_kernel;
 
 /* Everything one dispatch binds and launches. A node list whose dispatches
- * all compare equal (bytes) to a recording replays it. */
+ * bind what a recording's do, with the same pipelines, replays it
+ * (vk_record.c); push and groups go to the table of dispatches. */
 typedef struct vk_dispatch {
     VkPipeline pipeline;
     VkBuffer bindings[VK_BINDINGS];
@@ -240,6 +241,10 @@ void vk_buffer_destroy(mlff_backend *be, vk_buffer *b);
  * pending, and a new epoch for the recordings that bind the old one. */
 mlff_status vk_buffer_grow(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, size_t entry,
                            vk_memory where, mlff_error *err);
+/* The same without running the dispatches pending first: for a buffer that
+ * they do not bind (the table of dispatches, from within vk_run). */
+mlff_status vk_buffer_reserve(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, size_t entry,
+                              vk_memory where, mlff_error *err);
 mlff_status vk_copy(mlff_backend *be, VkBuffer src, size_t src_offset, VkBuffer dst, size_t dst_offset,
                     size_t bytes, mlff_error *err);
 mlff_status vk_staging_reserve(mlff_backend *be, size_t bytes, mlff_error *err);

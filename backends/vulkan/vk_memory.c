@@ -146,6 +146,14 @@ mlff_status vk_buffer_grow(mlff_backend *be, vk_buffer *b, size_t *capacity, siz
         if (s != MLFF_OK)
             return s;
     }
+    return vk_buffer_reserve(be, b, capacity, need, entry, where, err);
+}
+
+mlff_status vk_buffer_reserve(mlff_backend *be, vk_buffer *b, size_t *capacity, size_t need, size_t entry,
+                              vk_memory where, mlff_error *err)
+{
+    if (need <= *capacity && b->buffer)
+        return MLFF_OK;
     const size_t cap = mlff_grown_capacity_within(*capacity, need, vk_largest_buffer(be) / entry);
     vk_buffer_destroy(be, b);
     be->epoch++; /* recordings may bind the old buffer */

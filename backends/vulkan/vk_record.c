@@ -302,20 +302,13 @@ static int same_work(const mlff_backend *be, const vk_recording *rec)
     return 1;
 }
 
-/* Room in the table for the pending dispatches. A new buffer leaves every
- * recording's descriptor sets stale (the epoch). */
+/* Room in the table for the pending dispatches (a new buffer leaves every
+ * recording's descriptor sets stale: vk_buffer_reserve's new epoch). */
 static mlff_status reserve_table(mlff_backend *be, mlff_error *err)
 {
-    if (be->n_pending == 0 || (be->table.buffer && be->table_slots >= (size_t)be->n_pending))
-        return MLFF_OK;
-    vk_buffer_destroy(be, &be->table);
-    be->epoch++;
-    const size_t slots = mlff_grown_capacity(be->table_slots, (size_t)be->n_pending);
-    be->table_slots = 0;
-    mlff_status s = vk_buffer_create(be, &be->table, slots * be->table_slot, VK_MEMORY_MAPPED, err);
-    if (s == MLFF_OK)
-        be->table_slots = slots;
-    return s;
+    return be->n_pending == 0 ? MLFF_OK
+                              : vk_buffer_reserve(be, &be->table, &be->table_slots, (size_t)be->n_pending,
+                                                  be->table_slot, VK_MEMORY_MAPPED, err);
 }
 
 /* The pending dispatches' values and work groups, into the table. */
