@@ -566,11 +566,20 @@ int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue)
            ((op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP) && epilogue == MLFF_EPILOGUE_ADD);
 }
 
-uint64_t mlff_fnv1a(const void *data, size_t n)
+/* Word by word (a signature is hundreds of bytes, hashed per node and
+ * call); for lookups in memory only: never stored. */
+uint64_t mlff_hash(const void *data, size_t n)
 {
     const unsigned char *b = data;
     uint64_t h = 1469598103934665603ULL;
-    for (size_t k = 0; k < n; k++)
+    size_t k = 0;
+    for (; k + 8 <= n; k += 8) {
+        uint64_t w;
+        memcpy(&w, b + k, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdULL;
+        h ^= h >> 32;
+    }
+    for (; k < n; k++)
         h = (h ^ b[k]) * 1099511628211ULL;
     return h;
 }

@@ -235,6 +235,6 @@ int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype);
 int mlff_device_fp64(int has_fp64);
 int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue);
 
-uint64_t mlff_fnv1a(const void *data, size_t n);
+uint64_t mlff_hash(const void *data, size_t n);
 
 #endif

@@ -350,7 +350,7 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
         *out = last;
         return MLFF_OK;
     }
-    const uint64_t hash = mlff_fnv1a(sigs, size);
+    const uint64_t hash = mlff_hash(sigs, size);
     for (int k = 0; k < be->n_prepared; k++) {
         const cl_prepared *p = be->prepared[k];
         if (p->hash == hash && p->signature_size == size && memcmp(p->signature, sigs, size) == 0) {

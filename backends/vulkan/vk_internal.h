@@ -126,6 +126,16 @@ typedef struct vk_readback {
     void *dst;
 } vk_readback;
 
+/* What the node at one position of the last node list added (vk_record.c). */
+typedef struct vk_node_memo {
+    mlff_exec_node node;
+    VkBuffer segments[2]; /* the offsets and items it bound (none: VK_NULL_HANDLE) */
+    uint64_t epoch;
+    vk_dispatch *dispatches;
+    int n_dispatches, valid;
+    int64_t capacity;
+} vk_node_memo;
+
 typedef struct vk_recording {
     vk_dispatch *dispatches;
     int n_dispatches, capacity;
@@ -196,6 +206,9 @@ struct mlff_backend {
     size_t table_slots, table_slot;
     int n_pending;
     int64_t cap_pending;
+    uint64_t runs; /* vk_run's submissions, to tell whether one came between two points */
+    vk_node_memo *memos; /* by position in the node list */
+    int64_t n_memos;
     VkDescriptorSetLayout *layouts; /* set_layout repeated, to allocate sets */
     int cap_layouts;
     uint64_t epoch, clock;
@@ -305,6 +318,10 @@ int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, cons
  * queued (vk_read_later), and waits. */
 mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
                         mlff_error *err);
+/* vk_add_node for the node at `position` of a node list, its pipeline
+ * looked up, or the dispatches it added last time at that position. */
+mlff_status vk_add_node_at(mlff_backend *be, int64_t position, const mlff_exec_node *n, const mlff_segments *seg,
+                           mlff_error *err);
 mlff_status vk_run(mlff_backend *be, mlff_error *err);
 /* Rows of be->profile after the ops': the host's phases, the device's
  * segment sorts and cell-list kernels. */

@@ -177,7 +177,7 @@ static mlff_status build(mlff_backend *be, const mlff_node_sig *sig, VkPipeline 
 static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, VkPipeline *out,
                                     mlff_error *err)
 {
-    const uint64_t hash = mlff_fnv1a(sig, sizeof *sig);
+    const uint64_t hash = mlff_hash(sig, sizeof *sig);
     for (int k = 0; k < be->n_kernels; k++)
         if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, sig, sizeof *sig) == 0) {
             *out = be->kernels[k].pipeline;
