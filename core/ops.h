@@ -215,6 +215,9 @@ int mlff_op_scatter_add_few_rows(struct mlff_graph *g, int x, int index, int row
                                  mlff_dtype out_dtype);
 int mlff_op_sum_cols(struct mlff_graph *g, int x, double factor);
 int mlff_op_sum_first_cols(struct mlff_graph *g, int x, int64_t count, double factor);
+/* factor * sum over the first `count` columns of x * w (w shaped like x):
+ * a mask's pick of each row's entries without a launch of its own. */
+int mlff_op_sum_first_cols_weighted(struct mlff_graph *g, int x, int w, int64_t count, double factor);
 int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, int64_t filled, double factor);
 int mlff_op_linear(struct mlff_graph *g, int x, int weight, int bias, int64_t groups);
 /* starts: -1, or the runs of x's rows for stacked weights ("Stacks" above). */

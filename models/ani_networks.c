@@ -312,7 +312,7 @@ static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members,
     int species = mlff_graph_input_species(g);
     int mask = mlff_op_mul(g, mlff_op_gather_rows(g, mask_table, species, MLFF_DTYPE_REAL),
                            mlff_graph_input_owned(g, MLFF_DTYPE_REAL));
-    return mlff_op_sum_first_cols(g, mlff_op_mul(g, out, mask), groups, unit / members);
+    return mlff_op_sum_first_cols_weighted(g, out, mask, groups, unit / members);
 }
 
 int ani_network_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,

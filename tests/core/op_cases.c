@@ -198,6 +198,13 @@ CASE(case_sum_first_cols)
     return mlff_op_sum_first_cols(g, x, 3, 0.3);
 }
 
+CASE(case_sum_first_cols_weighted)
+{
+    int x = random_param(g, rng, 4, 5, -1, 1), w = random_param(g, rng, 4, 5, -1, 1);
+    WRT2(x, w);
+    return mlff_op_sum_first_cols_weighted(g, x, w, 3, 0.3);
+}
+
 /* Stacks (core/ops.h): 37 rows in runs of 20, 0 and 17 rows (none a whole
  * number of any kernel's row blocks, one empty). */
 #define STACKED_ROWS 37
@@ -564,6 +571,7 @@ const op_case op_cases[] = {
     {"scatter_add_rows (few rows) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows_plus, 1},
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols, 0},
     {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols, 0},
+    {"sum_cols (first 3, weighted)", MLFF_OP_SUM_COLS, case_sum_first_cols_weighted, 0},
     {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp, 0},
     {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer, 0},
     {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean, 0},
