@@ -129,7 +129,7 @@ static void segment_buffers(const mlff_segments *seg, VkBuffer out[2])
     out[1] = s ? s->items.buffer : VK_NULL_HANDLE;
 }
 
-/* A node that is, bytes for bytes, the one at its position last time, with
+/* A node that is, byte for byte, the one at its position last time, with
  * the same segments and no buffer made again since (the epoch), adds the
  * same dispatches: an MD loop's node list then costs a comparison a node
  * instead of a signature hashed, a pipeline looked up and the work groups
@@ -166,7 +166,8 @@ mlff_status vk_add_node_at(mlff_backend *be, int64_t position, const mlff_exec_n
     if (s != MLFF_OK || be->runs != runs ||
         !mlff_grow((void **)&m->dispatches, &m->capacity, added, sizeof *m->dispatches))
         return s;
-    memcpy(m->dispatches, be->pending + first, (size_t)added * sizeof *m->dispatches);
+    if (added > 0)
+        memcpy(m->dispatches, be->pending + first, (size_t)added * sizeof *m->dispatches);
     m->n_dispatches = added;
     m->node = *n;
     memcpy(m->segments, segments, sizeof segments);

@@ -4,7 +4,7 @@ void main()
     ITEM();
     acc_t s = acc_t(0);
     for (uint c = 0; c < I0; c++)
-#if N_INPUTS > 1
+#ifdef IN1_COLS
         s += acc_t(in0[item * IN0_COLS + c]) * acc_t(in1[item * IN0_COLS + c]);
 #else
         s += acc_t(in0[item * IN0_COLS + c]);
