@@ -142,6 +142,7 @@ typedef enum mlff_cell_kernel {
     MLFF_CELL_COUNT, /* a work-group per atom: its pairs within the search radius, counted */
     MLFF_CELL_PAIRS, /* a work-group per atom of a range: its pairs, written and sorted */
     MLFF_CELL_SCAN,  /* one work-group (one item): atoms per bin into bin starts */
+    MLFF_CELL_SORT,  /* one work-group (one item): BIN, SCAN and PLACE for few atoms, in one launch */
     MLFF_CELL_KERNELS
 } mlff_cell_kernel;
 
@@ -149,7 +150,7 @@ typedef enum mlff_cell_kernel {
  * 64 that the backend chooses; the Vulkan shaders' is 64). */
 static inline int mlff_cell_kernel_per_group(mlff_cell_kernel k)
 {
-    return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS || k == MLFF_CELL_SCAN;
+    return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS || k == MLFF_CELL_SCAN || k == MLFF_CELL_SORT;
 }
 
 /* A kernel's row in the GPU backends' MLFF_LOG=profile tables. */
@@ -161,6 +162,7 @@ static inline const char *mlff_cell_kernel_name(mlff_cell_kernel k)
         [MLFF_CELL_COUNT] = "cell lists: pairs counted",
         [MLFF_CELL_PAIRS] = "cell lists: pairs written",
         [MLFF_CELL_SCAN] = "cell lists: bin starts",
+        [MLFF_CELL_SORT] = "cell lists: binned in one work-group",
     };
     return names[k];
 }

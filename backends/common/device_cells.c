@@ -7,6 +7,8 @@
  *     cell_scan: the counts become bin starts (a prefix sum in one
  *     work-group: nothing to wait for before the next kernels);
  *  3. cell_place: atoms into slots in bin order (bin starts become ends);
+ *     for up to SORT_IN_ONE_GROUP atoms, cell_sort does 2 and 3 in one
+ *     work-group, one launch;
  *  4. cell_count: each atom's pairs, counted; host: offsets (a prefix sum in
  *     64 bits), then ranges of atoms whose pairs fit one device buffer;
  *  5. cell_pairs, per range: each atom's pairs written and sorted, then
@@ -55,6 +57,9 @@
 /* The device's rounding, relative to the lengths involved, is covered
  * about a hundred times over. */
 #define FLOAT_SLACK 1e-5
+/* Up to this many atoms one work-group bins and places them (cell_sort):
+ * a molecule's search waits on fewer launches before its counts. */
+#define SORT_IN_ONE_GROUP 1024
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
 #define PARAMS 10
@@ -425,6 +430,8 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
         s = write_async(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
     if (s == MLFF_OK)
         s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+    if (s == MLFF_OK && n <= SORT_IN_ONE_GROUP)
+        return run(c, MLFF_CELL_SORT, 1, err);
     if (s == MLFF_OK)
         s = run(c, MLFF_CELL_BIN, n, err);
     if (s == MLFF_OK)

@@ -4,7 +4,7 @@
 #include "cl_internal.h"
 
 static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_place", "cell_count", "cell_pairs",
-                                                             "cell_scan"};
+                                                             "cell_scan", "cell_sort"};
 
 static mlff_status build_cells(mlff_backend *be, mlff_error *err)
 {

@@ -1,5 +1,5 @@
 /*
- * Cell-list neighbour search: five kernels of one program, run in turn by
+ * Cell-list neighbour search: six kernels of one program, run in turn by
  * backends/common/device_cells.c, which describes the buffers and does the
  * prefix sum of the pair counts on the host. Positions are floats: the host
  * asks for a search radius slightly above the cutoff, so rounding never
@@ -44,11 +44,9 @@ inline int floor_div(const int a, const int b)
 
 /* Atom a: its bin (fractional coordinates, wrapped along periodic axes)
  * and the lattice vectors taken off; one more atom in that bin. */
-kernel void cell_bin(CELL_ARGS)
+inline void bin_atom(const int a, global const float4 *pos, global const float *sys_f, global const int *sys_i,
+                     global int4 *atom_bins, global int *bin_ends)
 {
-    const int a = (int)get_global_id(0);
-    if (a >= n_items)
-        return;
     const float4 p = pos[a];
     const int s = (int)p.w;
     global const float *f = sys_f + SYS_REALS * s;
@@ -70,12 +68,18 @@ kernel void cell_bin(CELL_ARGS)
     atomic_inc(&bin_ends[bin]);
 }
 
-/* One work-group: the atoms counted per bin (params[7] bins) become each
- * bin's first slot, and params[8] the atoms binned. Each item sums a run
- * of bins; one item scans the runs' sums (at most 64). */
-kernel void cell_scan(CELL_ARGS)
+kernel void cell_bin(CELL_ARGS)
 {
-    local int sums[64];
+    const int a = (int)get_global_id(0);
+    if (a < n_items)
+        bin_atom(a, pos, sys_f, sys_i, atom_bins, bin_ends);
+}
+
+/* By one work-group (of at most 64): the atoms counted per bin (params[7]
+ * bins) become each bin's first slot, and params[8] the atoms binned. Each
+ * item sums a run of bins; one item scans the runs' sums. */
+inline void scan_bins(global int *params, global int *bin_ends, local int *sums)
+{
     const int t = (int)get_local_id(0), lanes = (int)get_local_size(0), bins = params[7];
     const int run = (bins + lanes - 1) / lanes, b0 = min(t * run, bins), b1 = min(b0 + run, bins);
     int sum = 0;
@@ -101,20 +105,47 @@ kernel void cell_scan(CELL_ARGS)
     }
 }
 
+kernel void cell_scan(CELL_ARGS)
+{
+    local int sums[64];
+    scan_bins(params, bin_ends, sums);
+}
+
 /* Atom a into the next free slot of its bin (bin_ends holds each bin's
  * start, and its end afterwards). The order within a bin does not matter:
  * each atom's pairs are sorted in the end. */
-kernel void cell_place(CELL_ARGS)
+inline void place_atom(const int a, global const float4 *pos, global const float *sys_f,
+                       global const int4 *atom_bins, global int *bin_ends, global float4 *slot_pos,
+                       global int4 *slot_shift)
 {
-    const int a = (int)get_global_id(0);
-    if (a >= n_items)
-        return;
     const int4 b = atom_bins[a];
     const int slot = atomic_inc(&bin_ends[b.x]);
     const float4 p = pos[a];
     const float3 w = p.xyz - lattice(sys_f + SYS_REALS * (int)p.w, b.yzw);
     slot_pos[slot] = (float4)(w, 0.0f);
     slot_shift[slot] = (int4)(b.yzw, a);
+}
+
+kernel void cell_place(CELL_ARGS)
+{
+    const int a = (int)get_global_id(0);
+    if (a < n_items)
+        place_atom(a, pos, sys_f, atom_bins, bin_ends, slot_pos, slot_shift);
+}
+
+/* For few atoms (params[2]): cell_bin, cell_scan and cell_place by one
+ * work-group, in one launch instead of three. */
+kernel void cell_sort(CELL_ARGS)
+{
+    local int sums[64];
+    const int t = (int)get_local_id(0), lanes = (int)get_local_size(0), n = params[2];
+    for (int a = t; a < n; a += lanes)
+        bin_atom(a, pos, sys_f, sys_i, atom_bins, bin_ends);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    scan_bins(params, bin_ends, sums);
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int a = t; a < n; a += lanes)
+        place_atom(a, pos, sys_f, atom_bins, bin_ends, slot_pos, slot_shift);
 }
 
 /* One atom's view of the bins: the bins within reach, visited in "stencil

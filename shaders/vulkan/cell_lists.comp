@@ -1,7 +1,7 @@
 /*
- * Cell-list neighbour search: the five kernels of shaders/opencl/cell_lists.cl
+ * Cell-list neighbour search: the six kernels of shaders/opencl/cell_lists.cl
  * (see there and backends/common/device_cells.c), one per CELL_KERNEL value
- * (0 bin, 1 place, 2 count, 3 pairs, 4 scan), which the host defines after
+ * (0 bin, 1 place, 2 count, 3 pairs, 4 scan, 5 sort), which the host defines after
  * "#version 450". The distance test is `precise`: the counting and the
  * writing pass must find exactly the same pairs.
  */
@@ -16,7 +16,12 @@ layout(std430, set = 0, binding = 1) readonly buffer PosB { vec4 pos[]; };
 layout(std430, set = 0, binding = 2) readonly buffer SysFB { float sys_f[]; };
 layout(std430, set = 0, binding = 3) readonly buffer SysIB { int sys_i[]; };
 layout(std430, set = 0, binding = 4) buffer AtomBinsB { ivec4 atom_bins[]; };
-layout(std430, set = 0, binding = 5) buffer BinEndsB { int bin_ends[]; };
+#if CELL_KERNEL == 5 /* its items read what the others wrote */
+#define SHARED_BY_ITEMS coherent
+#else
+#define SHARED_BY_ITEMS
+#endif
+layout(std430, set = 0, binding = 5) SHARED_BY_ITEMS buffer BinEndsB { int bin_ends[]; };
 layout(std430, set = 0, binding = 6) buffer SlotPosB { vec4 slot_pos[]; };
 layout(std430, set = 0, binding = 7) buffer SlotShiftB { ivec4 slot_shift[]; };
 layout(std430, set = 0, binding = 8) buffer CountsB { int counts[]; };
@@ -288,17 +293,10 @@ void write_sorted(AtomView v, int k, int n, int room, int lane, int target, int 
 }
 #endif
 
-#if CELL_KERNEL == 4
-shared int run_sums[LANES];
-#endif
-
-void main()
+#if CELL_KERNEL == 0 || CELL_KERNEL == 5
+/* Atom a into its bin (bin_atom of cell_lists.cl). */
+void bin_atom(int a)
 {
-    const uint item = pc.base + gl_GlobalInvocationID.x;
-    if (item >= pc.n_items)
-        return;
-#if CELL_KERNEL == 0
-    const int a = int(item);
     const vec4 p = pos[a];
     const int f = SYS_REALS * int(p.w), g = SYS_INTS * int(p.w);
     ivec3 c, sh;
@@ -316,35 +314,29 @@ void main()
     const int bin = sys_i[g + 7] + (c[0] * sys_i[g + 1] + c[1]) * sys_i[g + 2] + c[2];
     atom_bins[a] = ivec4(bin, sh);
     atomicAdd(bin_ends[bin], 1);
-#elif CELL_KERNEL == 1
-    const int a = int(item);
+}
+#endif
+
+#if CELL_KERNEL == 1 || CELL_KERNEL == 5
+/* Atom a into the next free slot of its bin (place_atom of cell_lists.cl). */
+void place_atom(int a)
+{
     const ivec4 b = atom_bins[a];
     const int slot = atomicAdd(bin_ends[b.x], 1);
     const vec4 p = pos[a];
     precise vec3 w = p.xyz - lattice(SYS_REALS * int(p.w), b.yzw); /* as view_of's wi */
     slot_pos[slot] = vec4(w, 0.0);
     slot_shift[slot] = ivec4(b.yzw, a);
-#elif CELL_KERNEL == 2
-    /* A work-group per atom: its pairs in the master list (counts[a]), and
-     * within the cutoff of list k (counts[(k + 1) * (params[2] + 1) + a]). */
-    const int a = int(item / LANES), lane = int(gl_LocalInvocationID.x);
-    if (lane < 3)
-        entries[lane] = 0;
-    barrier();
-    const ivec3 c = walk_share(view_of(a), lane, false, false);
-    atomicAdd(entries[0], c.x);
-    atomicAdd(entries[1], c.y);
-    atomicAdd(entries[2], c.z);
-    barrier();
-    if (lane == 0) {
-        const int stride = params[2] + 1;
-        counts[a] = entries[0];
-        counts[stride + a] = entries[1];
-        counts[2 * stride + a] = entries[2];
-    }
-#elif CELL_KERNEL == 4
-    /* One work-group, as cell_scan of shaders/opencl/cell_lists.cl: bin
-     * counts (params[7] bins) into bin starts, params[8] the atoms binned. */
+}
+#endif
+
+#if CELL_KERNEL == 4 || CELL_KERNEL == 5
+shared int run_sums[LANES];
+
+/* By the work-group, as scan_bins of cell_lists.cl: bin counts (params[7]
+ * bins) into bin starts, params[8] the atoms binned. */
+void scan_bins()
+{
     const int t = int(gl_LocalInvocationID.x), bins = params[7];
     const int run = (bins + LANES - 1) / LANES, b0 = min(t * run, bins), b1 = min(b0 + run, bins);
     int sum = 0;
@@ -368,6 +360,51 @@ void main()
         bin_ends[b] = start;
         start += count;
     }
+}
+#endif
+
+void main()
+{
+    const uint item = pc.base + gl_GlobalInvocationID.x;
+    if (item >= pc.n_items)
+        return;
+#if CELL_KERNEL == 0
+    bin_atom(int(item));
+#elif CELL_KERNEL == 1
+    place_atom(int(item));
+#elif CELL_KERNEL == 2
+    /* A work-group per atom: its pairs in the master list (counts[a]), and
+     * within the cutoff of list k (counts[(k + 1) * (params[2] + 1) + a]). */
+    const int a = int(item / LANES), lane = int(gl_LocalInvocationID.x);
+    if (lane < 3)
+        entries[lane] = 0;
+    barrier();
+    const ivec3 c = walk_share(view_of(a), lane, false, false);
+    atomicAdd(entries[0], c.x);
+    atomicAdd(entries[1], c.y);
+    atomicAdd(entries[2], c.z);
+    barrier();
+    if (lane == 0) {
+        const int stride = params[2] + 1;
+        counts[a] = entries[0];
+        counts[stride + a] = entries[1];
+        counts[2 * stride + a] = entries[2];
+    }
+#elif CELL_KERNEL == 4
+    scan_bins();
+#elif CELL_KERNEL == 5
+    /* For few atoms (params[2]): kernels 0, 4 and 1 by one work-group, as
+     * cell_sort of cell_lists.cl. */
+    const int t = int(gl_LocalInvocationID.x), n = params[2];
+    for (int a = t; a < n; a += LANES)
+        bin_atom(a);
+    memoryBarrierBuffer();
+    barrier();
+    scan_bins();
+    memoryBarrierBuffer();
+    barrier();
+    for (int a = t; a < n; a += LANES)
+        place_atom(a);
 #else
     /* A work-group per atom, as cell_pairs of shaders/opencl/cell_lists.cl:
      * params[3] == 0 the master list of a range's atom, 1 the cutoff lists
