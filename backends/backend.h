@@ -146,6 +146,10 @@ typedef enum mlff_cell_kernel {
     MLFF_CELL_KERNELS
 } mlff_cell_kernel;
 
+/* cell_sort's work-group: Vulkan's least maxComputeWorkGroupSize (OpenCL:
+ * fewer where the kernel's limit is lower). */
+#define MLFF_CELL_SORT_LANES 128
+
 /* True for the kernels that take a work-group per item (of any size up to
  * 64 that the backend chooses; the Vulkan shaders' is 64). */
 static inline int mlff_cell_kernel_per_group(mlff_cell_kernel k)

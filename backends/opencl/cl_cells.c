@@ -39,7 +39,11 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (cell lists)");
     /* Counting and writing pairs take a work-group per atom; the scan one. */
-    const size_t local = cl_group_size(be, k);
+    size_t local = cl_group_size(be, k), most = 0;
+    if (kernel == MLFF_CELL_SORT &&
+        clGetKernelWorkGroupInfo(k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL) == CL_SUCCESS &&
+        most > local)
+        local = most < MLFF_CELL_SORT_LANES ? most : MLFF_CELL_SORT_LANES;
     const size_t global = mlff_cell_kernel_per_group(kernel) ? (size_t)n_items * local
                                                              : ((size_t)n_items + local - 1) / local * local;
     /* No wait: the queue is in order, and the reads that need the results block. */

@@ -43,10 +43,11 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     }
     d.groups[1] = d.groups[2] = 1;
     /* Counting and writing pairs take a work-group per atom. */
-    const int64_t items = mlff_cell_kernel_per_group(kernel) ? n_items * VK_GROUP_1D : n_items;
+    const uint64_t group = kernel == MLFF_CELL_SORT ? MLFF_CELL_SORT_LANES : VK_GROUP_1D;
+    const int64_t items = mlff_cell_kernel_per_group(kernel) ? n_items * (int64_t)group : n_items;
     /* Not run yet: the next read, write or node list submits it with the
      * dispatches pending before and after it, in one submission. */
-    s = vk_add_dispatch(be, &d, items, VK_GROUP_1D, err);
+    s = vk_add_dispatch(be, &d, items, group, err);
     if (s != MLFF_OK)
         be->n_pending = 0;
     return s == MLFF_OK ? vk_validation_status(be, errors_before, err) : s;

@@ -75,7 +75,7 @@ kernel void cell_bin(CELL_ARGS)
         bin_atom(a, pos, sys_f, sys_i, atom_bins, bin_ends);
 }
 
-/* By one work-group (of at most 64): the atoms counted per bin (params[7]
+/* By one work-group (of at most 128): the atoms counted per bin (params[7]
  * bins) become each bin's first slot, and params[8] the atoms binned. Each
  * item sums a run of bins; one item scans the runs' sums. */
 inline void scan_bins(global int *params, global int *bin_ends, local int *sums)
@@ -137,7 +137,7 @@ kernel void cell_place(CELL_ARGS)
  * work-group, in one launch instead of three. */
 kernel void cell_sort(CELL_ARGS)
 {
-    local int sums[64];
+    local int sums[128]; /* MLFF_CELL_SORT_LANES */
     const int t = (int)get_local_id(0), lanes = (int)get_local_size(0), n = params[2];
     for (int a = t; a < n; a += lanes)
         bin_atom(a, pos, sys_f, sys_i, atom_bins, bin_ends);

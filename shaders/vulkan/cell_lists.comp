@@ -5,7 +5,11 @@
  * "#version 450". The distance test is `precise`: the counting and the
  * writing pass must find exactly the same pairs.
  */
+#if CELL_KERNEL == 5
+#define LANES 128 /* the work-group: MLFF_CELL_SORT_LANES */
+#else
 #define LANES 64 /* the work-group: VK_GROUP_1D */
+#endif
 layout(local_size_x = LANES) in;
 
 #define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0 and 1, closest^2 */
