@@ -8,10 +8,13 @@
  * layers, and on the CPU that as a fraction of the FMA peak measured in the
  * same run. Not a test: numbers depend on the machine and its load.
  *
- *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] [NEIGHBORS]
+ *   bench_ani REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] [NEIGHBORS] [SKIN]
  * CASE: run only the cases whose name contains it (one case per process
  * gives a clean MLFF_LOG=profile table; "" runs all). NEIGHBORS: auto
- * (the default), dense or sparse.
+ * (the default), dense or sparse. SKIN: a Verlet skin in Angstrom (0, the
+ * default: a search every call); the perturbations (0.01 A) never move an
+ * atom by half of one, so the list of the first call serves them all, as
+ * in the MD steps between two rebuilds.
  */
 #include <math.h>
 #include <stdio.h>
@@ -120,6 +123,7 @@ int main(int argc, char **argv)
                   : !strcmp(neighbors, "sparse") ? MLFF_NEIGHBORS_SPARSE
                                                  : MLFF_NEIGHBORS_AUTO;
     s.precision = f64 ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
+    s.skin = argc > 7 ? atof(argv[7]) : 0.0;
     mlff_context *ctx;
     mlff_model *model;
     if (mlff_context_create(&s, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
@@ -129,8 +133,8 @@ int main(int argc, char **argv)
     const char *isa = "";
     const int on_cpu = s.device == MLFF_DEVICE_CPU;
     double peak = on_cpu ? bench_peak_gflops(threads > 0 ? threads : 2, &isa) : 0;
-    printf("device: %s, %s, energy + forces, neighbors %s\n", mlff_device_description(ctx),
-           f64 ? "float64" : "float32", neighbors);
+    printf("device: %s, %s, energy + forces, neighbors %s, skin %g A\n", mlff_device_description(ctx),
+           f64 ? "float64" : "float32", neighbors, s.skin);
     if (on_cpu)
         printf("measured FMA peak: %.0f GFLOP/s (%s)\n", peak, isa);
     printf("\n");

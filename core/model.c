@@ -476,7 +476,10 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, uns
 /*
  * The batch with the graph's pair lists made on the device (cell lists,
  * device_cells.h), in one pass or in chunks: nothing per pair crosses the
- * bus. Only without a skin (a skin keeps the host's list between calls);
+ * bus. Every call, skin or not: a skin's list, kept on the host, is still
+ * measured and filtered per cutoff there at every call, which costs more
+ * than the device's search (the 100-water cluster on an H200: 0.66-1.09 ms
+ * a call with a 0.5 or 1 A skin, 0.34-0.36 without; bench/RESULTS.md).
  * *done stays 0 when the host's search must run instead: the device saw
  * something (atoms too close) that the host must judge.
  */
@@ -563,7 +566,7 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
             forces = cell_forces + 9 * batch->n_systems;
     }
     int done = 0;
-    if (m->active->lists_on_device && outputs && !use_dense(ctx, batch) && ctx->settings.skin <= 0.0)
+    if (m->active->lists_on_device && outputs && !use_dense(ctx, batch))
         s = run_with_device_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces, &done);
     if (s == MLFF_OK && !done)
         s = run_with_host_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces);
