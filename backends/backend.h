@@ -151,7 +151,8 @@ typedef enum mlff_cell_kernel {
 #define MLFF_CELL_SORT_LANES 128
 
 /* True for the kernels that take a work-group per item (of any size up to
- * 64 that the backend chooses; the Vulkan shaders' is 64). */
+ * 64 that the backend chooses, the Vulkan shaders' 64; cell_sort's up to
+ * MLFF_CELL_SORT_LANES). */
 static inline int mlff_cell_kernel_per_group(mlff_cell_kernel k)
 {
     return k == MLFF_CELL_COUNT || k == MLFF_CELL_PAIRS || k == MLFF_CELL_SCAN || k == MLFF_CELL_SORT;

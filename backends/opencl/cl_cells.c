@@ -38,7 +38,8 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
         rc = clSetKernelArg(k, MLFF_CELL_BUFFERS, sizeof items, &items);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (cell lists)");
-    /* Counting and writing pairs take a work-group per atom; the scan one. */
+    /* Counting and writing pairs take a work-group per atom; the scan and
+     * the sort one (the sort's as wide as it may be, to MLFF_CELL_SORT_LANES). */
     size_t local = cl_group_size(be, k), most = 0;
     if (kernel == MLFF_CELL_SORT &&
         clGetKernelWorkGroupInfo(k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL) == CL_SUCCESS &&
