@@ -39,12 +39,9 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (cell lists)");
     /* Counting and writing pairs take a work-group per atom; the scan and
-     * the sort one (the sort's as wide as it may be, to MLFF_CELL_SORT_LANES). */
-    size_t local = cl_group_size(be, k), most = 0;
-    if (kernel == MLFF_CELL_SORT &&
-        clGetKernelWorkGroupInfo(k, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL) == CL_SUCCESS &&
-        most > local)
-        local = most < MLFF_CELL_SORT_LANES ? most : MLFF_CELL_SORT_LANES;
+     * the sort one (the sort's up to MLFF_CELL_SORT_LANES items). */
+    const size_t local =
+        kernel == MLFF_CELL_SORT ? cl_group_size_within(be, k, MLFF_CELL_SORT_LANES) : cl_group_size(be, k);
     const size_t global = mlff_cell_kernel_per_group(kernel) ? (size_t)n_items * local
                                                              : ((size_t)n_items + local - 1) / local * local;
     /* No wait: the queue is in order, and the reads that need the results block. */

@@ -185,8 +185,10 @@ mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *o
  * already) and its kernels names[0..n) that kernels[] lacks. */
 mlff_status cl_build_kernels(mlff_backend *be, const char *shader, cl_program *program, const char *const *names,
                              cl_kernel *kernels, int n, mlff_error *err);
-/* Work-items per group for a one-dimensional kernel. */
+/* Work-items per group for a one-dimensional kernel: 64, or `most`, or
+ * fewer where the kernel's registers allow fewer on this device. */
 size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
+size_t cl_group_size_within(const mlff_backend *be, cl_kernel kernel, size_t most);
 /* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 

@@ -180,14 +180,17 @@ mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *o
     return MLFF_OK;
 }
 
-/* 64 work-items per group for one-dimensional kernels, or fewer where a
- * kernel's registers allow fewer on this device. */
+size_t cl_group_size_within(const mlff_backend *be, cl_kernel kernel, size_t most)
+{
+    size_t allowed = most;
+    if (kernel)
+        clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof allowed, &allowed, NULL);
+    return allowed >= most ? most : allowed > 0 ? allowed : 1;
+}
+
 size_t cl_group_size(const mlff_backend *be, cl_kernel kernel)
 {
-    size_t most = 64;
-    if (kernel)
-        clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
-    return most >= 64 ? 64 : most > 0 ? most : 1;
+    return cl_group_size_within(be, kernel, 64);
 }
 
 /* A kernel whose op needs work-groups of a fixed size (lowering.h). */
