@@ -145,6 +145,7 @@ typedef struct vk_recording {
     VkDescriptorPool pool;
     int pool_sets;
     VkDescriptorSet *sets; /* per dispatch, from pool (capacity entries) */
+    int *order; /* the dispatches in the order recorded, then each one's level (vk_record.c) */
     VkQueryPool timestamps; /* MLFF_LOG=profile: one before the first dispatch, one after each */
     uint32_t timestamp_capacity;
 } vk_recording;

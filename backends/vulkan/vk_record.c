@@ -10,8 +10,8 @@
  * vkCmdDispatchIndirect. So a new pair count replays too. Otherwise a
  * recording is made again, one whose descriptor sets serve if there is one
  * (the same buffers bound), else the least recently used: a descriptor set
- * per dispatch from its own pool, a barrier before each dispatch that
- * depends on one since the last.
+ * per dispatch from its own pool, the dispatches recorded level by level
+ * with a barrier between levels (schedule()).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -285,47 +285,72 @@ static void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src_stage, VkAcces
     vkCmdPipelineBarrier(cmd, src_stage, dst_stage, 0, 1, &b, 0, NULL, 0, NULL);
 }
 
-/* The buffers the dispatches since the last barrier read and wrote: a
- * dispatch that reads what they wrote, or writes what they touched, waits
- * behind a barrier; others run beside them (independent nodes: the two
- * pair lists, the elements' networks). */
-#define SPAN_MOST 256
-typedef struct barrier_span {
-    VkBuffer read[SPAN_MOST], written[SPAN_MOST];
-    int n_read, n_written;
-} barrier_span;
+/* A buffer's last uses in a schedule: one past the deepest level that
+ * wrote it, and that read or wrote it (0: none yet). */
+typedef struct buffer_use {
+    VkBuffer buffer;
+    int written, touched;
+} buffer_use;
 
-static int holds(const VkBuffer *set, int n, VkBuffer b)
+static buffer_use *use_of(buffer_use *uses, int *n_uses, VkBuffer b)
 {
-    for (int k = 0; k < n; k++)
-        if (set[k] == b)
-            return 1;
-    return 0;
+    for (int k = 0; k < *n_uses; k++)
+        if (uses[k].buffer == b)
+            return &uses[k];
+    uses[*n_uses] = (buffer_use){b, 0, 0};
+    return &uses[(*n_uses)++];
 }
 
-/* True when d must wait for the span; then the span restarts with d. */
-static int needs_barrier(barrier_span *span, const vk_dispatch *d)
+static int writes_binding(const vk_dispatch *d, int b)
 {
-    int conflict = span->n_read + VK_BINDINGS > SPAN_MOST || span->n_written + VK_BINDINGS > SPAN_MOST;
-    for (int b = 0; b < VK_BINDINGS && !conflict; b++) {
-        const VkBuffer buf = d->bindings[b];
-        if (!buf)
-            continue;
-        const int writes = d->writes == 0 || (d->writes >> b & 1u);
-        conflict = holds(span->written, span->n_written, buf) ||
-                   (writes && holds(span->read, span->n_read, buf));
+    return d->writes == 0 || (d->writes >> b & 1u); /* a write may read too (an accumulation) */
+}
+
+/*
+ * The order the dispatches are recorded in, level by level (order[], then
+ * each position's level): a dispatch's level is one past the deepest one
+ * it depends on, where it reads a buffer written or writes one read or
+ * written. Independent work (the self energies, the segment sorts, the
+ * energy's sum beside the gradient's first layer) so runs beside the
+ * longest chain wherever it stands in the node list, one barrier a level.
+ */
+static mlff_status schedule(const vk_dispatch *list, int n, int *order, mlff_error *err)
+{
+    int *level = malloc((size_t)n * sizeof *level), *count = calloc((size_t)n + 1, sizeof *count);
+    buffer_use *uses = malloc((size_t)n * VK_BINDINGS * sizeof *uses);
+    mlff_status s =
+        level && count && uses ? MLFF_OK : mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
+    int n_uses = 0;
+    for (int k = 0; k < n && s == MLFF_OK; k++) {
+        int after = 0;
+        for (int b = 0; b < VK_BINDINGS; b++)
+            if (list[k].bindings[b]) {
+                const buffer_use *u = use_of(uses, &n_uses, list[k].bindings[b]);
+                const int dep = writes_binding(&list[k], b) ? u->touched : u->written;
+                after = dep > after ? dep : after;
+            }
+        level[k] = after;
+        count[after + 1]++;
+        for (int b = 0; b < VK_BINDINGS; b++)
+            if (list[k].bindings[b]) {
+                buffer_use *u = use_of(uses, &n_uses, list[k].bindings[b]);
+                if (writes_binding(&list[k], b) && u->written < after + 1)
+                    u->written = after + 1;
+                if (u->touched < after + 1)
+                    u->touched = after + 1;
+            }
     }
-    if (conflict)
-        span->n_read = span->n_written = 0;
-    for (int b = 0; b < VK_BINDINGS; b++) {
-        const VkBuffer buf = d->bindings[b];
-        if (!buf)
-            continue;
-        if (d->writes == 0 || (d->writes >> b & 1u))
-            span->written[span->n_written++] = buf;
-        span->read[span->n_read++] = buf; /* a write may read too (an accumulation) */
+    for (int l = 1; l <= n && s == MLFF_OK; l++)
+        count[l] += count[l - 1];
+    for (int k = 0; k < n && s == MLFF_OK; k++) {
+        const int at = count[level[k]]++;
+        order[at] = k;
+        order[n + at] = level[k];
     }
-    return conflict;
+    free(level);
+    free(count);
+    free(uses);
+    return s;
 }
 
 /* True when each pending dispatch binds the buffers that rec's does (and
@@ -399,13 +424,18 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
         if (d)
             rec->dispatches = d;
         VkDescriptorSet *sets = d ? realloc(rec->sets, (size_t)n * sizeof *sets) : NULL;
-        if (!sets)
+        if (sets)
+            rec->sets = sets;
+        int *order = sets ? realloc(rec->order, 2 * (size_t)n * sizeof *order) : NULL;
+        if (!order)
             return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-        rec->sets = sets;
+        rec->order = order;
         rec->capacity = n;
     }
     VkDescriptorSet *sets = rec->sets;
     mlff_status s = n && !same_sets ? write_sets(be, rec, list, n, sets, err) : MLFF_OK;
+    if (s == MLFF_OK && n)
+        s = schedule(list, n, rec->order, err);
     const VkCommandBufferBeginInfo begin = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
     if (s == MLFF_OK && (r = vkBeginCommandBuffer(rec->commands, &begin)) != VK_SUCCESS)
         s = vk_fail(err, r, "vkBeginCommandBuffer");
@@ -424,9 +454,9 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
         return s;
     }
     VkPipeline bound = VK_NULL_HANDLE;
-    barrier_span span = {.n_read = 0};
-    for (int k = 0; k < n; k++) {
-        if (needs_barrier(&span, &list[k]) && k > 0)
+    for (int at = 0; at < n; at++) {
+        const int k = rec->order[at];
+        if (at > 0 && rec->order[n + at] != rec->order[n + at - 1])
             barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
                     VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT);
         if (list[k].pipeline != bound)
@@ -434,7 +464,7 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
         const uint32_t slot = (uint32_t)((size_t)k * be->table_slot);
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, be->pipeline_layout, 0, 1, &sets[k], 1, &slot);
         vkCmdDispatchIndirect(cmd, be->table.buffer, slot + VK_PUSH_WORDS * sizeof(uint32_t));
-        vk_timestamp_after(rec, k);
+        vk_timestamp_after(rec, at);
     }
     barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT,
             VK_PIPELINE_STAGE_HOST_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_HOST_READ_BIT | VK_ACCESS_TRANSFER_READ_BIT);
@@ -537,6 +567,7 @@ void vk_recordings_free(mlff_backend *be)
             vkFreeCommandBuffers(be->device, be->command_pool, 1, &rec->commands);
         free(rec->dispatches);
         free(rec->sets);
+        free(rec->order);
         memset(rec, 0, sizeof *rec);
     }
     vk_buffer_destroy(be, &be->table);

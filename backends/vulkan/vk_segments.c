@@ -119,6 +119,7 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
                                  x->flag.buffer};
     _Static_assert(sizeof bindings / sizeof *bindings <= VK_BINDINGS, "the segment sort binds too many buffers");
     memcpy(dispatch.bindings, bindings, sizeof bindings);
+    dispatch.writes = 0x3f0u; /* 4 to 9 (segment_sort.comp): a sort runs beside the nodes that read its keys */
     memcpy(&dispatch.push[2], l->args, sizeof l->args);
     dispatch.groups[1] = dispatch.groups[2] = 1;
     return vk_add_dispatch(be, &dispatch, l->items, MLFF_SORT_GROUP, err);

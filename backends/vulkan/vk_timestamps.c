@@ -2,8 +2,8 @@
  * MLFF_LOG=profile on Vulkan (core/profile.h): a recording writes a
  * timestamp before its first dispatch and one after each; after the wait,
  * the span from one to the next goes to the row of the dispatch that ends
- * it. Dispatches that run side by side (no barrier between them) share
- * their span, so a row holds the time its dispatches added to the run, not
+ * it, in the order recorded. Dispatches that run side by side (no barrier
+ * between them) share their span, so a row holds the time its dispatches added to the run, not
  * their own length. Replays write the same timestamps again.
  */
 #include <stdlib.h>
@@ -65,7 +65,7 @@ void vk_timestamps_collect(mlff_backend *be, const vk_recording *rec)
         const uint64_t mask = be->timestamp_bits >= 64 ? UINT64_MAX : (UINT64_C(1) << be->timestamp_bits) - 1;
         const double tick = 1e-9 * (double)be->props.limits.timestampPeriod;
         for (int k = 0; k < n; k++) {
-            const int row = rec->dispatches[k].row;
+            const int row = rec->dispatches[rec->order[k]].row;
             mlff_profile_add(&be->profile, row, row_name(row), tick * (double)((ticks[k + 1] - ticks[k]) & mask));
         }
     }
