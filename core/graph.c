@@ -172,17 +172,18 @@ int mlff_graph_input_cells(mlff_graph *g)
     return t >= 0 ? t : new_input(g, MLFF_INPUT_CELLS, MLFF_DTYPE_REAL, MLFF_SYMBOL_SYSTEMS, 9, -1, 0.0);
 }
 
-int mlff_graph_pair_shifts(mlff_graph *g, int pairs)
+int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs)
 {
     if (g->error.status != MLFF_OK)
         return -1;
     if (!is_input(g, pairs, MLFF_INPUT_PAIRS))
-        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "pair shifts need a pair list input");
+        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "pair vectors need a pair list input");
     int images = find_input(g, MLFF_INPUT_PAIR_IMAGES, pairs);
     if (images < 0)
         images = new_input(g, MLFF_INPUT_PAIR_IMAGES, MLFF_DTYPE_I32, g->tensors[pairs].rows_symbol, 1,
                            pairs, 0.0);
-    return mlff_op_pair_shifts(g, images, mlff_graph_input_cells(g), pairs, mlff_graph_input_system(g));
+    return mlff_op_pair_vectors_of_images(g, positions, pairs, images, mlff_graph_input_cells(g),
+                                          mlff_graph_input_system(g));
 }
 
 int mlff_graph_triples(mlff_graph *g, int pairs)

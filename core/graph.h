@@ -125,8 +125,8 @@ int mlff_graph_input_system(mlff_graph *g);
 int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype);
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
 int mlff_graph_input_cells(mlff_graph *g);
-/* The shifts n . cell of a pair list: pair_shifts of its images and the cells. */
-int mlff_graph_pair_shifts(mlff_graph *g, int pairs);
+/* The vectors r_j - r_i + n . cell of a pair list, from its images and the cells. */
+int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs);
 /* The angular triples of a pair list: pair_triples of its TRIPLE_STARTS. */
 int mlff_graph_triples(mlff_graph *g, int pairs);
 int mlff_graph_input_element_atoms(mlff_graph *g, int element);

@@ -15,34 +15,57 @@ int mlff_op_pair_vectors(mlff_graph *g, int positions, int pairs, int shifts)
     return op_node_like(g, MLFF_OP_PAIR_VECTORS, in, 3, NULL, p->dtype, pairs, 3);
 }
 
+static int shifts_inputs_valid(mlff_graph *g, mlff_op op, int images, int cells, int pairs, int system)
+{
+    const mlff_graph_tensor *im = op_tensor(g, images), *c = op_tensor(g, cells);
+    int ok = im->cols == 1 && im->dtype == MLFF_DTYPE_I32 && c->cols == 9 && mlff_graph_same_rows(g, images, pairs) &&
+             op_tensor(g, pairs)->cols == 2 && op_tensor(g, system)->dtype == MLFF_DTYPE_I32;
+    return op_require(g, ok, op, "needs packed images [P,1], cells [S,9], pairs [P,2], system [A,1]");
+}
+
+int mlff_op_pair_vectors_of_images(mlff_graph *g, int positions, int pairs, int images, int cells, int system)
+{
+    int in[5] = {positions, pairs, images, cells, system};
+    if (!op_inputs_valid(g, in, 5) || !shifts_inputs_valid(g, MLFF_OP_PAIR_VECTORS, images, cells, pairs, system))
+        return -1;
+    const mlff_graph_tensor *p = op_tensor(g, positions);
+    int ok = p->cols == 3 && op_tensor(g, cells)->dtype == p->dtype;
+    if (!op_require(g, ok, MLFF_OP_PAIR_VECTORS, "needs positions [A,3] of the cells' type"))
+        return -1;
+    return op_node_like(g, MLFF_OP_PAIR_VECTORS, in, 5, NULL, p->dtype, pairs, 3);
+}
+
+/* The gradient with respect to the cells of shifts n . cell whose gradient is gy. */
+static int cells_gradient(mlff_graph *g, int gy, int images, int cells, int pairs, int system)
+{
+    const mlff_graph_tensor *c = op_tensor(g, cells);
+    int in[3] = {gy, images, pairs};
+    int per_atom = op_node_like(g, MLFF_OP_PAIR_SHIFTS_VJP, in, 3, NULL, op_tensor(g, gy)->dtype, system, 9);
+    return mlff_op_scatter_add_few_rows(g, per_atom, system, c->rows_symbol, c->rows, c->dtype);
+}
+
 OP_VJP(mlff_vjp_pair_vectors)
 {
     mlff_graph_node n = op_node(g, node);
     grads[0] = mlff_op_pair_vectors_vjp(g, gy, n.inputs[1], n.inputs[0]);
-    grads[2] = gy; /* the shift enters the vector as it is */
+    if (n.n_inputs == 3)
+        grads[2] = gy; /* the shift enters the vector as it is */
+    else
+        grads[3] = cells_gradient(g, gy, n.inputs[2], n.inputs[3], n.inputs[1], n.inputs[4]);
 }
 
 int mlff_op_pair_shifts(mlff_graph *g, int images, int cells, int pairs, int system)
 {
     int in[4] = {images, cells, pairs, system};
-    if (!op_inputs_valid(g, in, 4))
+    if (!op_inputs_valid(g, in, 4) || !shifts_inputs_valid(g, MLFF_OP_PAIR_SHIFTS, images, cells, pairs, system))
         return -1;
-    const mlff_graph_tensor *im = op_tensor(g, images), *c = op_tensor(g, cells);
-    int ok = im->cols == 1 && im->dtype == MLFF_DTYPE_I32 && c->cols == 9 && mlff_graph_same_rows(g, images, pairs) &&
-             op_tensor(g, pairs)->cols == 2 && op_tensor(g, system)->dtype == MLFF_DTYPE_I32;
-    if (!op_require(g, ok, MLFF_OP_PAIR_SHIFTS, "needs packed images [P,1], cells [S,9], pairs [P,2], system [A,1]"))
-        return -1;
-    return op_node_like(g, MLFF_OP_PAIR_SHIFTS, in, 4, NULL, c->dtype, images, 3);
+    return op_node_like(g, MLFF_OP_PAIR_SHIFTS, in, 4, NULL, op_tensor(g, cells)->dtype, images, 3);
 }
 
 OP_VJP(mlff_vjp_pair_shifts)
 {
     mlff_graph_node n = op_node(g, node);
-    const mlff_graph_tensor *cells = op_tensor(g, n.inputs[1]);
-    int in[3] = {gy, n.inputs[0], n.inputs[2]};
-    int per_atom = op_node_like(g, MLFF_OP_PAIR_SHIFTS_VJP, in, 3, NULL, op_tensor(g, gy)->dtype, n.inputs[3], 9);
-    grads[1] = mlff_op_scatter_add_few_rows(g, per_atom, n.inputs[3], cells->rows_symbol, cells->rows,
-                                            cells->dtype);
+    grads[1] = cells_gradient(g, gy, n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3]);
 }
 
 int mlff_op_pair_vectors_vjp(mlff_graph *g, int gvec, int pairs, int positions_like)

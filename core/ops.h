@@ -68,8 +68,9 @@
      * 1 where y > 0, else exp(x / alpha) = y / alpha + 1; f[0] = alpha. (Taking y rather       \
      * than x leaves x with one reader, so a dense layer and its CELU can run as one.) */      \
     X(CELU_VJP, "celu_vjp")                                                                       \
-    /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]);                                    \
-     * out [P, 3] = pos[j] - pos[i] + shift for pair (i, j). */                                   \
+    /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]), or (positions, pairs, and        \
+     * pair_shifts' images, cells and system); out [P, 3] = pos[j] - pos[i] + shift for pair   \
+     * (i, j), the shift made in the same pass in the second form. */                            \
     X(PAIR_VECTORS, "pair_vectors")                                                               \
     /* backward. inputs (g [P, 3], pairs [P, 2]); out [A, 3] rows: + g at j, - g at i. */        \
     X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
@@ -233,6 +234,9 @@ int mlff_op_celu_mlp_stacked(struct mlff_graph *g, int x, const int *weights, co
 int mlff_op_celu_mlp_vjp(struct mlff_graph *g, int gy, int y, const int *weights, int layers,
                          int64_t groups, double alpha, int starts);
 int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
+/* pair_vectors with pair_shifts(images, cells, pairs, system) in the same pass: one launch, not two. */
+int mlff_op_pair_vectors_of_images(struct mlff_graph *g, int positions, int pairs, int images, int cells,
+                                   int system);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
 int mlff_op_pair_shifts(struct mlff_graph *g, int images, int cells, int pairs, int system);
 int mlff_op_norm3(struct mlff_graph *g, int v);

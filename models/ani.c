@@ -144,12 +144,12 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     int self = mlff_op_scatter_add_few_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
 
     int pairs_r = mlff_graph_input_pairs(g, rcr);
-    int vec_r = mlff_op_pair_vectors(g, pos, pairs_r, mlff_graph_pair_shifts(g, pairs_r));
+    int vec_r = mlff_graph_pair_vectors(g, pos, pairs_r);
     int shift_r = column_param(g, src, "aev.radial.shift");
     int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n);
 
     int pairs_a = mlff_graph_input_pairs(g, rca);
-    int vec_a = mlff_op_pair_vectors(g, pos, pairs_a, mlff_graph_pair_shifts(g, pairs_a));
+    int vec_a = mlff_graph_pair_vectors(g, pos, pairs_a);
     int shift_theta = column_param(g, src, "aev.angular.shift_theta");
     int shift_a = column_param(g, src, "aev.angular.shift_r");
     /* The angular features written behind the radial ones: the AEV. */

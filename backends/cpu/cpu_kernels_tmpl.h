@@ -293,16 +293,34 @@ KERNEL(celu_mlp_vjp)
     return MLFF_OK;
 }
 
+/* The shift of pair p: n . cell of the system of its first atom (pair_shifts). */
+static inline void FN(image_shift)(const real *cells, const int32_t *images, const int32_t *ij, const int32_t *system,
+                                   int64_t p, real shift[3])
+{
+    const real *cell = cells + 9 * (int64_t)system[ij[2 * p]];
+    const real n0 = (real)mlff_image_offset(images[p], 0), n1 = (real)mlff_image_offset(images[p], 1),
+               n2 = (real)mlff_image_offset(images[p], 2);
+    for (int b = 0; b < 3; b++)
+        shift[b] = n0 * cell[b] + n1 * cell[3 + b] + n2 * cell[6 + b];
+}
+
 KERNEL(pair_vectors)
 {
     UNUSED_ARGS;
     const int64_t pairs = n->output.rows;
-    const real *pos = IN(0), *shift = IN(2);
+    const real *pos = IN(0);
     const int32_t *ij = IDX(1);
     real *v = OUT;
-    for (int64_t p = 0; p < pairs; p++)
+    for (int64_t p = 0; p < pairs; p++) {
+        real shift[3];
+        if (n->n_inputs == 3)
+            for (int d = 0; d < 3; d++)
+                shift[d] = IN(2)[3 * p + d];
+        else
+            FN(image_shift)(IN(3), IDX(2), ij, IDX(4), p, shift);
         for (int d = 0; d < 3; d++)
-            v[3 * p + d] = pos[3 * ij[2 * p + 1] + d] - pos[3 * ij[2 * p] + d] + shift[3 * p + d];
+            v[3 * p + d] = pos[3 * ij[2 * p + 1] + d] - pos[3 * ij[2 * p] + d] + shift[d];
+    }
     return MLFF_OK;
 }
 
@@ -341,16 +359,9 @@ KERNEL(pair_vectors_vjp)
 KERNEL(pair_shifts)
 {
     UNUSED_ARGS;
-    const real *cells = IN(1);
-    const int32_t *images = IDX(0), *ij = IDX(2), *system = IDX(3);
     real *shift = OUT;
-    for (int64_t p = 0; p < n->output.rows; p++) {
-        const real *cell = cells + 9 * (int64_t)system[ij[2 * p]];
-        const real n0 = (real)mlff_image_offset(images[p], 0), n1 = (real)mlff_image_offset(images[p], 1),
-                   n2 = (real)mlff_image_offset(images[p], 2);
-        for (int b = 0; b < 3; b++)
-            shift[3 * p + b] = n0 * cell[b] + n1 * cell[3 + b] + n2 * cell[6 + b];
-    }
+    for (int64_t p = 0; p < n->output.rows; p++)
+        FN(image_shift)(IN(1), IDX(0), IDX(2), IDX(3), p, shift + 3 * p);
     return MLFF_OK;
 }
 

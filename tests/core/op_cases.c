@@ -413,6 +413,21 @@ CASE(case_pair_vectors_shifts)
     return mlff_op_pair_vectors(g, pos, index_param(g, 4, 2, pairs), shifts);
 }
 
+CASE(case_pair_vectors_images)
+{
+    /* As case_pair_shifts, the shifts made by pair_vectors itself. */
+    static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 0, 2, 3, 3, 4, 4, 2};
+    static const int32_t system[5] = {0, 0, 1, 1, 1};
+    static const int32_t images[6][3] = {{0, 0, 0}, {1, 0, -1}, {0, 2, 1}, {-1, 1, 0}, {0, 0, 1}, {511, -511, 1}};
+    int32_t packed[6];
+    for (int p = 0; p < 6; p++)
+        packed[p] = mlff_image_pack(images[p]);
+    int pos = random_param(g, rng, 5, 3, -2, 2), cells = random_param(g, rng, 2, 9, -3, 3);
+    WRT2(pos, cells);
+    return mlff_op_pair_vectors_of_images(g, pos, index_param(g, 6, 2, pairs), index_param(g, 6, 1, packed), cells,
+                                          index_param(g, 5, 1, system));
+}
+
 CASE(case_norm3)
 {
     int v = random_vectors(g, rng, 6, 0.5, 2.0);
@@ -586,6 +601,7 @@ const op_case op_cases[] = {
     {"celu", MLFF_OP_CELU, case_celu, 0},
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors, 0},
     {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts, 0},
+    {"pair_vectors (images: shifts made in the same pass)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images, 0},
     {"pair_vectors (two lists: gradients added, folded)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_two_lists, 1},
     {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts, 0},
     {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long, 0},
