@@ -8,7 +8,9 @@
  *     work-group: nothing to wait for before the next kernels);
  *  3. cell_place: atoms into slots in bin order (bin starts become ends);
  *     for up to SORT_IN_ONE_GROUP atoms, cell_sort does 2 and 3 in one
- *     work-group, one launch;
+ *     work-group, one launch; a batch of few atoms in small systems
+ *     without periodic axes, each one bin (ONE_BIN_MOST), is placed by
+ *     the host instead, no launch;
  *  4. cell_count: each atom's pairs, counted; host: offsets (a prefix sum in
  *     64 bits), then ranges of atoms whose pairs fit one device buffer;
  *  5. cell_pairs, per range: each atom's pairs written and sorted, then
@@ -60,6 +62,15 @@
 /* Up to this many atoms one work-group bins and places them (cell_sort):
  * a molecule's search waits on fewer launches before its counts. */
 #define SORT_IN_ONE_GROUP 1024
+/* A system without periodic axes and up to this many atoms is one bin:
+ * each atom's pairs are found among all of its system's, by a work-group's
+ * lanes (as many candidates as a cell stencil's about 200 at 5.2 A in
+ * water, from 256 atoms up). */
+#define ONE_BIN_MOST 1024
+/* Up to this many atoms, a batch of one-bin systems is placed in its bins
+ * on the host: they lie there in batch order already, unshifted, and the
+ * upload costs less than the launches that would sort them. */
+#define PLACED_ON_HOST_MOST 4096
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
 #define PARAMS 10
@@ -111,6 +122,17 @@ struct mlff_device_cells {
     int64_t n_runs, runs_capacity;
     int32_t *atom_bins; /* the census's bins (4 ints an atom as read) */
     int64_t atom_bins_capacity;
+    int64_t one_bin_systems; /* of those described last */
+    int placed;              /* the last batch placed on the host (the positions serve as slot positions) */
+    int32_t *place;          /* ... its ATOM_BINS, then SLOT_SHIFTS (4 ints an atom each) */
+    int64_t place_capacity;
+    /* What was last uploaded to buffers no kernel writes since (valid). */
+    struct {
+        void *bytes;
+        size_t size;
+        int64_t capacity;
+        int valid;
+    } sent[MLFF_CELL_BUFFERS];
     int32_t params[PARAMS];      /* as last written by count_pairs */
     int32_t list_params[PARAMS]; /* ... and by mlff_device_cells_write_lists */
     int32_t checked_params[PARAMS]; /* read back after the graph */
@@ -156,6 +178,9 @@ void mlff_device_cells_free(mlff_device_cells *c)
     free(c->local_positions);
     free(c->runs);
     free(c->atom_bins);
+    free(c->place);
+    for (int k = 0; k < MLFF_CELL_BUFFERS; k++)
+        free(c->sent[k].bytes);
     free(c);
 }
 
@@ -190,6 +215,7 @@ static mlff_status reserve_buffer(mlff_device_cells *c, mlff_cell_buffer k, size
         c->iface->buffer_free(c->be, c->buffers[k]);
     c->buffers[k] = NULL;
     c->sizes[k] = 0;
+    c->sent[k].valid = 0;
     mlff_status s = c->iface->buffer_alloc(c->be, size, &c->buffers[k], err);
     if (s == MLFF_OK)
         c->sizes[k] = size;
@@ -212,6 +238,24 @@ static mlff_status write_async(mlff_device_cells *c, mlff_cell_buffer k, size_t 
     if (!c->iface->buffer_write_async)
         return write(c, k, offset, src, bytes, err);
     return c->iface->buffer_write_async(c->be, c->buffers[k], offset, src, bytes, err);
+}
+
+/* write_async from offset 0, unless these bytes are there already: what
+ * changes little between calls (a batch's grids and placement). */
+static mlff_status send(mlff_device_cells *c, mlff_cell_buffer k, const void *src, size_t bytes, mlff_error *err)
+{
+    if (c->sent[k].valid && c->sent[k].size == bytes && memcmp(c->sent[k].bytes, src, bytes) == 0)
+        return MLFF_OK;
+    c->sent[k].valid = 0;
+    if (!mlff_grow(&c->sent[k].bytes, &c->sent[k].capacity, (int64_t)bytes, 1))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    mlff_status s = write_async(c, k, 0, src, bytes, err);
+    if (s == MLFF_OK && bytes) {
+        memcpy(c->sent[k].bytes, src, bytes);
+        c->sent[k].size = bytes;
+        c->sent[k].valid = 1;
+    }
+    return s;
 }
 
 static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
@@ -239,6 +283,8 @@ static mlff_status run_with(mlff_device_cells *c, mlff_cell_kernel k, int64_t it
     void *bound[MLFF_CELL_BUFFERS];
     for (int b = 0; b < MLFF_CELL_BUFFERS; b++)
         bound[b] = b < MLFF_CELL_BUF_LIST_PAIRS ? c->buffers[b] : c->buffers[MLFF_CELL_BUF_PARAMS];
+    if (c->placed)
+        bound[MLFF_CELL_BUF_SLOT_POSITIONS] = c->buffers[MLFF_CELL_BUF_POSITIONS];
     for (int l = 0; lists && l < lists->n_lists; l++) {
         bound[MLFF_CELL_BUF_LIST_PAIRS + l] = lists->pairs[l];
         bound[MLFF_CELL_BUF_LIST_IMAGES + l] = lists->images[l];
@@ -311,8 +357,16 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
             image_length += (2.0 * cutoff / g.width[k] + 3.0) * sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
         }
     const double radius = cutoff + FLOAT_SLACK * (cutoff + 4.0 * magnitude + 2.0 * image_length);
-    if ((st = mlff_cell_grid_bins(&g, lo, hi, n, radius, s, err)) != MLFF_OK)
+    if (!g.periodic[0] && !g.periodic[1] && !g.periodic[2] && n <= ONE_BIN_MOST) {
+        for (int k = 0; k < 3; k++) {
+            g.nb[k] = 1;
+            g.reach[k] = 0;
+            g.origin[k] = g.to_bin[k] = 0.0;
+        }
+        c->one_bin_systems++;
+    } else if ((st = mlff_cell_grid_bins(&g, lo, hi, n, radius, s, err)) != MLFF_OK) {
         return st;
+    }
     for (int k = 0; k < 9; k++) {
         reals[k] = (float)g.H[k];
         reals[9 + k] = (float)g.rec[k / 3][k % 3];
@@ -374,6 +428,31 @@ static mlff_status find_runs(mlff_device_cells *c, const mlff_batch *b, const do
     return MLFF_OK;
 }
 
+/* Steps 2 and 3 on the host, for a whole batch whose systems are each one
+ * bin: the atoms in batch order, unshifted, bin b ending where its system
+ * does; the positions serve as slot positions (run_with binds them). Only
+ * what changed is uploaded: for an MD step, nothing. */
+static mlff_status place_on_host(mlff_device_cells *c, mlff_error *err)
+{
+    const int64_t n = c->n_atoms;
+    if (!mlff_grow((void **)&c->place, &c->place_capacity, 8 * n, sizeof *c->place))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+    int32_t *atom_bins = c->place, *slot_shifts = c->place + 4 * n;
+    for (int64_t r = 0; r < c->n_runs; r++) {
+        const int32_t bin = c->sys_ints[SYS_INTS * c->runs[r].system + 7];
+        c->bins[bin] = (int32_t)c->runs[r].l1;
+        for (int64_t a = c->runs[r].l0; a < c->runs[r].l1; a++) {
+            memcpy(atom_bins + 4 * a, (const int32_t[4]){bin, 0, 0, 0}, 4 * sizeof(int32_t));
+            memcpy(slot_shifts + 4 * a, (const int32_t[4]){0, 0, 0, (int32_t)a}, 4 * sizeof(int32_t));
+        }
+    }
+    c->params[PARAM_BINNED] = (int32_t)n;
+    mlff_status s = send(c, MLFF_CELL_BUF_ATOM_BINS, atom_bins, (size_t)n * 16, err);
+    if (s == MLFF_OK)
+        s = send(c, MLFF_CELL_BUF_SLOT_SHIFTS, slot_shifts, (size_t)n * 16, err);
+    return s == MLFF_OK ? send(c, MLFF_CELL_BUF_BIN_ENDS, c->bins, (size_t)c->n_bins * 4, err) : s;
+}
+
 /* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
 static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, double cutoff,
                                   const mlff_device_lists *lists, int *on_host, mlff_error *err)
@@ -382,6 +461,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     int64_t n_bins = 0;
     const double *pos = b->positions;
     mlff_status s = find_runs(c, b, &pos, err);
+    c->one_bin_systems = 0;
     memset(c->sys_reals, 0, (size_t)S * SYS_REALS * sizeof *c->sys_reals);
     memset(c->sys_ints, 0, (size_t)S * SYS_INTS * sizeof *c->sys_ints);
     for (int64_t r0 = 0, r1; r0 < c->n_runs && s == MLFF_OK; r0 = r1) {
@@ -420,6 +500,9 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     c->params[PARAM_ATOMS] = (int32_t)n;
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
     c->params[PARAM_BINS] = (int32_t)n_bins;
+    c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= PLACED_ON_HOST_MOST;
+    if (s == MLFF_OK && c->placed)
+        s = place_on_host(c, err);
     if (s == MLFF_OK)
         s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
     if (s == MLFF_OK)
@@ -427,9 +510,13 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     if (s == MLFF_OK)
         s = write_async(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
-    if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+        s = send(c, MLFF_CELL_BUF_SYSTEM_INTS, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
+    if (s != MLFF_OK || c->placed)
+        return s;
+    /* The kernels write these. */
+    c->sent[MLFF_CELL_BUF_ATOM_BINS].valid = c->sent[MLFF_CELL_BUF_SLOT_SHIFTS].valid = 0;
+    c->sent[MLFF_CELL_BUF_BIN_ENDS].valid = 0;
+    s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
     if (s == MLFF_OK && n <= SORT_IN_ONE_GROUP)
         return run(c, MLFF_CELL_SORT, 1, err);
     if (s == MLFF_OK)
