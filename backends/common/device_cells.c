@@ -134,7 +134,6 @@ struct mlff_device_cells {
         int valid;
     } sent[MLFF_CELL_BUFFERS];
     int32_t params[PARAMS];      /* as last written by count_pairs */
-    int32_t list_params[PARAMS]; /* ... and by mlff_device_cells_write_lists */
     int32_t checked_params[PARAMS]; /* read back after the graph */
 };
 
@@ -498,6 +497,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     memset(c->bins, 0, (size_t)n_bins * sizeof *c->bins);
     memset(c->params, 0, sizeof c->params);
     c->params[PARAM_ATOMS] = (int32_t)n;
+    c->params[PARAM_WRITE_LISTS] = lists != NULL; /* for cell_pairs, after the count */
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
     c->params[PARAM_BINS] = (int32_t)n_bins;
     c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= PLACED_ON_HOST_MOST;
@@ -686,10 +686,9 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
 
 mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_device_lists *lists, mlff_error *err)
 {
-    memcpy(c->list_params, c->params, sizeof c->params);
-    c->list_params[PARAM_WRITE_LISTS] = 1;
-    mlff_status s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->list_params, sizeof c->list_params, err);
-    return s == MLFF_OK ? run_with(c, MLFF_CELL_PAIRS, c->centers, lists, err) : s;
+    /* PARAMS as the count left them (which flags nothing, or the lists
+     * would not be written) say so already: no upload. */
+    return run_with(c, MLFF_CELL_PAIRS, c->centers, lists, err);
 }
 
 mlff_status mlff_device_cells_census(mlff_device_cells *c, mlff_cell_census *census, mlff_error *err)
