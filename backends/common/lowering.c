@@ -80,9 +80,11 @@ int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu)
         return forced;
     const int64_t items = mlff_node_work_items(n), entries = entries_per_output(n);
     int lanes = 1;
-    while (gpu && lanes < MLFF_SUM_MAX_LANES && items * lanes * 2 <= MLFF_SUM_FILL_ITEMS &&
-           entries >= MLFF_SUM_LANE_ENTRIES * lanes * 2)
-        lanes *= 2;
+    for (; gpu && lanes < MLFF_SUM_MAX_LANES && items * lanes * 2 <= MLFF_SUM_FILL_ITEMS; lanes *= 2) {
+        const int64_t per_lane = items * lanes * 2 <= MLFF_SUM_FEW_ITEMS ? 1 : MLFF_SUM_LANE_ENTRIES;
+        if (entries < per_lane * lanes * 2)
+            break;
+    }
     return lanes;
 }
 

@@ -71,7 +71,9 @@ int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
  * `lanes` at run time (an argument, a push constant), so one kernel serves
  * every size. mlff_sum_lanes: on a GPU (`gpu`), doubled while the launch
  * stays within MLFF_SUM_FILL_ITEMS items and each lane keeps
- * MLFF_SUM_LANE_ENTRIES entries or more on average (measured on the H200:
+ * MLFF_SUM_LANE_ENTRIES entries or more on average, one while the launch
+ * stays within MLFF_SUM_FEW_ITEMS, where the device has threads to spare
+ * and only the chain counts (a molecule; measured on the H200:
  * bench/RESULTS.md), else 1; `forced` (MLFF_SUM_LANES=1|2|4|8|16, read by
  * mlff_sum_lanes_from_env; 0 for auto) overrides it. mlff_node_work_items
  * counts the outputs; the launch has lanes times as many items.
@@ -83,6 +85,7 @@ int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
 #define MLFF_SUM_MAX_LANES 16
 #define MLFF_SUM_FILL_ITEMS (1 << 19)
 #define MLFF_SUM_LANE_ENTRIES 2
+#define MLFF_SUM_FEW_ITEMS (1 << 15)
 int mlff_op_sums_in_lanes(mlff_op op);
 mlff_status mlff_sum_lanes_from_env(int *forced, mlff_error *err);
 int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu);
