@@ -36,7 +36,8 @@
  *   SYSTEM_INTS      int[S][8]: nb[3], reach[3], periodic axes (bit k), first bin
  *   ATOM_BINS        int4[n]: bin (numbered across the batch), shift[3]
  *   BIN_ENDS         int[bins]: counts, then starts, then ends
- *   SLOT_POSITIONS   float4[n]: wrapped positions in bin order
+ *   SLOT_POSITIONS   float4[n]: wrapped positions in bin order (a batch
+ *                    placed on the host binds POSITIONS here)
  *   SLOT_SHIFTS      int4[n]: their shifts and atom index
  *   COUNTS           int[4][n + 1]: pairs per atom, then offsets within a
  *                    range; the same for lists 0 and 1 (offsets in the
@@ -63,9 +64,10 @@
  * a molecule's search waits on fewer launches before its counts. */
 #define SORT_IN_ONE_GROUP 1024
 /* A system without periodic axes and up to this many atoms is one bin:
- * each atom's pairs are found among all of its system's, by a work-group's
- * lanes (as many candidates as a cell stencil's about 200 at 5.2 A in
- * water, from 256 atoms up). */
+ * each atom's pairs are found among all of its system's atoms, spread over
+ * its work-group's 128 items (a stencil of bins at 5.2 A holds about 200
+ * candidates in water: one bin costs no more up to some 256 atoms, a few
+ * more loads an item up to 1024). */
 #define ONE_BIN_MOST 1024
 /* Up to this many atoms, a batch of one-bin systems is placed in its bins
  * on the host: they lie there in batch order already, unshifted, and the

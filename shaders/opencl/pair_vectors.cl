@@ -4,15 +4,14 @@ kernel void KNAME(KARGS)
 {
     ITEM();
     const long i = in1[2 * item], j = in1[2 * item + 1];
+    for (int d = 0; d < 3; d++) {
 #ifdef IN4_COLS
-    const long s = in4[i];
-    const TO n0 = (TO)IMAGE_OFFSET(in2[item], 0), n1 = (TO)IMAGE_OFFSET(in2[item], 1),
-             n2 = (TO)IMAGE_OFFSET(in2[item], 2);
-    for (int d = 0; d < 3; d++)
-        out[3 * item + d] =
-            in0[3 * j + d] - in0[3 * i + d] + (n0 * in3[9 * s + d] + n1 * in3[9 * s + 3 + d] + n2 * in3[9 * s + 6 + d]);
+        const global T3 *cell = in3 + 9 * (long)in4[i];
+        const TO shift = (TO)IMAGE_OFFSET(in2[item], 0) * cell[d] + (TO)IMAGE_OFFSET(in2[item], 1) * cell[3 + d] +
+                         (TO)IMAGE_OFFSET(in2[item], 2) * cell[6 + d];
 #else
-    for (int d = 0; d < 3; d++)
-        out[3 * item + d] = in0[3 * j + d] - in0[3 * i + d] + in2[3 * item + d];
+        const TO shift = in2[3 * item + d];
 #endif
+        out[3 * item + d] = in0[3 * j + d] - in0[3 * i + d] + shift;
+    }
 }

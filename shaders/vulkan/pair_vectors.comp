@@ -4,15 +4,14 @@ void main()
 {
     ITEM();
     const uint i = uint(in1[2 * item]), j = uint(in1[2 * item + 1]);
+    for (uint d = 0; d < 3; d++) {
 #ifdef IN4_COLS
-    const uint s = uint(in4[i]);
-    const TO n0 = TO(IMAGE_OFFSET(in2[item], 0)), n1 = TO(IMAGE_OFFSET(in2[item], 1)),
-             n2 = TO(IMAGE_OFFSET(in2[item], 2));
-    for (uint d = 0; d < 3; d++)
-        outp[3 * item + d] = TO(in0[3 * j + d] - in0[3 * i + d] +
-                                (n0 * in3[9 * s + d] + n1 * in3[9 * s + 3 + d] + n2 * in3[9 * s + 6 + d]));
+        const uint c = 9 * uint(in4[i]) + d;
+        const TO shift = TO(IMAGE_OFFSET(in2[item], 0)) * TO(in3[c]) + TO(IMAGE_OFFSET(in2[item], 1)) * TO(in3[c + 3]) +
+                         TO(IMAGE_OFFSET(in2[item], 2)) * TO(in3[c + 6]);
 #else
-    for (uint d = 0; d < 3; d++)
-        outp[3 * item + d] = TO(in0[3 * j + d] - in0[3 * i + d] + in2[3 * item + d]);
+        const TO shift = TO(in2[3 * item + d]);
 #endif
+        outp[3 * item + d] = TO(in0[3 * j + d] - in0[3 * i + d] + shift);
+    }
 }
