@@ -365,19 +365,29 @@ CASE(case_pair_vectors_two_lists)
     return mlff_op_add(g, a, b);
 }
 
-CASE(case_pair_shifts)
+/* Six pairs over five atoms in two systems; images small integers and the
+ * packing's extremes: the index inputs of pair_shifts. */
+typedef struct shift_indices {
+    int images, pairs, system;
+} shift_indices;
+
+static shift_indices six_shifted_pairs(mlff_graph *g)
 {
-    /* Six pairs over five atoms in two systems; images small integers and the packing's extremes. */
     static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 0, 2, 3, 3, 4, 4, 2};
     static const int32_t system[5] = {0, 0, 1, 1, 1};
     static const int32_t images[6][3] = {{0, 0, 0}, {1, 0, -1}, {0, 2, 1}, {-1, 1, 0}, {0, 0, 1}, {511, -511, 1}};
     int32_t packed[6];
     for (int p = 0; p < 6; p++)
         packed[p] = mlff_image_pack(images[p]);
+    return (shift_indices){index_param(g, 6, 1, packed), index_param(g, 6, 2, pairs), index_param(g, 5, 1, system)};
+}
+
+CASE(case_pair_shifts)
+{
+    const shift_indices x = six_shifted_pairs(g);
     int cells = random_param(g, rng, 2, 9, -3, 3);
     WRT1(cells);
-    return mlff_op_pair_shifts(g, index_param(g, 6, 1, packed), cells, index_param(g, 6, 2, pairs),
-                               index_param(g, 5, 1, system));
+    return mlff_op_pair_shifts(g, x.images, cells, x.pairs, x.system);
 }
 
 /* A system's cell gradient sums all its pairs (millions in a large box: per
@@ -416,16 +426,10 @@ CASE(case_pair_vectors_shifts)
 CASE(case_pair_vectors_images)
 {
     /* As case_pair_shifts, the shifts made by pair_vectors itself. */
-    static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 0, 2, 3, 3, 4, 4, 2};
-    static const int32_t system[5] = {0, 0, 1, 1, 1};
-    static const int32_t images[6][3] = {{0, 0, 0}, {1, 0, -1}, {0, 2, 1}, {-1, 1, 0}, {0, 0, 1}, {511, -511, 1}};
-    int32_t packed[6];
-    for (int p = 0; p < 6; p++)
-        packed[p] = mlff_image_pack(images[p]);
+    const shift_indices x = six_shifted_pairs(g);
     int pos = random_param(g, rng, 5, 3, -2, 2), cells = random_param(g, rng, 2, 9, -3, 3);
     WRT2(pos, cells);
-    return mlff_op_pair_vectors_of_images(g, pos, index_param(g, 6, 2, pairs), index_param(g, 6, 1, packed), cells,
-                                          index_param(g, 5, 1, system));
+    return mlff_op_pair_vectors_of_images(g, pos, x.pairs, x.images, cells, x.system);
 }
 
 CASE(case_norm3)
