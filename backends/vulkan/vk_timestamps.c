@@ -3,8 +3,9 @@
  * timestamp before its first dispatch and one after each; after the wait,
  * the span from one to the next goes to the row of the dispatch that ends
  * it, in the order recorded. Dispatches that run side by side (no barrier
- * between them) share their span, so a row holds the time its dispatches added to the run, not
- * their own length. Replays write the same timestamps again.
+ * between them) share their span, so a row holds the time its dispatches
+ * added to the run, not their own length. Replays write the same
+ * timestamps again.
  */
 #include <stdlib.h>
 
