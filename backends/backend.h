@@ -190,6 +190,28 @@ typedef enum mlff_cell_buffer {
     MLFF_CELL_BUFFERS
 } mlff_cell_buffer;
 
+#define MLFF_CELL_BIT(b) (1u << MLFF_CELL_BUF_##b)
+/* The buffers each kernel writes (bit b: mlff_cell_buffer b), the rest it
+ * only reads: the backends drop the host copies of these alone (the rest
+ * keep skipping rewrites of the same bytes), and Vulkan schedules the
+ * kernels by them. */
+static inline uint32_t mlff_cell_kernel_writes(mlff_cell_kernel k)
+{
+    static const uint32_t writes[MLFF_CELL_KERNELS] = {
+        [MLFF_CELL_BIN] = MLFF_CELL_BIT(ATOM_BINS) | MLFF_CELL_BIT(BIN_ENDS),
+        [MLFF_CELL_PLACE] = MLFF_CELL_BIT(BIN_ENDS) | MLFF_CELL_BIT(SLOT_POSITIONS) | MLFF_CELL_BIT(SLOT_SHIFTS),
+        [MLFF_CELL_COUNT] = MLFF_CELL_BIT(PARAMS) | MLFF_CELL_BIT(COUNTS),
+        /* ... and the graph's lists: every buffer from LIST_PAIRS on */
+        [MLFF_CELL_PAIRS] = MLFF_CELL_BIT(PARAMS) | MLFF_CELL_BIT(PAIRS) | MLFF_CELL_BIT(IMAGES) |
+                            ((1u << MLFF_CELL_BUFFERS) - MLFF_CELL_BIT(LIST_PAIRS)),
+        [MLFF_CELL_SCAN] = MLFF_CELL_BIT(PARAMS) | MLFF_CELL_BIT(BIN_ENDS),
+        [MLFF_CELL_SORT] = MLFF_CELL_BIT(PARAMS) | MLFF_CELL_BIT(ATOM_BINS) | MLFF_CELL_BIT(BIN_ENDS) |
+                           MLFF_CELL_BIT(SLOT_POSITIONS) | MLFF_CELL_BIT(SLOT_SHIFTS),
+    };
+    return writes[k];
+}
+#undef MLFF_CELL_BIT
+
 typedef struct mlff_backend_iface {
     const char *name;
     /* Append one line per device to buf ("cpu 0: ..."): for `mlff devices`. */

@@ -128,13 +128,6 @@ struct mlff_device_cells {
     int placed;              /* the last batch placed on the host (the positions serve as slot positions) */
     int32_t *place;          /* ... its ATOM_BINS, then SLOT_SHIFTS (4 ints an atom each) */
     int64_t place_capacity;
-    /* What was last uploaded to buffers no kernel writes since (valid). */
-    struct {
-        void *bytes;
-        size_t size;
-        int64_t capacity;
-        int valid;
-    } sent[MLFF_CELL_BUFFERS];
     int32_t params[PARAMS];      /* as last written by count_pairs */
     int32_t checked_params[PARAMS]; /* read back after the graph */
 };
@@ -180,8 +173,6 @@ void mlff_device_cells_free(mlff_device_cells *c)
     free(c->runs);
     free(c->atom_bins);
     free(c->place);
-    for (int k = 0; k < MLFF_CELL_BUFFERS; k++)
-        free(c->sent[k].bytes);
     free(c);
 }
 
@@ -216,11 +207,18 @@ static mlff_status reserve_buffer(mlff_device_cells *c, mlff_cell_buffer k, size
         c->iface->buffer_free(c->be, c->buffers[k]);
     c->buffers[k] = NULL;
     c->sizes[k] = 0;
-    c->sent[k].valid = 0;
     mlff_status s = c->iface->buffer_alloc(c->be, size, &c->buffers[k], err);
-    if (s == MLFF_OK)
-        c->sizes[k] = size;
-    return s;
+    if (s != MLFF_OK)
+        return s;
+    c->sizes[k] = size;
+    /* What changes little between calls (the systems' grids, a placement
+     * made on the host) keeps a host copy: rewrites of the same bytes,
+     * an MD step's, then transfer nothing (the buffer starts with its
+     * copy, as segments.h says; a kernel that writes it drops the copy). */
+    mlff_index_shadow *copy = c->buffers[k];
+    copy->keep = k == MLFF_CELL_BUF_SYSTEM_REALS || k == MLFF_CELL_BUF_SYSTEM_INTS || k == MLFF_CELL_BUF_ATOM_BINS ||
+                 k == MLFF_CELL_BUF_BIN_ENDS || k == MLFF_CELL_BUF_SLOT_SHIFTS;
+    return MLFF_OK;
 }
 
 static mlff_status write(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, const void *src, size_t bytes,
@@ -239,24 +237,6 @@ static mlff_status write_async(mlff_device_cells *c, mlff_cell_buffer k, size_t 
     if (!c->iface->buffer_write_async)
         return write(c, k, offset, src, bytes, err);
     return c->iface->buffer_write_async(c->be, c->buffers[k], offset, src, bytes, err);
-}
-
-/* write_async from offset 0, unless these bytes are there already: what
- * changes little between calls (a batch's grids and placement). */
-static mlff_status send(mlff_device_cells *c, mlff_cell_buffer k, const void *src, size_t bytes, mlff_error *err)
-{
-    if (c->sent[k].valid && c->sent[k].size == bytes && memcmp(c->sent[k].bytes, src, bytes) == 0)
-        return MLFF_OK;
-    c->sent[k].valid = 0;
-    if (!mlff_grow(&c->sent[k].bytes, &c->sent[k].capacity, (int64_t)bytes, 1))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
-    mlff_status s = write_async(c, k, 0, src, bytes, err);
-    if (s == MLFF_OK && bytes) {
-        memcpy(c->sent[k].bytes, src, bytes);
-        c->sent[k].size = bytes;
-        c->sent[k].valid = 1;
-    }
-    return s;
 }
 
 static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
@@ -357,7 +337,9 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
             const double *h = g.H + 3 * k;
             image_length += (2.0 * cutoff / g.width[k] + 3.0) * sqrt(h[0] * h[0] + h[1] * h[1] + h[2] * h[2]);
         }
-    const double radius = cutoff + FLOAT_SLACK * (cutoff + 4.0 * magnitude + 2.0 * image_length);
+    /* The slack up to a power of two: a molecule's row stays the same
+     * while it moves, and is not uploaded again (reserve_buffer). */
+    const double radius = cutoff + exp2(ceil(log2(FLOAT_SLACK * (cutoff + 4.0 * magnitude + 2.0 * image_length))));
     if (!g.periodic[0] && !g.periodic[1] && !g.periodic[2] && n <= ONE_BIN_MOST) {
         for (int k = 0; k < 3; k++) {
             g.nb[k] = 1;
@@ -448,10 +430,10 @@ static mlff_status place_on_host(mlff_device_cells *c, mlff_error *err)
         }
     }
     c->params[PARAM_BINNED] = (int32_t)n;
-    mlff_status s = send(c, MLFF_CELL_BUF_ATOM_BINS, atom_bins, (size_t)n * 16, err);
+    mlff_status s = write_async(c, MLFF_CELL_BUF_ATOM_BINS, 0, atom_bins, (size_t)n * 16, err);
     if (s == MLFF_OK)
-        s = send(c, MLFF_CELL_BUF_SLOT_SHIFTS, slot_shifts, (size_t)n * 16, err);
-    return s == MLFF_OK ? send(c, MLFF_CELL_BUF_BIN_ENDS, c->bins, (size_t)c->n_bins * 4, err) : s;
+        s = write_async(c, MLFF_CELL_BUF_SLOT_SHIFTS, 0, slot_shifts, (size_t)n * 16, err);
+    return s == MLFF_OK ? write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)c->n_bins * 4, err) : s;
 }
 
 /* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
@@ -512,12 +494,9 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     if (s == MLFF_OK)
         s = write_async(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
     if (s == MLFF_OK)
-        s = send(c, MLFF_CELL_BUF_SYSTEM_INTS, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
+        s = write_async(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
     if (s != MLFF_OK || c->placed)
         return s;
-    /* The kernels write these. */
-    c->sent[MLFF_CELL_BUF_ATOM_BINS].valid = c->sent[MLFF_CELL_BUF_SLOT_SHIFTS].valid = 0;
-    c->sent[MLFF_CELL_BUF_BIN_ENDS].valid = 0;
     s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
     if (s == MLFF_OK && n <= SORT_IN_ONE_GROUP)
         return run(c, MLFF_CELL_SORT, 1, err);

@@ -28,9 +28,11 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
                          (long long)n_items);
     cl_kernel k = be->cell_kernels[kernel];
     cl_int rc = CL_SUCCESS;
+    const uint32_t writes = mlff_cell_kernel_writes(kernel);
     for (cl_uint a = 0; a < MLFF_CELL_BUFFERS && rc == CL_SUCCESS; a++) {
         cl_buffer *b = buffers[a];
-        mlff_index_shadow_invalidate(&b->host); /* the kernels write most of them */
+        if (writes >> a & 1u)
+            mlff_index_shadow_invalidate(&b->host);
         rc = clSetKernelArg(k, a, sizeof b->mem, &b->mem);
     }
     const cl_int items = (cl_int)n_items;

@@ -36,9 +36,11 @@ mlff_status vk_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
     memset(&d, 0, sizeof d); /* compared as bytes */
     d.pipeline = be->cell_pipelines[kernel];
     d.row = VK_ROW_CELLS + (int32_t)kernel;
+    d.writes = mlff_cell_kernel_writes(kernel); /* binding k: cell buffer k */
     for (int k = 0; k < MLFF_CELL_BUFFERS; k++) {
         vk_buffer *b = buffers[k];
-        mlff_index_shadow_invalidate(&b->host); /* the kernels write most of them */
+        if (d.writes >> k & 1u)
+            mlff_index_shadow_invalidate(&b->host);
         d.bindings[k] = b->buffer;
     }
     d.groups[1] = d.groups[2] = 1;
