@@ -72,7 +72,7 @@ mlff_status mlff_graph_gradients(mlff_graph *g, int output, const int *wrt, int 
             int x = n.inputs[j];
             if (!depends[x] || input_grads[j] < 0)
                 continue;
-            grad[x] = grad[x] < 0 ? input_grads[j] : mlff_op_add(g, grad[x], input_grads[j]);
+            grad[x] = grad[x] < 0 ? input_grads[j] : mlff_op_sum_gradients(g, grad[x], input_grads[j]);
         }
     }
 

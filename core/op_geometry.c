@@ -77,6 +77,26 @@ int mlff_op_pair_vectors_vjp(mlff_graph *g, int gvec, int pairs, int positions_l
                         positions_like, 3);
 }
 
+/* The node of a pair_vectors_vjp of one list that made t, or NULL. */
+static const mlff_graph_node *one_list_vjp(const mlff_graph *g, int t)
+{
+    const mlff_graph_node *n = mlff_graph_producer(g, t);
+    return n && n->op == MLFF_OP_PAIR_VECTORS_VJP && n->n_inputs == 2 ? n : NULL;
+}
+
+int mlff_op_sum_gradients(mlff_graph *g, int a, int b)
+{
+    int in[2] = {a, b};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    const mlff_graph_node *x = one_list_vjp(g, a), *y = one_list_vjp(g, b);
+    const mlff_graph_tensor *ta = op_tensor(g, a), *tb = op_tensor(g, b);
+    if (!x || !y || ta->dtype != tb->dtype || !mlff_graph_same_rows(g, a, b))
+        return mlff_op_add(g, a, b);
+    int both[4] = {x->inputs[0], x->inputs[1], y->inputs[0], y->inputs[1]};
+    return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, both, 4, NULL, ta->dtype, a, 3);
+}
+
 int mlff_op_norm3(mlff_graph *g, int v)
 {
     if (!op_inputs_valid(g, &v, 1))

@@ -72,7 +72,9 @@
      * pair_shifts' images, cells and system); out [P, 3] = pos[j] - pos[i] + shift for pair   \
      * (i, j), the shift made in the same pass in the second form. */                            \
     X(PAIR_VECTORS, "pair_vectors")                                                               \
-    /* backward. inputs (g [P, 3], pairs [P, 2]); out [A, 3] rows: + g at j, - g at i. */        \
+    /* backward. inputs (g [P, 3], pairs [P, 2]), or two such couples (two lists, summed: the     \
+     * reverse pass merges them, mlff_op_sum_gradients); out [A, 3] rows: + g at j, - g at i.    \
+     */                                                                                           \
     X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
     /* Periodic image shifts. inputs (images [P, 1] I32, cells [S, 9], pairs [P, 2],              \
      * system [A, 1]); images[p] packs the pair's integer image offsets n (mlff_image_pack);       \
@@ -238,6 +240,11 @@ int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shi
 int mlff_op_pair_vectors_of_images(struct mlff_graph *g, int positions, int pairs, int images, int cells,
                                    int system);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
+/* a + b for two partial gradients of one tensor, read by nothing else (the
+ * reverse pass's): where both are pair_vectors_vjp of one list, one node
+ * that walks both lists (a model with two cutoffs gets its positions'
+ * gradient in one launch, not two and an add). */
+int mlff_op_sum_gradients(struct mlff_graph *g, int a, int b);
 int mlff_op_pair_shifts(struct mlff_graph *g, int images, int cells, int pairs, int system);
 int mlff_op_norm3(struct mlff_graph *g, int v);
 int mlff_op_norm3_vjp(struct mlff_graph *g, int gy, int v);

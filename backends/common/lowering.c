@@ -10,10 +10,12 @@ int mlff_op_is_gemm(mlff_op op)
     return op == MLFF_OP_LINEAR || op == MLFF_OP_LINEAR_VJP;
 }
 
-int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs)
+int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs)
 {
-    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_VECTORS_VJP || op == MLFF_OP_PAIR_SHIFTS_VJP ||
-           op == MLFF_OP_ANI_RADIAL || op == MLFF_OP_ANI_ANGULAR || (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]);
+    if (op == MLFF_OP_PAIR_VECTORS_VJP)
+        return n_inputs / 2;
+    return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL ||
+           op == MLFF_OP_ANI_ANGULAR || (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]);
 }
 
 int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs)
@@ -58,8 +60,8 @@ static int64_t entries_per_output(const mlff_exec_node *n)
     case MLFF_OP_ANI_RADIAL: /* an atom's pairs */
     case MLFF_OP_PAIR_SHIFTS_VJP:
         return n->inputs[0].rows / outputs;
-    case MLFF_OP_PAIR_VECTORS_VJP: /* an atom's sides of pairs */
-        return 2 * n->inputs[0].rows / outputs;
+    case MLFF_OP_PAIR_VECTORS_VJP: /* an atom's sides of pairs, of one list or two */
+        return 2 * (n->inputs[0].rows + (n->n_inputs > 2 ? n->inputs[2].rows : 0)) / outputs;
     case MLFF_OP_ANI_ANGULAR_VJP: /* a pair's triples: each triple names two pairs */
         return 2 * (2 * n->inputs[3].rows / outputs);
     default:

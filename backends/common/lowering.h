@@ -56,8 +56,9 @@ int64_t mlff_node_work_items(const mlff_exec_node *n);
 #define MLFF_REDUCE_LANES 256
 #define MLFF_ANGULAR_LANES 64
 int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs);
-/* Ops that sum many entries into one row through segments (see segments.h). */
-int mlff_op_uses_segments(mlff_op op, const mlff_op_attrs *attrs);
+/* How many indices (segments.h) a node sums many entries into one row
+ * through: 0, 1, or 2 (a pair_vectors_vjp of two lists). */
+int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs);
 
 /* Sums in lanes. ANI_RADIAL, ANI_ANGULAR_VJP, PAIR_VECTORS_VJP and
  * PAIR_SHIFTS_VJP walk a list for each output (an atom's pairs, the other

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "counting_sort.h"
+#include "lowering.h"
 
 typedef struct segment_spec {
     const mlff_index_shadow *keys, *map;
@@ -13,11 +14,12 @@ typedef struct segment_spec {
     int symmetric; /* mlff_segments.symmetric */
 } segment_spec;
 
-/* Which index of a node is sorted, and how (see the kernels in shaders/). */
-static int spec_for(const mlff_exec_node *n, segment_spec *s)
+/* Which index of a node is sorted (its `part`th: a pair_vectors_vjp of
+ * two lists has two), and how (see the kernels in shaders/). */
+static int spec_for(const mlff_exec_node *n, int part, segment_spec *s)
 {
     memset(s, 0, sizeof *s);
-    if (n->output.rows == 0)
+    if (n->output.rows == 0 || part >= mlff_node_segment_lists(n->op, &n->attrs, n->n_inputs))
         return 0; /* nothing to sum into (an empty node, see core/plan.c) */
     int keys, map = -1;       /* inputs */
     int64_t per_row = 1;      /* entries per row of keys: both columns, or column 0 */
@@ -26,9 +28,9 @@ static int spec_for(const mlff_exec_node *n, segment_spec *s)
         keys = 1;
         break;
     case MLFF_OP_PAIR_VECTORS_VJP: /* both atoms of every pair, entry 2p + side */
-        keys = 1;
+        keys = 2 * part + 1;
         per_row = 2;
-        s->symmetric = n->inputs[1].symmetric;
+        s->symmetric = n->inputs[keys].symmetric;
         break;
     case MLFF_OP_PAIR_SHIFTS_VJP: /* pairs by center */
         keys = 2;
@@ -383,11 +385,11 @@ static mlff_status publish(mlff_segment_cache *c, mlff_segments *slot, const seg
 }
 
 /* The node's index spec with host copies of its buffers; 0 for an op without segments. */
-static int spec_with_shadows(mlff_segment_cache *c, const mlff_exec_node *n, segment_spec *s, mlff_status *st,
-                             mlff_error *err)
+static int spec_with_shadows(mlff_segment_cache *c, const mlff_exec_node *n, int part, segment_spec *s,
+                             mlff_status *st, mlff_error *err)
 {
     *st = MLFF_OK;
-    if (!spec_for(n, s))
+    if (!spec_for(n, part, s))
         return 0;
     *st = ensure_shadow(c, s->keys, err);
     if (*st == MLFF_OK && s->map)
@@ -395,13 +397,13 @@ static int spec_with_shadows(mlff_segment_cache *c, const mlff_exec_node *n, seg
     return 1;
 }
 
-mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
-                              mlff_error *err)
+static mlff_status segments_for(mlff_segment_cache *c, const mlff_exec_node *n, int part, const mlff_segments **out,
+                                mlff_error *err)
 {
     segment_spec s;
     mlff_status st;
     *out = NULL;
-    if (!spec_with_shadows(c, n, &s, &st, err) || st != MLFF_OK)
+    if (!spec_with_shadows(c, n, part, &s, &st, err) || st != MLFF_OK)
         return st;
     c->clock++;
     mlff_segments *slot = valid_slot(c, &s);
@@ -417,6 +419,17 @@ mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, co
     slot->last_use = c->clock;
     *out = slot;
     return MLFF_OK;
+}
+
+mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n,
+                              const mlff_segments *out[MLFF_NODE_SEGMENTS], mlff_error *err)
+{
+    mlff_status st = MLFF_OK;
+    for (int part = 0; part < MLFF_NODE_SEGMENTS; part++)
+        out[part] = NULL;
+    for (int part = 0; part < MLFF_NODE_SEGMENTS && st == MLFF_OK; part++)
+        st = segments_for(c, n, part, &out[part], err);
+    return st;
 }
 
 /* The sorts of one node list, run side by side. */
@@ -449,29 +462,30 @@ mlff_status mlff_segments_prepare(mlff_segment_cache *c, const mlff_exec_node *n
 {
     if (c->on_device || mlff_thread_pool_size(pool) < 2)
         return MLFF_OK; /* each node sorts its own as it comes */
-    sort_job *jobs = calloc((size_t)(n_nodes > 0 ? n_nodes : 1), sizeof *jobs);
+    sort_job *jobs = calloc((size_t)(n_nodes > 0 ? n_nodes : 1) * MLFF_NODE_SEGMENTS, sizeof *jobs);
     if (!jobs)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory sorting indices");
     int n_jobs = 0;
     mlff_status st = MLFF_OK;
     c->clock++;
-    for (int k = 0; k < n_nodes && st == MLFF_OK; k++) {
-        segment_spec s;
-        if (!spec_for(&nodes[k], &s) || written_before(nodes, k, s.keys) || written_before(nodes, k, s.map))
-            continue; /* no segments, or an index this node list computes: sorted when it is there */
-        if (!spec_with_shadows(c, &nodes[k], &s, &st, err) || st != MLFF_OK)
-            continue;
-        mlff_segments *valid = valid_slot(c, &s);
-        if (valid) {
-            valid->last_use = c->clock; /* not to be taken for another sort of this pass */
-            continue;
+    for (int k = 0; k < n_nodes && st == MLFF_OK; k++)
+        for (int part = 0; part < MLFF_NODE_SEGMENTS && st == MLFF_OK; part++) {
+            segment_spec s;
+            if (!spec_for(&nodes[k], part, &s) || written_before(nodes, k, s.keys) || written_before(nodes, k, s.map))
+                continue; /* no segments, or an index this node list computes: sorted when it is there */
+            if (!spec_with_shadows(c, &nodes[k], part, &s, &st, err) || st != MLFF_OK)
+                continue;
+            mlff_segments *valid = valid_slot(c, &s);
+            if (valid) {
+                valid->last_use = c->clock; /* not to be taken for another sort of this pass */
+                continue;
+            }
+            int seen = 0;
+            for (int j = 0; j < n_jobs && !seen; j++)
+                seen = !memcmp(&jobs[j].spec, &s, sizeof s);
+            if (!seen && (jobs[n_jobs].slot = claim_slot(c, &s)) != NULL)
+                jobs[n_jobs++].spec = s;
         }
-        int seen = 0;
-        for (int j = 0; j < n_jobs && !seen; j++)
-            seen = !memcmp(&jobs[j].spec, &s, sizeof s);
-        if (!seen && (jobs[n_jobs].slot = claim_slot(c, &s)) != NULL)
-            jobs[n_jobs++].spec = s;
-    }
     if (st == MLFF_OK)
         mlff_thread_pool_for(pool, n_jobs, 2, run_sorts, jobs, NULL);
     for (int j = 0; j < n_jobs && st == MLFF_OK; j++) {

@@ -42,6 +42,9 @@ typedef struct mlff_index_shadow {
     uint64_t source_versions[2];
 } mlff_index_shadow;
 
+/* The most indices one node sums by (lowering.h, mlff_node_segment_lists). */
+#define MLFF_NODE_SEGMENTS 2
+
 /* One sorted index (a slot of the cache below). */
 typedef struct mlff_segments {
     const mlff_index_shadow *keys, *map; /* key(e) = map[keys[e * stride] * map_stride] or keys[e * stride] */
@@ -134,10 +137,10 @@ typedef struct mlff_segment_cache {
 mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,
                                mlff_error *err);
 
-/* The segments node n sums by, sorted if needed; *out is NULL for an op
- * without segments. */
-mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n, const mlff_segments **out,
-                              mlff_error *err);
+/* The segments node n sums by, sorted if needed (lowering.h,
+ * mlff_node_segment_lists): out[k] NULL beyond them. */
+mlff_status mlff_segments_for(mlff_segment_cache *c, const mlff_exec_node *n,
+                              const mlff_segments *out[MLFF_NODE_SEGMENTS], mlff_error *err);
 
 /* Host sorts: sorts what the nodes will ask mlff_segments_for for, side by
  * side on the pool (a no-op without threads or when sorting on the device).

@@ -325,19 +325,23 @@ KERNEL(pair_vectors)
 }
 
 /* Pairs by center atom [0] and by neighbour atom [1]. */
+/* extra: per list (inputs 2l, 2l + 1), its pairs by center and by neighbour. */
 RANGE(pair_vectors_vjp_atoms)
 {
-    const cpu_csr as_center = ((const cpu_csr *)extra)[0], as_neighbour = ((const cpu_csr *)extra)[1];
-    const real *gv = IN(0);
+    const cpu_csr *by = extra;
     real *gpos = OUT;
     for (int64_t a = begin; a < end; a++) {
         double g[3] = {0, 0, 0};
-        for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
-            for (int d = 0; d < 3; d++)
-                g[d] += gv[3 * as_neighbour.items[q] + d];
-        for (int64_t q = as_center.offsets[a]; q < as_center.offsets[a + 1]; q++)
-            for (int d = 0; d < 3; d++)
-                g[d] -= gv[3 * as_center.items[q] + d];
+        for (int l = 0; l < n->n_inputs / 2; l++) {
+            const real *gv = IN(2 * l);
+            const cpu_csr as_center = by[2 * l], as_neighbour = by[2 * l + 1];
+            for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
+                for (int d = 0; d < 3; d++)
+                    g[d] += gv[3 * as_neighbour.items[q] + d];
+            for (int64_t q = as_center.offsets[a]; q < as_center.offsets[a + 1]; q++)
+                for (int d = 0; d < 3; d++)
+                    g[d] -= gv[3 * as_center.items[q] + d];
+        }
         for (int d = 0; d < 3; d++)
             gpos[3 * a + d] = (real)g[d];
     }
@@ -345,12 +349,16 @@ RANGE(pair_vectors_vjp_atoms)
 
 KERNEL(pair_vectors_vjp)
 {
-    const int64_t pairs = n->inputs[0].rows, atoms = n->output.rows;
-    const int32_t *ij = IDX(1);
-    cpu_csr by[2];
-    mlff_status s = cpu_csr_build(be, ij, 2, pairs, atoms, &by[0], err);
-    if (s == MLFF_OK)
-        s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &by[1], err);
+    const int64_t atoms = n->output.rows;
+    cpu_csr by[4];
+    mlff_status s = MLFF_OK;
+    for (int l = 0; l < n->n_inputs / 2 && s == MLFF_OK; l++) {
+        const int64_t pairs = n->inputs[2 * l].rows;
+        const int32_t *ij = IDX(2 * l + 1);
+        s = cpu_csr_build(be, ij, 2, pairs, atoms, &by[2 * l], err);
+        if (s == MLFF_OK)
+            s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &by[2 * l + 1], err);
+    }
     if (s == MLFF_OK)
         cpu_pool_for(be->pool, atoms, SERIAL_BELOW, FN(pair_vectors_vjp_atoms), n, by);
     return s;

@@ -69,12 +69,12 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     const cl_long items = mlff_node_work_items(n);
-    const mlff_segments *seg = NULL;
+    const mlff_segments *seg[MLFF_NODE_SEGMENTS];
     const double sort_start = be->profile.enabled ? mlff_seconds() : 0;
-    mlff_status s = mlff_segments_for(&be->segments, n, &seg, err);
+    mlff_status s = mlff_segments_for(&be->segments, n, seg, err);
     if (s != MLFF_OK)
         return s;
-    if (be->profile.enabled && seg)
+    if (be->profile.enabled && seg[0])
         mlff_profile_add(&be->profile, CL_ROW_SEGMENTS, "host: segments left to nodes", mlff_seconds() - sort_start);
     if (items == 0)
         return MLFF_OK;
@@ -95,8 +95,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, co
     const cl_int lanes = mlff_sum_lanes(n, be->sum_lanes, be->is_gpu);
     if (rc == CL_SUCCESS && mlff_op_sums_in_lanes(n->op))
         rc = clSetKernelArg(kernel, arg++, sizeof lanes, &lanes);
-    if (rc == CL_SUCCESS && seg) {
-        const cl_segment_buffers *d = seg->device;
+    for (int part = 0; part < MLFF_NODE_SEGMENTS && rc == CL_SUCCESS && seg[part]; part++) {
+        const cl_segment_buffers *d = seg[part]->device;
         rc = set_mem(kernel, arg++, d->offsets);
         if (rc == CL_SUCCESS)
             rc = set_mem(kernel, arg++, d->items);

@@ -61,10 +61,11 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         mlff_text_put(t, "#define KARGS global TO *out");
         for (int k = 0; k < s->n_inputs; k++)
             mlff_text_put(t, ", global const T%d *in%d", k, k);
-        const int segments = mlff_op_uses_segments((mlff_op)s->op, &s->attrs);
-        mlff_text_put(t, ", const long n_items%s%s%s\n",
+        const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
+        mlff_text_put(t, ", const long n_items%s%s%s%s\n",
                       mlff_op_sums_in_lanes((mlff_op)s->op) ? ", const int lanes" : "",
                       segments ? ", global const int *seg_off, global const int *seg_items" : "",
+                      segments > 1 ? ", global const int *seg2_off, global const int *seg2_items" : "",
                       mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) ? ", global const TO *epi" : "");
     }
     mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);

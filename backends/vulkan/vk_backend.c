@@ -320,10 +320,10 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
     mlff_status s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
     for (int k = 0; k < n_nodes && s == MLFF_OK; k++) {
         const mlff_exec_node *n = &nodes[k];
-        const mlff_segments *seg = NULL;
+        const mlff_segments *seg[MLFF_NODE_SEGMENTS];
         /* A host sort by an index that a pending dispatch writes reads it
          * back first, and vk_read runs what is pending. */
-        s = mlff_segments_for(&be->segments, n, &seg, err);
+        s = mlff_segments_for(&be->segments, n, seg, err);
         if (s == MLFF_OK) {
             mlff_index_shadow_written_by(&((vk_buffer *)n->output.buffer)->host, n);
             s = vk_add_node_at(be, k, n, seg, err);

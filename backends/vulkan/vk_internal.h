@@ -18,7 +18,7 @@ extern const mlff_shader_source mlff_vulkan_shaders[];
 
 /* The descriptor layout every pipeline shares (shaders/vulkan/prelude.glsl):
  * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue
- * input; the cell lists bind their MLFF_CELL_BUFFERS from 0 on. Each
+ * input, 12 and 13 a second index's segments; the cell lists bind their MLFF_CELL_BUFFERS from 0 on. Each
  * dispatch binds VK_BINDINGS of its own, then its slot of the table of
  * dispatches (VK_BIND_DISPATCH, shaders/vulkan/dispatch.glsl). */
 enum {
@@ -27,6 +27,8 @@ enum {
     VK_BIND_SEG_OFF = 1 + MLFF_MAX_OP_INPUTS,
     VK_BIND_SEG_ITEMS,
     VK_BIND_EPI,
+    VK_BIND_SEG2_OFF, /* a second list's segments (pair_vectors_vjp of two) */
+    VK_BIND_SEG2_ITEMS,
     VK_NODE_BINDINGS,
     VK_BINDINGS = VK_NODE_BINDINGS > MLFF_CELL_BUFFERS ? VK_NODE_BINDINGS : MLFF_CELL_BUFFERS,
     VK_BIND_DISPATCH = VK_BINDINGS,
@@ -129,7 +131,7 @@ typedef struct vk_readback {
 /* What the node at one position of the last node list added (vk_record.c). */
 typedef struct vk_node_memo {
     mlff_exec_node node;
-    VkBuffer segments[2]; /* the offsets and items it bound (none: VK_NULL_HANDLE) */
+    VkBuffer segments[2 * MLFF_NODE_SEGMENTS]; /* the offsets and items it bound (none: VK_NULL_HANDLE) */
     uint64_t epoch;
     vk_dispatch *dispatches;
     int n_dispatches, valid;
@@ -317,12 +319,12 @@ int vk_pipeline_cache_data_matches(const VkPhysicalDeviceProperties *props, cons
 /* vk_record.c: a node's dispatches join the pending list; vk_run records
  * that list, or replays a recording of the same, submits it with the reads
  * queued (vk_read_later), and waits. */
-mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
-                        mlff_error *err);
+mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline,
+                        const mlff_segments *const seg[MLFF_NODE_SEGMENTS], mlff_error *err);
 /* vk_add_node for the node at `position` of a node list, its pipeline
  * looked up, or the dispatches it added last time at that position. */
-mlff_status vk_add_node_at(mlff_backend *be, int64_t position, const mlff_exec_node *n, const mlff_segments *seg,
-                           mlff_error *err);
+mlff_status vk_add_node_at(mlff_backend *be, int64_t position, const mlff_exec_node *n,
+                           const mlff_segments *const seg[MLFF_NODE_SEGMENTS], mlff_error *err);
 mlff_status vk_run(mlff_backend *be, mlff_error *err);
 /* Rows of be->profile after the ops': the host's phases, the device's
  * segment sorts and cell-list kernels. */

@@ -43,8 +43,8 @@ static int64_t stacked_items(const mlff_exec_node *n, int64_t rows, int64_t bloc
     return mlff_op_stacks(&n->attrs) > 1 ? mlff_row_blocks(n, block_rows) * block_rows : rows;
 }
 
-mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline, const mlff_segments *seg,
-                        mlff_error *err)
+mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pipeline,
+                        const mlff_segments *const seg[MLFF_NODE_SEGMENTS], mlff_error *err)
 {
     const int64_t items = mlff_node_work_items(n);
     if (items == 0)
@@ -57,10 +57,11 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     d.writes = 1u << VK_BIND_OUT; /* the inputs are readonly (prelude.glsl) */
     for (int k = 0; k < n->n_inputs; k++)
         d.bindings[VK_BIND_IN0 + k] = buffer_of(&n->inputs[k]);
-    if (seg) {
-        const vk_segment_buffers *s = seg->device;
-        d.bindings[VK_BIND_SEG_OFF] = s->offsets.buffer;
-        d.bindings[VK_BIND_SEG_ITEMS] = s->items.buffer;
+    static const int offsets_at[MLFF_NODE_SEGMENTS] = {VK_BIND_SEG_OFF, VK_BIND_SEG2_OFF};
+    for (int part = 0; seg && part < MLFF_NODE_SEGMENTS && seg[part]; part++) {
+        const vk_segment_buffers *s = seg[part]->device;
+        d.bindings[offsets_at[part]] = s->offsets.buffer;
+        d.bindings[offsets_at[part] + 1] = s->items.buffer;
     }
     if (mlff_epilogue_reads_input(n->epilogue))
         d.bindings[VK_BIND_EPI] = buffer_of(&n->epilogue_input);
@@ -122,11 +123,13 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
     return s == MLFF_OK && splits > 1 ? vk_add_split_sums(be, n, splits, err) : s;
 }
 
-static void segment_buffers(const mlff_segments *seg, VkBuffer out[2])
+static void segment_buffers(const mlff_segments *const seg[MLFF_NODE_SEGMENTS], VkBuffer out[2 * MLFF_NODE_SEGMENTS])
 {
-    const vk_segment_buffers *s = seg ? seg->device : NULL;
-    out[0] = s ? s->offsets.buffer : VK_NULL_HANDLE;
-    out[1] = s ? s->items.buffer : VK_NULL_HANDLE;
+    for (int part = 0; part < MLFF_NODE_SEGMENTS; part++) {
+        const vk_segment_buffers *s = seg && seg[part] ? seg[part]->device : NULL;
+        out[2 * part] = s ? s->offsets.buffer : VK_NULL_HANDLE;
+        out[2 * part + 1] = s ? s->items.buffer : VK_NULL_HANDLE;
+    }
 }
 
 /* A node that is, byte for byte, the one at its position last time, with
@@ -134,10 +137,10 @@ static void segment_buffers(const mlff_segments *seg, VkBuffer out[2])
  * same dispatches: an MD loop's node list then costs a comparison a node
  * instead of a signature hashed, a pipeline looked up and the work groups
  * worked out again. */
-mlff_status vk_add_node_at(mlff_backend *be, int64_t position, const mlff_exec_node *n, const mlff_segments *seg,
-                           mlff_error *err)
+mlff_status vk_add_node_at(mlff_backend *be, int64_t position, const mlff_exec_node *n,
+                           const mlff_segments *const seg[MLFF_NODE_SEGMENTS], mlff_error *err)
 {
-    VkBuffer segments[2];
+    VkBuffer segments[2 * MLFF_NODE_SEGMENTS];
     segment_buffers(seg, segments);
     vk_node_memo *m = position < be->n_memos ? &be->memos[position] : NULL;
     if (m && m->valid && m->epoch == be->epoch && memcmp(m->segments, segments, sizeof segments) == 0 &&

@@ -50,8 +50,9 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
                            "#define SG_WG %d\n#define SG_ROWS %d\n#define SG_COLS %d\n",
                       VK_GROUP_1D, VK_SG_ROWS, VK_SG_COLS);
     mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
-    if (mlff_op_uses_segments((mlff_op)s->op, &s->attrs))
-        mlff_text_put(src, "#define SEGMENTS 1\n");
+    const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
+    if (segments)
+        mlff_text_put(src, "#define SEGMENTS 1\n%s", segments > 1 ? "#define SEGMENTS2 1\n" : "");
     if (mlff_epilogue_reads_input((mlff_epilogue)s->epilogue))
         mlff_text_put(src, "#define EPI 1\n");
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);

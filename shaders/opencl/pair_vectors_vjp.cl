@@ -1,22 +1,29 @@
-/* inputs (g [P, 3], pairs); one output per atom, its lanes (lowering.h)
+/* inputs (g [P, 3], pairs), or two such couples (two lists, with their
+ * segments seg_ and seg2_); one output per atom, its lanes (lowering.h)
  * walking the segments: the entries 2p + side of the flattened pair array
  * that name this atom. Side 1 (the neighbour) adds g, side 0 (the center)
  * subtracts it. PLUS_EPI: an add folded in (lowering.c). */
+#define WALK_SIDES(G, OFF, ITEMS)                                                                   \
+    for (int q = (live ? OFF[item] : 0) + lane, last = live ? OFF[item + 1] : 0; q < last; q += lanes) { \
+        const int e = ITEMS[q];                                                                     \
+        const long p = e >> 1;                                                                      \
+        const acc_t sign = (e & 1) ? 1 : -1;                                                        \
+        for (int d = 0; d < 3; d++)                                                                 \
+            g[d] += sign * G[3 * p + d];                                                            \
+    }
+
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
     local acc_t part[3 * SUM_GROUP];
     LANES_ITEM();
     acc_t g[3] = {0, 0, 0};
-    const int first = live ? seg_off[item] : 0, last = live ? seg_off[item + 1] : 0;
-    for (int q = first + lane; q < last; q += lanes) {
-        const int e = seg_items[q];
-        const long p = e >> 1;
-        const acc_t sign = (e & 1) ? 1 : -1;
-        for (int d = 0; d < 3; d++)
-            g[d] += sign * in0[3 * p + d];
-    }
+    WALK_SIDES(in0, seg_off, seg_items)
+#ifdef IN2_COLS
+    WALK_SIDES(in2, seg2_off, seg2_items)
+#endif
     LANES_SUM(part, 3, g);
     if (live && lane == 0)
         for (int d = 0; d < 3; d++)
             out[3 * item + d] = PLUS_EPI(g[d], 3 * item + d);
 }
+#undef WALK_SIDES

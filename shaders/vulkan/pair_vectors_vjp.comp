@@ -1,20 +1,27 @@
-/* inputs (g [P, 3], pairs); one output per atom, its lanes (lowering.h)
+/* inputs (g [P, 3], pairs), or two such couples (two lists, with their
+ * segments seg_ and seg2_); one output per atom, its lanes (lowering.h)
  * walking the segments: the entries 2p + side of the flattened pair array
  * that name this atom. Side 1 (the neighbour) adds g, side 0 (the center)
  * subtracts it. PLUS_EPI: an add folded in (lowering.c). */
+#define WALK_SIDES(G, OFF, ITEMS)                                                                       \
+    for (int q = (live ? OFF[item] : 0) + int(lane), last = live ? OFF[item + 1] : 0; q < last;         \
+         q += int(pc.lanes)) {                                                                          \
+        const int e = ITEMS[q];                                                                         \
+        const uint p = uint(e >> 1);                                                                    \
+        const acc_t sign = (e & 1) != 0 ? acc_t(1) : acc_t(-1);                                         \
+        for (uint d = 0; d < 3; d++)                                                                    \
+            g[d] += sign * acc_t(G[3 * p + d]);                                                         \
+    }
+
 shared acc_t part[3 * SUM_GROUP];
 void main()
 {
     LANES_ITEM();
     acc_t g[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
-    const int first = live ? seg_off[item] : 0, last = live ? seg_off[item + 1] : 0;
-    for (int q = first + int(lane); q < last; q += int(pc.lanes)) {
-        const int e = seg_items[q];
-        const uint p = uint(e >> 1);
-        const acc_t sign = (e & 1) != 0 ? acc_t(1) : acc_t(-1);
-        for (uint d = 0; d < 3; d++)
-            g[d] += sign * acc_t(in0[3 * p + d]);
-    }
+    WALK_SIDES(in0, seg_off, seg_items)
+#if N_INPUTS > 2
+    WALK_SIDES(in2, seg2_off, seg2_items)
+#endif
     LANES_SUM(part, 3, g);
     if (live && lane == 0)
         for (uint d = 0; d < 3; d++)

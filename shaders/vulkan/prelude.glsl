@@ -10,7 +10,8 @@
  *                    under MLFF_FP64, so always used through a cast such as
  *                    TO(F0)) and I0..I3 the op's attributes
  *   SEGMENTS         for ops that sum by segments (a CSR built from an index
- *                    input: seg_off, seg_items)
+ *                    input: seg_off, seg_items); SEGMENTS2 for a second
+ *                    (seg2_off, seg2_items)
  *   EPI              for an epilogue that reads a tensor (epi): a dense-layer
  *                    VJP's CELU gradient, an add folded into a sum;
  *                    PLUS_EPI(v, at) stores v plus epi[at] if it is an add
@@ -66,6 +67,10 @@ layout(std430, set = 0, binding = 8) readonly buffer In7B { T7 in7[]; };
 #ifdef SEGMENTS
 layout(std430, set = 0, binding = 9) readonly buffer SegOffB { int seg_off[]; };
 layout(std430, set = 0, binding = 10) readonly buffer SegItemsB { int seg_items[]; };
+#endif
+#ifdef SEGMENTS2
+layout(std430, set = 0, binding = 12) readonly buffer Seg2OffB { int seg2_off[]; };
+layout(std430, set = 0, binding = 13) readonly buffer Seg2ItemsB { int seg2_items[]; };
 #endif
 #ifdef EPI
 layout(std430, set = 0, binding = 11) readonly buffer EpiB { TO epi[]; };

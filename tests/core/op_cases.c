@@ -352,17 +352,20 @@ CASE(case_pair_vectors)
     return mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs), shifts);
 }
 
-/* Two pair lists on the same atoms (ANI's radial and angular ones): the
- * reverse pass adds their pair gradients, an add GPU backends fold. */
-CASE(case_pair_vectors_two_lists)
+/* Three pair lists on the same atoms (two are ANI's radial and angular
+ * ones): the reverse pass walks the last two in one pair_vectors_vjp
+ * (mlff_op_sum_gradients) and adds the first's, an add GPU backends fold. */
+CASE(case_pair_vectors_three_lists)
 {
     static const int32_t pairs_a[6 * 2] = {0, 1, 1, 0, 0, 4, 2, 3, 3, 1, 4, 2};
     static const int32_t pairs_b[6 * 2] = {1, 2, 2, 1, 3, 0, 4, 4, 0, 3, 2, 4};
+    static const int32_t pairs_c[6 * 2] = {3, 4, 4, 3, 1, 1, 2, 0, 0, 2, 4, 1};
     int pos = random_param(g, rng, 5, 3, -2, 2);
     int a = mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs_a), random_param(g, rng, 6, 3, -1, 1));
     int b = mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs_b), random_param(g, rng, 6, 3, -1, 1));
+    int c = mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs_c), random_param(g, rng, 6, 3, -1, 1));
     WRT1(pos);
-    return mlff_op_add(g, a, b);
+    return mlff_op_add(g, mlff_op_add(g, a, b), c);
 }
 
 /* Six pairs over five atoms in two systems; images small integers and the
@@ -606,7 +609,8 @@ const op_case op_cases[] = {
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors, 0},
     {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts, 0},
     {"pair_vectors (images: shifts made in the same pass)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images, 0},
-    {"pair_vectors (two lists: gradients added, folded)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_two_lists, 1},
+    {"pair_vectors (three lists: two gradients in one pass, the third added, folded)", MLFF_OP_PAIR_VECTORS,
+     case_pair_vectors_three_lists, 1},
     {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts, 0},
     {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long, 0},
     {"norm3", MLFF_OP_NORM3, case_norm3, 0},
