@@ -73,6 +73,11 @@
  * on the host: they lie there in batch order already, unshifted, and the
  * upload costs less than the launches that would sort them. */
 #define PLACED_ON_HOST_MOST 4096
+/* Up to this many pairs to test (the sum over its systems of atoms
+ * squared), such a batch has its lists' pairs counted on the host too:
+ * fewer tests than the device's count costs in waiting for it (64
+ * molecules of 9 atoms make 5184). */
+#define COUNTED_ON_HOST_MOST 16384
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
 #define PARAMS 10
@@ -126,6 +131,7 @@ struct mlff_device_cells {
     int64_t atom_bins_capacity;
     int64_t one_bin_systems; /* of those described last */
     int placed;              /* the last batch placed on the host (the positions serve as slot positions) */
+    int counted;             /* ... and its lists' pairs counted there (count_on_host) */
     int32_t *place;          /* ... its ATOM_BINS, then SLOT_SHIFTS (4 ints an atom each) */
     int64_t place_capacity;
     int32_t params[PARAMS];      /* as last written by count_pairs */
@@ -436,6 +442,36 @@ static mlff_status place_on_host(mlff_device_cells *c, mlff_error *err)
     return s == MLFF_OK ? write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)c->n_bins * 4, err) : s;
 }
 
+/* Step 4 on the host for a placed batch: the pairs of each list counted
+ * into c->counts' columns 1 and 2, and a pair too close flagged, as
+ * cell_count would. In the device's floats: its positions, its squared
+ * radii, and its expression for r^2 in its order, without contraction
+ * (meson.build), so cell_pairs finds these counts exactly. */
+static void count_on_host(mlff_device_cells *c)
+{
+    const int64_t stride = c->n_atoms + 1;
+    for (int64_t r = 0; r < c->n_runs; r++) {
+        const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
+        for (int64_t a = c->runs[r].l0; a < c->runs[r].l1; a++) {
+            const float *pa = c->positions + 4 * a;
+            int32_t listed[2] = {0, 0};
+            for (int64_t b = c->runs[r].l0; b < c->runs[r].l1; b++) {
+                const float *pb = c->positions + 4 * b;
+                const float dx = pb[0] - pa[0], dy = pb[1] - pa[1], dz = pb[2] - pa[2];
+                const float r2 = dx * dx + dy * dy + dz * dz;
+                if (b == a || r2 > f[24])
+                    continue;
+                if (r2 < f[27])
+                    c->params[PARAM_TOO_CLOSE] = 1;
+                listed[0] += r2 <= f[25];
+                listed[1] += r2 <= f[26];
+            }
+            c->counts[stride + a] = listed[0];
+            c->counts[2 * stride + a] = listed[1];
+        }
+    }
+}
+
 /* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
 static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, double cutoff,
                                   const mlff_device_lists *lists, int *on_host, mlff_error *err)
@@ -485,6 +521,10 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
     c->params[PARAM_BINS] = (int32_t)n_bins;
     c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= PLACED_ON_HOST_MOST;
+    int64_t tests = 0;
+    for (int64_t r = 0; r < c->n_runs; r++)
+        tests += (c->runs[r].l1 - c->runs[r].l0) * (c->runs[r].l1 - c->runs[r].l0);
+    c->counted = c->placed && lists && tests <= COUNTED_ON_HOST_MOST;
     if (s == MLFF_OK && c->placed)
         s = place_on_host(c, err);
     if (s == MLFF_OK)
@@ -568,6 +608,10 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, const 
     *on_host = 0;
     if ((s = sort_into_bins(c, b, cutoff, lists, on_host, err)) != MLFF_OK || *on_host)
         return s;
+    if (c->counted) {
+        count_on_host(c);
+        return MLFF_OK;
+    }
     return run(c, MLFF_CELL_COUNT, c->centers, err);
 }
 
@@ -625,9 +669,11 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         return s;
     const int64_t n = c->n_atoms, stride = n + 1;
     int32_t params[PARAMS];
-    if ((s = read_later(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err)) != MLFF_OK ||
-        (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
-            MLFF_OK)
+    memcpy(params, c->params, sizeof params);
+    if (!c->counted &&
+        ((s = read_later(c, MLFF_CELL_BUF_PARAMS, 0, params, sizeof params, err)) != MLFF_OK ||
+         (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
+             MLFF_OK))
         return s;
     if ((s = check_binned(params, err)) != MLFF_OK || params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
         return s;

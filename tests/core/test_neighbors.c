@@ -761,6 +761,34 @@ int main(int argc, char **argv)
         free_batch(&bb);
         free(s.pos);
     }
+    /* A batch of small molecules, as in MD: the device counts their lists'
+     * pairs on the host (COUNTED_ON_HOST_MOST in device_cells.c), and
+     * cell_pairs must find exactly those counts ("written as counted"),
+     * also for pairs exactly at the cutoffs (the last molecule: a lattice
+     * of 2.5 A at 5 A and 3 A). Atoms on a jittered grid keep apart. */
+    {
+        enum { MOLECULES = 40 };
+        sys parts[MOLECULES + 1];
+        for (int k = 0; k < MOLECULES; k++) {
+            parts[k] = make_sys(2 + k % 9, NULL, 0, 0, 0);
+            for (int a = 0; a < parts[k].n; a++)
+                for (int d = 0; d < 3; d++)
+                    parts[k].pos[3 * a + d] = 2.0 * (d < 2 ? a >> d & 1 : a >> 2) + 0.6 * uniform();
+        }
+        parts[MOLECULES] = make_sys(64, NULL, 0, 0, 0);
+        for (int a = 0; a < 64; a++) {
+            parts[MOLECULES].pos[3 * a] = 2.5 * (a % 4);
+            parts[MOLECULES].pos[3 * a + 1] = 2.5 * (a / 4 % 4);
+            parts[MOLECULES].pos[3 * a + 2] = 2.5 * (a / 16);
+        }
+        batch_buf bb = make_batch(parts, MOLECULES + 1, 0);
+        const int runs = device_list_runs;
+        compare(&bb.b, 5.0, "40 molecules and a lattice");
+        check(!device_cells || device_list_runs == runs + 2, "40 molecules and a lattice: listed on the device");
+        free_batch(&bb);
+        for (int k = 0; k <= MOLECULES; k++)
+            free(parts[k].pos);
+    }
     /* One batch mixing all kinds, with empty systems among them. */
     {
         sys parts[8];
