@@ -11,8 +11,10 @@
  *     work-group, one launch; a batch of few atoms in small systems
  *     without periodic axes, each one bin (ONE_BIN_MOST), is placed by
  *     the host instead, no launch;
- *  4. cell_count: each atom's pairs, counted; host: offsets (a prefix sum in
- *     64 bits), then ranges of atoms whose pairs fit one device buffer;
+ *  4. cell_count: each atom's pairs, counted (a placed batch's lists of
+ *     few pairs to test are counted on the host instead, no launch and no
+ *     wait: COUNTED_ON_HOST_MOST); host: offsets (a prefix sum in 64 bits),
+ *     then ranges of atoms whose pairs fit one device buffer;
  *  5. cell_pairs, per range: each atom's pairs written and sorted, then
  *     read straight into the list.
  * A graph's cutoff lists (mlff_device_cells_count_lists and _write_lists)
