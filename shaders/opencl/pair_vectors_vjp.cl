@@ -3,13 +3,14 @@
  * walking the segments: the entries 2p + side of the flattened pair array
  * that name this atom. Side 1 (the neighbour) adds g, side 0 (the center)
  * subtracts it. PLUS_EPI: an add folded in (lowering.c). */
-#define WALK_SIDES(G, OFF, ITEMS)                                                                   \
-    for (int q = (live ? OFF[item] : 0) + lane, last = live ? OFF[item + 1] : 0; q < last; q += lanes) { \
-        const int e = ITEMS[q];                                                                     \
-        const long p = e >> 1;                                                                      \
-        const acc_t sign = (e & 1) ? 1 : -1;                                                        \
-        for (int d = 0; d < 3; d++)                                                                 \
-            g[d] += sign * G[3 * p + d];                                                            \
+#define WALK_SIDES(G, OFF, ITEMS)                                                                 \
+    for (int q = (live ? OFF[item] : 0) + lane, last = live ? OFF[item + 1] : 0; q < last;        \
+         q += lanes) {                                                                            \
+        const int e = ITEMS[q];                                                                   \
+        const long p = e >> 1;                                                                    \
+        const acc_t sign = (e & 1) ? 1 : -1;                                                      \
+        for (int d = 0; d < 3; d++)                                                               \
+            g[d] += sign * G[3 * p + d];                                                          \
     }
 
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)

@@ -19,7 +19,7 @@ void main()
     LANES_ITEM();
     acc_t g[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
     WALK_SIDES(in0, seg_off, seg_items)
-#if N_INPUTS > 2
+#ifdef IN2_COLS
     WALK_SIDES(in2, seg2_off, seg2_items)
 #endif
     LANES_SUM(part, 3, g);
