@@ -6,9 +6,7 @@ kernel void KNAME(KARGS)
     const long i = in1[2 * item], j = in1[2 * item + 1];
     for (int d = 0; d < 3; d++) {
 #ifdef IN4_COLS
-        const global T3 *cell = in3 + 9 * (long)in4[i];
-        const TO shift = (TO)IMAGE_OFFSET(in2[item], 0) * cell[d] + (TO)IMAGE_OFFSET(in2[item], 1) * cell[3 + d] +
-                         (TO)IMAGE_OFFSET(in2[item], 2) * cell[6 + d];
+        const TO shift = IMAGE_SHIFT(in2[item], in3, 9 * (long)in4[i], d);
 #else
         const TO shift = in2[3 * item + d];
 #endif

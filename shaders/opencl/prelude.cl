@@ -51,6 +51,11 @@ typedef float acc_t;
 
 /* Axis 0, 1 or 2 of a pair's packed image offsets (mlff_image_pack in core/ops.h). */
 #define IMAGE_OFFSET(packed, axis) ((((packed) >> (10 * (axis))) & 1023) - 512)
+/* Component b of a pair's shift n . cell, in TO; the cell's rows (its
+ * lattice vectors) at cells[at ..]: pair_shifts, and pair_vectors of images. */
+#define IMAGE_SHIFT(packed, cells, at, b)                                                          \
+    ((TO)IMAGE_OFFSET(packed, 0) * (cells)[(at) + (b)] + (TO)IMAGE_OFFSET(packed, 1) * (cells)[(at) + 3 + (b)] + \
+     (TO)IMAGE_OFFSET(packed, 2) * (cells)[(at) + 6 + (b)])
 
 /* |v| of three consecutive entries, in acc_t. */
 #define LENGTH3(v) sqrt((acc_t)(v)[0] * (v)[0] + (acc_t)(v)[1] * (v)[1] + (acc_t)(v)[2] * (v)[2])

@@ -6,9 +6,7 @@ void main()
     const uint i = uint(in1[2 * item]), j = uint(in1[2 * item + 1]);
     for (uint d = 0; d < 3; d++) {
 #ifdef IN4_COLS
-        const uint c = 9 * uint(in4[i]) + d;
-        const TO shift = TO(IMAGE_OFFSET(in2[item], 0)) * TO(in3[c]) + TO(IMAGE_OFFSET(in2[item], 1)) * TO(in3[c + 3]) +
-                         TO(IMAGE_OFFSET(in2[item], 2)) * TO(in3[c + 6]);
+        const TO shift = IMAGE_SHIFT(in2[item], in3, 9 * uint(in4[i]), d);
 #else
         const TO shift = TO(in2[3 * item + d]);
 #endif

@@ -141,6 +141,11 @@ layout(local_size_x = 64) in;
 
 /* Axis 0, 1 or 2 of a pair's packed image offsets (mlff_image_pack in core/ops.h). */
 #define IMAGE_OFFSET(packed, axis) ((((packed) >> (10 * (axis))) & 1023) - 512)
+/* Component b of a pair's shift n . cell, in TO; the cell's rows (its
+ * lattice vectors) at cells[at ..]: pair_shifts, and pair_vectors of images. */
+#define IMAGE_SHIFT(packed, cells, at, b)                                                          \
+    (TO(IMAGE_OFFSET(packed, 0)) * TO(cells[(at) + (b)]) + TO(IMAGE_OFFSET(packed, 1)) * TO(cells[(at) + 3 + (b)]) + \
+     TO(IMAGE_OFFSET(packed, 2)) * TO(cells[(at) + 6 + (b)]))
 
 /* |v| of the three entries buf[at], buf[at + 1], buf[at + 2], in acc_t
  * (buffers cannot be passed to functions, so this takes the buffer's name). */
