@@ -325,22 +325,22 @@ static mlff_status schedule(const vk_dispatch *list, int n, int *order, mlff_err
         level && count && uses ? MLFF_OK : mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
     int n_uses = 0;
     for (int k = 0; k < n && s == MLFF_OK; k++) {
+        buffer_use *bound[VK_BINDINGS] = {NULL};
         int after = 0;
         for (int b = 0; b < VK_BINDINGS; b++)
             if (list[k].bindings[b]) {
-                const buffer_use *u = use_of(uses, &n_uses, list[k].bindings[b]);
-                const int dep = writes_binding(&list[k], b) ? u->touched : u->written;
+                bound[b] = use_of(uses, &n_uses, list[k].bindings[b]);
+                const int dep = writes_binding(&list[k], b) ? bound[b]->touched : bound[b]->written;
                 after = dep > after ? dep : after;
             }
         level[k] = after;
         count[after + 1]++;
         for (int b = 0; b < VK_BINDINGS; b++)
-            if (list[k].bindings[b]) {
-                buffer_use *u = use_of(uses, &n_uses, list[k].bindings[b]);
-                if (writes_binding(&list[k], b) && u->written < after + 1)
-                    u->written = after + 1;
-                if (u->touched < after + 1)
-                    u->touched = after + 1;
+            if (bound[b]) {
+                if (writes_binding(&list[k], b) && bound[b]->written < after + 1)
+                    bound[b]->written = after + 1;
+                if (bound[b]->touched < after + 1)
+                    bound[b]->touched = after + 1;
             }
     }
     for (int l = 1; l <= n && s == MLFF_OK; l++)
