@@ -92,11 +92,11 @@ void mlff_index_shadow_invalidate(mlff_index_shadow *b)
     b->version++;
 }
 
-void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
+int mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
 {
     if (n->op != MLFF_OP_PAIR_TRIPLES) {
         mlff_index_shadow_invalidate(b);
-        return;
+        return 0;
     }
     const mlff_index_shadow *in[2] = {n->inputs[0].buffer, n->inputs[1].buffer};
     int same = 1;
@@ -105,12 +105,13 @@ void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
         same &= b->sources[k] == in[k] && b->source_versions[k] == in[k]->version;
     }
     if (same)
-        return;
+        return 1;
     mlff_index_shadow_invalidate(b);
     for (int k = 0; k < 2; k++) {
         b->sources[k] = in[k];
         b->source_versions[k] = in[k]->version;
     }
+    return 0;
 }
 
 mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,

@@ -161,9 +161,10 @@ int mlff_index_shadow_write(mlff_index_shadow *b, size_t offset, const void *src
 void mlff_index_shadow_invalidate(mlff_index_shadow *b);
 /* Node n is about to write buffer b (b is the shadow at its start): as
  * invalidate, unless n builds an index from indices alone (pair_triples)
- * that are what they were when it last wrote b: then it writes what b
- * holds already, and what was sorted by b stays valid. */
-void mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n);
+ * that are what they were when it last wrote b, and nothing wrote b since:
+ * then b holds what n would write, what was sorted by b stays valid, and
+ * this returns 1: n need not run (a molecule's triples, call after call). */
+int mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n);
 
 /* Capacity for need entries: 1.5x on growth, and 25% headroom from the
  * start, because pair and triple counts drift a little every MD step. */

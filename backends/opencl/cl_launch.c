@@ -58,7 +58,8 @@ static mlff_status enqueue_clblast(mlff_backend *be, cl_kernel epilogue, size_t 
 mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
                             mlff_error *err)
 {
-    mlff_index_shadow_written_by(&((cl_buffer *)n->output.buffer)->host, n);
+    if (mlff_index_shadow_written_by(&((cl_buffer *)n->output.buffer)->host, n))
+        return MLFF_OK;
     if (cl_node_uses_clblast(be, n))
         return enqueue_clblast(be, prep->epilogue[k], prep->epilogue_group[k], n, err);
     const int gemm = n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP;

@@ -324,10 +324,8 @@ static mlff_status vk_compute(mlff_backend *be, const mlff_exec_node *nodes, int
         /* A host sort by an index that a pending dispatch writes reads it
          * back first, and vk_read runs what is pending. */
         s = mlff_segments_for(&be->segments, n, seg, err);
-        if (s == MLFF_OK) {
-            mlff_index_shadow_written_by(&((vk_buffer *)n->output.buffer)->host, n);
+        if (s == MLFF_OK && !mlff_index_shadow_written_by(&((vk_buffer *)n->output.buffer)->host, n))
             s = vk_add_node_at(be, k, n, seg, err);
-        }
     }
     vk_pipeline_cache_save(be);
     if (be->profile.enabled)
