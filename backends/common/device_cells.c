@@ -16,7 +16,8 @@
  *     wait: COUNTED_ON_HOST_MOST); host: offsets (a prefix sum in 64 bits),
  *     then ranges of atoms whose pairs fit one device buffer;
  *  5. cell_pairs, per range: each atom's pairs written and sorted, then
- *     read straight into the list.
+ *     read straight into the list (those of even fewer pairs to test are
+ *     written by the host and uploaded: LISTED_ON_HOST_MOST).
  * A graph's cutoff lists (mlff_device_cells_count_lists and _write_lists)
  * take steps 1-4 with the lists' pairs counted too, their offsets and the
  * triple bases summed on the host, and one cell_pairs over all atoms that
@@ -80,6 +81,12 @@
  * fewer tests than the device's count costs in waiting for it (64
  * molecules of 9 atoms make 5184). */
 #define COUNTED_ON_HOST_MOST 16384
+/* Up to this many, the host writes the lists too, into the graph's
+ * buffers: no launch, and a list as it was (a small molecule's, call after
+ * call) costs neither a transfer nor a sort, nor its triples built again.
+ * Beyond, writing them costs the host more than the launch it saves
+ * (bench/RESULTS.md: the 64 molecules). */
+#define LISTED_ON_HOST_MOST 1024
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
 #define PARAMS 10
@@ -134,8 +141,13 @@ struct mlff_device_cells {
     int64_t one_bin_systems; /* of those described last */
     int placed;              /* the last batch placed on the host (the positions serve as slot positions) */
     int counted;             /* ... and its lists' pairs counted there (count_on_host) */
+    int listed;              /* ... and written there too (list_on_host) */
     int32_t *place;          /* ... its ATOM_BINS, then SLOT_SHIFTS (4 ints an atom each) */
     int64_t place_capacity;
+    int64_t tests;           /* ... its pairs to test (each atom with each of its system's) */
+    int32_t *found;          /* ... each list's neighbours found in them */
+    int32_t *lists;          /* ... the lists made: pairs and images of each, triple starts */
+    int64_t found_capacity, lists_capacity;
     int32_t params[PARAMS];      /* as last written by count_pairs */
     int32_t checked_params[PARAMS]; /* read back after the graph */
 };
@@ -181,6 +193,8 @@ void mlff_device_cells_free(mlff_device_cells *c)
     free(c->runs);
     free(c->atom_bins);
     free(c->place);
+    free(c->found);
+    free(c->lists);
     free(c);
 }
 
@@ -237,14 +251,20 @@ static mlff_status write(mlff_device_cells *c, mlff_cell_buffer k, size_t offset
 
 /* src stays untouched until the next read (or the graph) returned: the
  * host copies of this struct, which only the next call changes. */
-static mlff_status write_async(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, const void *src, size_t bytes,
-                               mlff_error *err)
+static mlff_status write_buffer_async(mlff_device_cells *c, void *buffer, size_t offset, const void *src,
+                                      size_t bytes, mlff_error *err)
 {
     if (!bytes)
         return MLFF_OK;
     if (!c->iface->buffer_write_async)
-        return write(c, k, offset, src, bytes, err);
-    return c->iface->buffer_write_async(c->be, c->buffers[k], offset, src, bytes, err);
+        return c->iface->buffer_write(c->be, buffer, offset, src, bytes, err);
+    return c->iface->buffer_write_async(c->be, buffer, offset, src, bytes, err);
+}
+
+static mlff_status write_async(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, const void *src, size_t bytes,
+                               mlff_error *err)
+{
+    return write_buffer_async(c, c->buffers[k], offset, src, bytes, err);
 }
 
 static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
@@ -421,8 +441,7 @@ static mlff_status find_runs(mlff_device_cells *c, const mlff_batch *b, const do
 
 /* Steps 2 and 3 on the host, for a whole batch whose systems are each one
  * bin: the atoms in batch order, unshifted, bin b ending where its system
- * does; the positions serve as slot positions (run_with binds them). Only
- * what changed is uploaded: for an MD step, nothing. */
+ * does; the positions serve as slot positions (run_with binds them). */
 static mlff_status place_on_host(mlff_device_cells *c, mlff_error *err)
 {
     const int64_t n = c->n_atoms;
@@ -438,26 +457,42 @@ static mlff_status place_on_host(mlff_device_cells *c, mlff_error *err)
         }
     }
     c->params[PARAM_BINNED] = (int32_t)n;
-    mlff_status s = write_async(c, MLFF_CELL_BUF_ATOM_BINS, 0, atom_bins, (size_t)n * 16, err);
+    return MLFF_OK;
+}
+
+/* The placement for the device's kernels. Only what changed is uploaded:
+ * for an MD step, nothing. */
+static mlff_status upload_placement(mlff_device_cells *c, mlff_error *err)
+{
+    const int64_t n = c->n_atoms;
+    mlff_status s = write_async(c, MLFF_CELL_BUF_ATOM_BINS, 0, c->place, (size_t)n * 16, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_SLOT_SHIFTS, 0, slot_shifts, (size_t)n * 16, err);
+        s = write_async(c, MLFF_CELL_BUF_SLOT_SHIFTS, 0, c->place + 4 * n, (size_t)n * 16, err);
     return s == MLFF_OK ? write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)c->n_bins * 4, err) : s;
 }
 
-/* Step 4 on the host for a placed batch: the pairs of each list counted
- * into c->counts' columns 1 and 2, and a pair too close flagged, as
- * cell_count would. In the device's floats: its positions, its squared
- * radii, and its expression for r^2 in its order, without contraction
- * (meson.build), so cell_pairs finds these counts exactly. */
-static void count_on_host(mlff_device_cells *c)
+/* Step 4 on the host for a placed batch: each list's pairs counted into
+ * c->counts' columns 1 and 2, their neighbours kept for list_on_host (atom
+ * a's of list l at found[l][first_test(a)...]), and a pair too close
+ * flagged, as cell_count would. In the device's floats: its positions, its
+ * squared radii, and its expression for r^2 in its order, without
+ * contraction (meson.build), so that cell_pairs finds exactly these counts
+ * (and list_on_host writes the lists it would). */
+static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
 {
+    if (!mlff_grow((void **)&c->found, &c->found_capacity, 2 * c->tests, sizeof *c->found))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
     const int64_t stride = c->n_atoms + 1;
+    int32_t *found[2] = {c->found, c->found + c->tests};
+    int64_t first_test = 0;
     for (int64_t r = 0; r < c->n_runs; r++) {
         const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
-        for (int64_t a = c->runs[r].l0; a < c->runs[r].l1; a++) {
+        const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1;
+        for (int64_t a = l0; a < l1; a++, first_test += l1 - l0) {
             const float *pa = c->positions + 4 * a;
+            int32_t *near[2] = {found[0] + first_test, found[1] + first_test};
             int32_t listed[2] = {0, 0};
-            for (int64_t b = c->runs[r].l0; b < c->runs[r].l1; b++) {
+            for (int64_t b = l0; b < l1; b++) {
                 const float *pb = c->positions + 4 * b;
                 const float dx = pb[0] - pa[0], dy = pb[1] - pa[1], dz = pb[2] - pa[2];
                 const float r2 = dx * dx + dy * dy + dz * dz;
@@ -465,13 +500,71 @@ static void count_on_host(mlff_device_cells *c)
                     continue;
                 if (r2 < f[27])
                     c->params[PARAM_TOO_CLOSE] = 1;
-                listed[0] += r2 <= f[25];
-                listed[1] += r2 <= f[26];
+                if (r2 <= f[25])
+                    near[0][listed[0]++] = (int32_t)b;
+                if (r2 <= f[26])
+                    near[1][listed[1]++] = (int32_t)b;
             }
             c->counts[stride + a] = listed[0];
             c->counts[2 * stride + a] = listed[1];
         }
     }
+    return MLFF_OK;
+}
+
+/* Step 5 for a listed batch: its lists written from what count_on_host
+ * found, at the offsets c->counts holds by then (i, then j ascending;
+ * images zero; the triple starts as cell_pairs writes them), into the
+ * graph's buffers, which keep a host copy: a list as it was costs neither
+ * a transfer nor a sort. */
+static mlff_status list_on_host(mlff_device_cells *c, const mlff_device_lists *lists, mlff_error *err)
+{
+    const int t = lists->triples_of, n_lists = lists->n_lists;
+    int64_t ints = t >= 0 ? lists->n_pairs[t] : 0;
+    for (int l = 0; l < n_lists; l++)
+        ints += 3 * lists->n_pairs[l];
+    if (!mlff_grow((void **)&c->lists, &c->lists_capacity, ints + 1, sizeof *c->lists))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
+    /* Pairs and images of each list, then the triple starts, one after the other in c->lists. */
+    void *buffers[2 * MLFF_DEVICE_LISTS + 1];
+    int32_t *written[2 * MLFF_DEVICE_LISTS + 2] = {c->lists};
+    int n = 0;
+    for (int l = 0; l < n_lists; l++) {
+        buffers[n] = lists->pairs[l], written[n + 1] = written[n] + 2 * lists->n_pairs[l], n++;
+        buffers[n] = lists->images[l], written[n + 1] = written[n] + lists->n_pairs[l], n++;
+    }
+    if (t >= 0)
+        buffers[n] = lists->triple_starts, written[n + 1] = written[n] + lists->n_pairs[t], n++;
+    const int64_t stride = c->n_atoms + 1;
+    const int32_t no_image = mlff_image_pack((const int32_t[3]){0, 0, 0});
+    int64_t first_test = 0;
+    for (int64_t r = 0; r < c->n_runs; r++)
+        for (int64_t a = c->runs[r].l0; a < c->runs[r].l1; a++, first_test += c->runs[r].l1 - c->runs[r].l0) {
+            for (int l = 0; l < n_lists; l++) {
+                const int32_t *near = c->found + l * c->tests + first_test, *at = c->counts + (l + 1) * stride + a;
+                int32_t *pairs = written[2 * l] + 2 * at[0], *images = written[2 * l + 1] + at[0];
+                for (int32_t x = 0; x < at[1] - at[0]; x++) {
+                    pairs[2 * x] = (int32_t)a;
+                    pairs[2 * x + 1] = near[x];
+                    images[x] = no_image;
+                }
+            }
+            if (t < 0)
+                continue;
+            /* Pair x of the atom's k makes a triple with each later pair. */
+            const int32_t *at = c->counts + (t + 1) * stride + a, k = at[1] - at[0], base = c->counts[3 * stride + a];
+            for (int32_t x = 0; x < k; x++)
+                written[n - 1][at[0] + x] = base + x * (k - 1) - x * (x - 1) / 2;
+        }
+    mlff_status s = MLFF_OK;
+    for (int k = 0; k < n && s == MLFF_OK; k++) {
+        const size_t bytes = (size_t)(written[k + 1] - written[k]) * 4;
+        if (bytes) {
+            ((mlff_index_shadow *)buffers[k])->keep = 1;
+            s = write_buffer_async(c, buffers[k], 0, written[k], bytes, err);
+        }
+    }
+    return s;
 }
 
 /* Steps 2 and 3; 1 in *on_host when the batch is too big for the device buffers. */
@@ -523,12 +616,17 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
     c->params[PARAM_BINS] = (int32_t)n_bins;
     c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= PLACED_ON_HOST_MOST;
-    int64_t tests = 0;
+    c->tests = 0;
     for (int64_t r = 0; r < c->n_runs; r++)
-        tests += (c->runs[r].l1 - c->runs[r].l0) * (c->runs[r].l1 - c->runs[r].l0);
-    c->counted = c->placed && lists && tests <= COUNTED_ON_HOST_MOST;
+        c->tests += (c->runs[r].l1 - c->runs[r].l0) * (c->runs[r].l1 - c->runs[r].l0);
+    c->counted = c->placed && lists && c->tests <= COUNTED_ON_HOST_MOST;
+    c->listed = c->counted && c->tests <= LISTED_ON_HOST_MOST;
     if (s == MLFF_OK && c->placed)
         s = place_on_host(c, err);
+    if (s != MLFF_OK || c->listed) /* no kernel runs */
+        return s;
+    if (c->placed)
+        s = upload_placement(c, err);
     if (s == MLFF_OK)
         s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
     if (s == MLFF_OK)
@@ -591,6 +689,7 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, const 
                                double cutoff, const mlff_device_lists *lists, int *on_host, mlff_error *err)
 {
     *on_host = 1;
+    c->placed = c->counted = c->listed = 0;
     int64_t largest;
     mlff_status s = mlff_neighbors_check(b, cutoff, &largest, err);
     const int64_t S = b->n_systems, n = atoms ? atoms->n_atoms : S > 0 ? b->system_offsets[S] : 0;
@@ -610,10 +709,8 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, const 
     *on_host = 0;
     if ((s = sort_into_bins(c, b, cutoff, lists, on_host, err)) != MLFF_OK || *on_host)
         return s;
-    if (c->counted) {
-        count_on_host(c);
-        return MLFF_OK;
-    }
+    if (c->counted)
+        return count_on_host(c, err);
     return run(c, MLFF_CELL_COUNT, c->centers, err);
 }
 
@@ -706,8 +803,9 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
     for (int l = lists->n_lists; l < MLFF_DEVICE_LISTS; l++)
         memset(c->counts + (l + 1) * stride, 0, (size_t)stride * sizeof *c->counts);
     const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
-    s = write_async(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4,
-                    err);
+    if (!c->listed) /* for cell_pairs */
+        s = write_async(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride,
+                        (size_t)(columns * stride) * 4, err);
     if (s == MLFF_OK)
         *usable = 1;
     return s;
@@ -715,6 +813,8 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
 
 mlff_status mlff_device_cells_write_lists(mlff_device_cells *c, const mlff_device_lists *lists, mlff_error *err)
 {
+    if (c->listed)
+        return list_on_host(c, lists, err);
     /* PARAMS as the count left them (which flags nothing, or the lists
      * would not be written) say so already: no upload. */
     return run_with(c, MLFF_CELL_PAIRS, c->centers, lists, err);
@@ -727,9 +827,13 @@ mlff_status mlff_device_cells_census(mlff_device_cells *c, mlff_cell_census *cen
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "device cell lists: a census of a chunk");
     if (!mlff_grow((void **)&c->atom_bins, &c->atom_bins_capacity, 4 * n, sizeof *c->atom_bins))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
-    mlff_status s = read(c, MLFF_CELL_BUF_ATOM_BINS, 0, c->atom_bins, (size_t)n * 16, err);
-    if (s != MLFF_OK)
-        return s;
+    if (c->placed)
+        memcpy(c->atom_bins, c->place, (size_t)n * 16);
+    else {
+        mlff_status s = read(c, MLFF_CELL_BUF_ATOM_BINS, 0, c->atom_bins, (size_t)n * 16, err);
+        if (s != MLFF_OK)
+            return s;
+    }
     for (int64_t a = 0; a < n; a++) /* bin, shift[3] -> bin */
         c->atom_bins[a] = c->atom_bins[4 * a];
     *census = (mlff_cell_census){.n_bins = c->n_bins, .bins = c->atom_bins, .grids = c->sys_ints};
@@ -740,6 +844,10 @@ mlff_status mlff_device_cells_census(mlff_device_cells *c, mlff_cell_census *cen
 
 mlff_status mlff_device_cells_read_check(mlff_device_cells *c, mlff_error *err)
 {
+    if (c->listed) {
+        memset(c->checked_params, 0, sizeof c->checked_params);
+        return MLFF_OK;
+    }
     return read_later(c, MLFF_CELL_BUF_PARAMS, 0, c->checked_params, sizeof c->checked_params, err);
 }
 

@@ -552,6 +552,39 @@ static void compare_system(const sys *s, double cutoff, const char *name)
     free_batch(&bb);
 }
 
+/* `molecules` molecules of 2 to 10 atoms and a cubic lattice of side^3 atoms, 2.5 A apart, compared at 5 A. */
+static void molecules_and_lattice(int molecules, int side, const char *name)
+{
+    sys *parts = calloc((size_t)molecules + 1, sizeof *parts);
+    if (!parts) {
+        check(0, "out of memory");
+        return;
+    }
+    for (int k = 0; k < molecules; k++) {
+        parts[k] = make_sys(2 + k % 9, NULL, 0, 0, 0);
+        for (int a = 0; a < parts[k].n; a++)
+            for (int d = 0; d < 3; d++)
+                parts[k].pos[3 * a + d] = 2.0 * (d < 2 ? a >> d & 1 : a >> 2) + 0.6 * uniform();
+    }
+    const int n = side * side * side;
+    parts[molecules] = make_sys(n, NULL, 0, 0, 0);
+    for (int a = 0; a < n; a++) {
+        parts[molecules].pos[3 * a] = 2.5 * (a % side);
+        parts[molecules].pos[3 * a + 1] = 2.5 * (a / side % side);
+        parts[molecules].pos[3 * a + 2] = 2.5 * (a / (side * side));
+    }
+    batch_buf bb = make_batch(parts, molecules + 1, 0);
+    const int runs = device_list_runs;
+    compare(&bb.b, 5.0, name);
+    char what[256];
+    snprintf(what, sizeof what, "%s: listed through the device's cell lists", name);
+    check(!device_cells || device_list_runs == runs + 2, what);
+    free_batch(&bb);
+    for (int k = 0; k <= molecules; k++)
+        free(parts[k].pos);
+    free(parts);
+}
+
 static void cubic(double cell[9], double a)
 {
     memset(cell, 0, 9 * sizeof(double));
@@ -761,34 +794,14 @@ int main(int argc, char **argv)
         free_batch(&bb);
         free(s.pos);
     }
-    /* A batch of small molecules, as in MD: the device counts their lists'
-     * pairs on the host (COUNTED_ON_HOST_MOST in device_cells.c), and
-     * cell_pairs must find exactly those counts ("written as counted"),
-     * also for pairs exactly at the cutoffs (the last molecule: a lattice
-     * of 2.5 A at 5 A and 3 A). Atoms on a jittered grid keep apart. */
-    {
-        enum { MOLECULES = 40 };
-        sys parts[MOLECULES + 1];
-        for (int k = 0; k < MOLECULES; k++) {
-            parts[k] = make_sys(2 + k % 9, NULL, 0, 0, 0);
-            for (int a = 0; a < parts[k].n; a++)
-                for (int d = 0; d < 3; d++)
-                    parts[k].pos[3 * a + d] = 2.0 * (d < 2 ? a >> d & 1 : a >> 2) + 0.6 * uniform();
-        }
-        parts[MOLECULES] = make_sys(64, NULL, 0, 0, 0);
-        for (int a = 0; a < 64; a++) {
-            parts[MOLECULES].pos[3 * a] = 2.5 * (a % 4);
-            parts[MOLECULES].pos[3 * a + 1] = 2.5 * (a / 4 % 4);
-            parts[MOLECULES].pos[3 * a + 2] = 2.5 * (a / 16);
-        }
-        batch_buf bb = make_batch(parts, MOLECULES + 1, 0);
-        const int runs = device_list_runs;
-        compare(&bb.b, 5.0, "40 molecules and a lattice");
-        check(!device_cells || device_list_runs == runs + 2, "40 molecules and a lattice: listed on the device");
-        free_batch(&bb);
-        for (int k = 0; k <= MOLECULES; k++)
-            free(parts[k].pos);
-    }
+    /* Batches of small molecules, as in MD, each with a lattice whose pairs
+     * lie exactly at both cutoffs (2.5 A apart, at 5 A and 3 A). Atoms on
+     * a jittered grid keep apart. Many molecules: the host counts their
+     * lists' pairs (COUNTED_ON_HOST_MOST in device_cells.c), and cell_pairs
+     * must find exactly those counts ("written as counted"); a few: the
+     * host writes their lists too (LISTED_ON_HOST_MOST). */
+    molecules_and_lattice(40, 4, "40 molecules and a lattice (counted on the host)");
+    molecules_and_lattice(6, 3, "6 molecules and a lattice (listed on the host)");
     /* One batch mixing all kinds, with empty systems among them. */
     {
         sys parts[8];

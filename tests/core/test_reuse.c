@@ -8,7 +8,10 @@
  * after those. Small pair lists are compared like batch inputs (a
  * molecule's stay the same); a periodic molecule wrapped across its cell
  * keeps its pair count but changes its pairs' images, whose shifts must be
- * computed again.
+ * computed again. An MD step of molecules whose lists stay the same sorts
+ * nothing again on a GPU backend, whichever made the lists (MLFF_CELL_LISTS);
+ * molecules moved closer, whose lists gain pairs, give a fresh context's
+ * numbers.
  * Usage: test_reuse REFERENCE_DIR
  */
 #include <math.h>
@@ -16,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../../core/context.h"
 #include "../common/model.h"
 #include "../common/reference.h"
 #include "mlff.h"
@@ -59,6 +63,29 @@ static void make(layout *l, const reference *const *mols, int merge_first_two)
     }
     if (merge_first_two)
         l->offsets[++l->n_systems] = n;
+}
+
+/* Indices sorted for segment sums so far (backends/common/segments.h; none on the CPU). */
+static uint64_t segment_sorts(const mlff_context *ctx)
+{
+    mlff_backend_stats stats = {0};
+    if (ctx->iface->get_stats)
+        ctx->iface->get_stats(ctx->backend, &stats);
+    return stats.segment_sorts;
+}
+
+/* Pairs of l's first system closer than r (those of the merged molecules among them). */
+static int64_t pairs_within(const layout *l, double r)
+{
+    int64_t pairs = 0;
+    for (int64_t i = l->offsets[0]; i < l->offsets[1]; i++)
+        for (int64_t j = i + 1; j < l->offsets[1]; j++) {
+            double d2 = 0;
+            for (int k = 0; k < 3; k++)
+                d2 += (l->pos[3 * j + k] - l->pos[3 * i + k]) * (l->pos[3 * j + k] - l->pos[3 * i + k]);
+            pairs += d2 < r * r;
+        }
+    return pairs;
 }
 
 /* Energies and forces of l with every coordinate moved by step * (a small pattern). */
@@ -148,11 +175,22 @@ static void run(mlff_precision precision, const reference *refs)
     printf("%s: %llu nodes reused in an MD step\n", precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32",
            (unsigned long long)after.nodes_reused);
     check_fresh(precision, &a, 1, e, f, "the MD step's numbers are a fresh context's");
+    const uint64_t sorts = segment_sorts(ctx);
+    check(evaluate(m, &a, 2, e, f), "evaluate, atoms moved again");
+    check(segment_sorts(ctx) == sorts, "an MD step of molecules whose lists stay the same sorts nothing again");
+    check(test_device() == MLFF_DEVICE_CPU || sorts > 0, "a GPU backend sorts the first call's indices");
 
     check(evaluate(m, &b, 2, e, f), "evaluate other species");
     check_fresh(precision, &b, 2, e, f, "other species at the same size");
     check(evaluate(m, &c, 3, e, f), "evaluate other systems");
     check_fresh(precision, &c, 3, e, f, "the same atoms in other systems");
+    /* The merged molecules 0.8 A closer: pairs between them join ANI's radial list (5.1 A). */
+    const int64_t apart = pairs_within(&c, 5.1);
+    for (int64_t k = c.offsets[0] + order_a[0]->n_atoms; k < c.offsets[1]; k++)
+        c.pos[3 * k] -= 0.8;
+    check(pairs_within(&c, 5.1) > apart, "pairs join the list");
+    check(evaluate(m, &c, 3, e, f), "evaluate the molecules moved closer");
+    check_fresh(precision, &c, 3, e, f, "the molecules moved closer");
     check(evaluate(m, &a, 4, e, f), "evaluate the first batch again");
     check_fresh(precision, &a, 4, e, f, "the first batch again");
     mlff_context_destroy(ctx);
