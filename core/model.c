@@ -205,13 +205,17 @@ void mlff_model_close(mlff_model *m)
  * uploaded and sorted) wins only while the whole batch is small: through
  * OpenCL and Vulkan alike up to 36-54 atoms (the 300-atom cluster: dense
  * 1.1 ms, sparse 0.56 on OpenCL), and a batch of 64 molecules of 9 atoms
- * runs faster sparse. On the CPU neither wins by more than the noise, so
- * the CPU keeps cell lists.
+ * runs faster sparse. Smaller still (a few small molecules), the sparse
+ * path's lists are written by the host too (device_cells.h), without the
+ * dense path's host work: methane and benzene 5-15% faster on OpenCL, as
+ * fast on Vulkan (RESULTS.md, 2026-11-26). On the CPU neither wins by more than
+ * the noise, so the CPU keeps cell lists.
  */
 #define DENSE_MOST_ATOMS_ON_GPU 48
 
-static int use_dense(const mlff_context *ctx, const mlff_batch *b)
+static int use_dense(const mlff_model *m, const mlff_batch *b)
 {
+    const mlff_context *ctx = m->ctx;
     if (ctx->settings.neighbors != MLFF_NEIGHBORS_AUTO)
         return ctx->settings.neighbors == MLFF_NEIGHBORS_DENSE;
     if (!ctx->iface->is_gpu(ctx->backend) || b->system_offsets[b->n_systems] > DENSE_MOST_ATOMS_ON_GPU)
@@ -219,7 +223,7 @@ static int use_dense(const mlff_context *ctx, const mlff_batch *b)
     for (int64_t s = 0; s < b->n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
             return 0;
-    return 1;
+    return !(m->device_cells && mlff_device_cells_listed_on_host(b));
 }
 
 /* W = -dE/d(strain) = sum_i F_i (x) r_i + sum_k F_cell_k (x) cell_k per system. */
@@ -514,7 +518,7 @@ static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, u
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     const mlff_neighbor_search device_search = mlff_device_cells_search(m->device_cells);
-    const mlff_pair_options pairs = {use_dense(ctx, batch), ctx->settings.skin, ctx->pool,
+    const mlff_pair_options pairs = {use_dense(m, batch), ctx->settings.skin, ctx->pool,
                                      m->device_cells ? &device_search : NULL};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
@@ -566,7 +570,7 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
             forces = cell_forces + 9 * batch->n_systems;
     }
     int done = 0;
-    if (m->active->lists_on_device && outputs && !use_dense(ctx, batch))
+    if (m->active->lists_on_device && outputs && !use_dense(m, batch))
         s = run_with_device_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces, &done);
     if (s == MLFF_OK && !done)
         s = run_with_host_lists(m, batch, outputs, &limits, results->energies, forces, cell_forces);

@@ -214,6 +214,22 @@ mlff_neighbor_search mlff_device_cells_search(mlff_device_cells *cells)
     return (mlff_neighbor_search){build, cells};
 }
 
+/* Pairs to test in a batch placed on the host: each atom with each of its system's. */
+static int64_t tests_of(const mlff_batch *b)
+{
+    int64_t tests = 0;
+    for (int64_t s = 0; s < b->n_systems; s++) {
+        const int64_t n = b->system_offsets[s + 1] - b->system_offsets[s];
+        tests += n * n;
+    }
+    return tests;
+}
+
+int mlff_device_cells_listed_on_host(const mlff_batch *batch)
+{
+    return tests_of(batch) <= LISTED_ON_HOST_MOST;
+}
+
 static int fits(const mlff_device_cells *c, size_t bytes)
 {
     return bytes <= c->max_buffer;
@@ -616,9 +632,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
     c->params[PARAM_BINS] = (int32_t)n_bins;
     c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= PLACED_ON_HOST_MOST;
-    c->tests = 0;
-    for (int64_t r = 0; r < c->n_runs; r++)
-        c->tests += (c->runs[r].l1 - c->runs[r].l0) * (c->runs[r].l1 - c->runs[r].l0);
+    c->tests = c->placed ? tests_of(b) : 0;
     c->counted = c->placed && lists && c->tests <= COUNTED_ON_HOST_MOST;
     c->listed = c->counted && c->tests <= LISTED_ON_HOST_MOST;
     if (s == MLFF_OK && c->placed)

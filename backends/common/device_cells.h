@@ -32,6 +32,11 @@ void mlff_device_cells_limit_pairs(mlff_device_cells *cells, size_t max_pairs);
 /* The search for mlff_pair_options. */
 mlff_neighbor_search mlff_device_cells_search(mlff_device_cells *cells);
 
+/* Whether the lists of a batch without periodic axes are written by the
+ * host (a few small molecules: mlff_device_cells_write_lists uploads them,
+ * and an unchanged list costs no transfer or sort). */
+int mlff_device_cells_listed_on_host(const mlff_batch *batch);
+
 /*
  * A graph's pair lists made on the device, straight into its input
  * buffers: nothing per pair crosses the bus. Each list holds the pairs
