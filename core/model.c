@@ -208,8 +208,8 @@ void mlff_model_close(mlff_model *m)
  * runs faster sparse. Smaller still (a few small molecules), the sparse
  * path's lists are written by the host too (device_cells.h), without the
  * dense path's host work: methane and benzene 5-15% faster on OpenCL, as
- * fast on Vulkan (RESULTS.md, 2026-11-26). On the CPU neither wins by more than
- * the noise, so the CPU keeps cell lists.
+ * fast on Vulkan (RESULTS.md, 2026-11-26). On the CPU neither wins by more
+ * than the noise, so the CPU keeps cell lists.
  */
 #define DENSE_MOST_ATOMS_ON_GPU 48
 

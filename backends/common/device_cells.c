@@ -488,25 +488,26 @@ static mlff_status upload_placement(mlff_device_cells *c, mlff_error *err)
 }
 
 /* Step 4 on the host for a placed batch: each list's pairs counted into
- * c->counts' columns 1 and 2, their neighbours kept for list_on_host (atom
- * a's of list l at found[l][first_test(a)...]), and a pair too close
- * flagged, as cell_count would. In the device's floats: its positions, its
- * squared radii, and its expression for r^2 in its order, without
- * contraction (meson.build), so that cell_pairs finds exactly these counts
- * (and list_on_host writes the lists it would). */
+ * c->counts' columns 1 and 2 (for a listed batch, their neighbours kept
+ * for list_on_host: atom a's of list l at found[l][first_test(a)...]), and
+ * a pair too close flagged, as cell_count would. In the device's floats:
+ * its positions, its squared radii, and its expression for r^2 in its
+ * order, without contraction (meson.build), so that cell_pairs finds
+ * exactly these counts (and list_on_host writes the lists it would). */
 static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
 {
-    if (!mlff_grow((void **)&c->found, &c->found_capacity, 2 * c->tests, sizeof *c->found))
+    if (c->listed && !mlff_grow((void **)&c->found, &c->found_capacity, 2 * c->tests, sizeof *c->found))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
     const int64_t stride = c->n_atoms + 1;
-    int32_t *found[2] = {c->found, c->found + c->tests};
     int64_t first_test = 0;
     for (int64_t r = 0; r < c->n_runs; r++) {
         const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
         const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1;
         for (int64_t a = l0; a < l1; a++, first_test += l1 - l0) {
             const float *pa = c->positions + 4 * a;
-            int32_t *near[2] = {found[0] + first_test, found[1] + first_test};
+            int32_t *near[2] = {NULL, NULL};
+            for (int l = 0; c->listed && l < 2; l++)
+                near[l] = c->found + l * c->tests + first_test;
             int32_t listed[2] = {0, 0};
             for (int64_t b = l0; b < l1; b++) {
                 const float *pb = c->positions + 4 * b;
@@ -516,10 +517,12 @@ static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
                     continue;
                 if (r2 < f[27])
                     c->params[PARAM_TOO_CLOSE] = 1;
-                if (r2 <= f[25])
-                    near[0][listed[0]++] = (int32_t)b;
-                if (r2 <= f[26])
-                    near[1][listed[1]++] = (int32_t)b;
+                for (int l = 0; l < 2; l++)
+                    if (r2 <= f[25 + l]) {
+                        if (near[l])
+                            near[l][listed[l]] = (int32_t)b;
+                        listed[l]++;
+                    }
             }
             c->counts[stride + a] = listed[0];
             c->counts[2 * stride + a] = listed[1];

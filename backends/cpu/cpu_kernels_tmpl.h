@@ -324,7 +324,6 @@ KERNEL(pair_vectors)
     return MLFF_OK;
 }
 
-/* Pairs by center atom [0] and by neighbour atom [1]. */
 /* extra: per list (inputs 2l, 2l + 1), its pairs by center and by neighbour. */
 RANGE(pair_vectors_vjp_atoms)
 {
