@@ -199,7 +199,7 @@ const char *const mlff_constant_names[] = {
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3",
     "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1",
     "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4",
-    "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL", "C_LD", "C_COL", "EPI_LD", "EPI_COL"};
+    "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL", "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)

@@ -23,6 +23,28 @@ static cl_gemm_path choose_gemm(void)
     return CL_GEMM_AUTO;
 }
 
+/* MLFF_OPENCL_ARENA=on (the default), off (every buffer its own), or the
+ * largest region in bytes the arena takes (how the tests reach kernels of
+ * both forms in one call). */
+static mlff_status arena_from_env(mlff_backend *be, mlff_error *err)
+{
+    const char *env = getenv("MLFF_OPENCL_ARENA");
+    if (!env || !*env || !strcmp(env, "on")) {
+        cl_arena_init(be, 1, 0);
+        return MLFF_OK;
+    }
+    if (!strcmp(env, "off")) {
+        cl_arena_init(be, 0, 0);
+        return MLFF_OK;
+    }
+    char *end;
+    const long long bytes = strtoll(env, &end, 10);
+    if (*end || bytes < 1)
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_OPENCL_ARENA=%s: use on, off or a size in bytes", env);
+    cl_arena_init(be, 1, (size_t)bytes);
+    return MLFF_OK;
+}
+
 static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
 {
     mlff_backend *be = calloc(1, sizeof *be);
@@ -54,7 +76,8 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     if ((s = mlff_mlp_forms_from_env(&be->mlp, err)) == MLFF_OK && be->mlp == MLFF_MLP_LAYERS)
         s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=layers: OpenCL runs CELU_MLP fused (measured faster "
                                                    "there, bench/RESULTS.md)");
-    if (s != MLFF_OK || (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK ||
+    if (s != MLFF_OK || (s = arena_from_env(be, err)) != MLFF_OK ||
+        (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK ||
         (s = mlff_gemm_splits_from_env(&be->gemm_splits, err)) != MLFF_OK) {
         cl_close(be);
         return s;
@@ -78,6 +101,7 @@ static void cl_close(mlff_backend *be)
     cl_gemm_free(be);
     cl_segments_free(be);
     cl_readback_free(be);
+    cl_arena_free(be);
     if (be->queue)
         clReleaseCommandQueue(be->queue);
     if (be->context)
@@ -116,38 +140,17 @@ static void cl_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
 
 static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)
 {
-    if (bytes > be->max_alloc)
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
-                         "opencl: a buffer of %zu bytes is larger than the device allows (%llu); split the batch",
-                         bytes, (unsigned long long)be->max_alloc);
     cl_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
-    cl_int rc;
-    b->mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
-    if (rc != CL_SUCCESS) {
+    mlff_status s = cl_region_alloc(be, &b->region, bytes, "allocating a buffer", err);
+    if (s != MLFF_OK) {
         free(b);
-        return cl_fail(err, rc, "allocating a buffer");
+        return s;
     }
     b->host.size = bytes;
-    be->allocations++;
     *buffer = b;
     return MLFF_OK;
-}
-
-mlff_status cl_grow_buffer(mlff_backend *be, cl_mem *mem, size_t *capacity, size_t need, size_t entry,
-                           const char *what, mlff_error *err)
-{
-    if (need <= *capacity && *mem)
-        return MLFF_OK;
-    const size_t cap = mlff_grown_capacity_within(*capacity, need, be->max_alloc / entry);
-    if (*mem)
-        clReleaseMemObject(*mem); /* kernels enqueued keep it until they finish */
-    cl_int rc;
-    *mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, cap * entry, NULL, &rc);
-    be->allocations++;
-    *capacity = *mem ? cap : 0;
-    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, what);
 }
 
 static void cl_buffer_free(mlff_backend *be, void *buffer)
@@ -156,9 +159,8 @@ static void cl_buffer_free(mlff_backend *be, void *buffer)
     if (!b)
         return;
     mlff_segments_forget(&be->segments, &b->host);
-    clReleaseMemObject(b->mem);
-    if (b->transposed)
-        clReleaseMemObject(b->transposed);
+    cl_region_free(be, &b->region);
+    cl_region_free(be, &b->transposed);
     free(b->host.data);
     free(b);
 }
@@ -171,7 +173,8 @@ static mlff_status write_buffer(mlff_backend *be, void *buffer, size_t offset, c
      * through the skin) costs neither a transfer nor a new sort. */
     if (!mlff_index_shadow_write(&b->host, offset, src, bytes))
         return MLFF_OK;
-    cl_int rc = clEnqueueWriteBuffer(be->queue, b->mem, blocking, offset, bytes, src, 0, NULL, NULL);
+    cl_int rc = clEnqueueWriteBuffer(be->queue, cl_region_mem(be, &b->region), blocking,
+                                     cl_region_offset(&b->region) + offset, bytes, src, 0, NULL, NULL);
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
 }
 
@@ -199,14 +202,16 @@ static mlff_status cl_buffer_read(mlff_backend *be, const void *buffer, size_t o
 {
     const cl_buffer *b = buffer;
     /* In an in-order queue it waits for every command before it. */
-    cl_int rc = clEnqueueReadBuffer(be->queue, b->mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
+    cl_int rc = clEnqueueReadBuffer(be->queue, cl_region_mem(be, &b->region), CL_TRUE,
+                                    cl_region_offset(&b->region) + offset, bytes, dst, 0, NULL, NULL);
     return rc == CL_SUCCESS ? settle(be, err) : cl_fail(err, rc, "reading a buffer");
 }
 
 static mlff_status cl_buffer_read_async(mlff_backend *be, const void *buffer, size_t offset, void *dst,
                                         size_t bytes, mlff_error *err)
 {
-    return cl_readback_enqueue(be, ((const cl_buffer *)buffer)->mem, offset, dst, bytes, err);
+    const cl_region *r = &((const cl_buffer *)buffer)->region;
+    return cl_readback_enqueue(be, cl_region_mem(be, r), cl_region_offset(r) + offset, dst, bytes, err);
 }
 
 static mlff_status cl_finish(mlff_backend *be, mlff_error *err)
@@ -217,17 +222,17 @@ static mlff_status cl_finish(mlff_backend *be, mlff_error *err)
 
 static mlff_status cl_compute(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, mlff_error *err)
 {
-    const cl_prepared *prep;
     const uint64_t sorts_before = be->segments.sorts;
     mlff_profile_begin(&be->profile);
-    mlff_status s = cl_prepare(be, nodes, n_nodes, &prep, err);
     const double sort_start = be->profile.enabled ? mlff_seconds() : 0;
-    if (s == MLFF_OK)
-        s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
+    mlff_status s = mlff_segments_prepare(&be->segments, nodes, n_nodes, be->pool, err);
     if (be->profile.enabled)
         mlff_profile_add(&be->profile, CL_ROW_SORTS, "host: segment sorts (threads)", mlff_seconds() - sort_start);
+    cl_node_programs programs = {nodes, n_nodes, be->arena.most_one > 0, {NULL, NULL}};
+    if (s == MLFF_OK)
+        s = cl_prepare(be, nodes, n_nodes, programs.arena, &programs.form[programs.arena], err);
     for (int k = 0; s == MLFF_OK && k < n_nodes; k++)
-        s = cl_enqueue_node(be, prep, k, &nodes[k], err);
+        s = cl_enqueue_node(be, &programs, k, err);
     if (s == MLFF_OK)
         s = cl_segments_read_flag(be, sorts_before, err);
     if (!be->profile.enabled) /* the reads of the results wait (cl_finish) */

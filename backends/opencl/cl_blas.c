@@ -9,8 +9,11 @@ mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *
 {
     const size_t groups = (size_t)n->attrs.i[0], rows = (size_t)n->output.rows;
     const mlff_exec_tensor *w = &n->inputs[1];
-    cl_mem a = ((const cl_buffer *)n->inputs[0].buffer)->mem, b = ((const cl_buffer *)w->buffer)->mem,
-           c = ((const cl_buffer *)n->output.buffer)->mem;
+    const cl_region *a = &((const cl_buffer *)n->inputs[0].buffer)->region, *b = &((const cl_buffer *)w->buffer)->region,
+                    *c = &((const cl_buffer *)n->output.buffer)->region;
+    const size_t a_at = cl_region_offset(a) / mlff_dtype_size(n->output.dtype),
+                 b_at = cl_region_offset(b) / mlff_dtype_size(n->output.dtype),
+                 c_at = cl_region_offset(c) / mlff_dtype_size(n->output.dtype);
     /* Row-major; per group g: C_g = A_g W_g^T (LINEAR) or A_g W_g (LINEAR_VJP),
      * where A_g and C_g are column blocks of wider rows. */
     const int vjp = n->op == MLFF_OP_LINEAR_VJP;
@@ -21,11 +24,13 @@ mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *
     CLBlastStatusCode status;
     if (n->output.dtype == MLFF_DTYPE_F64)
         status = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, rows, cols, k, 1.0,
-                                            a, 0, groups * k, k, b, 0, vjp ? cols : k, k * cols, 0.0, c, 0,
-                                            groups * cols, cols, groups, &be->queue, event);
+                                            cl_region_mem(be, a), a_at, groups * k, k, cl_region_mem(be, b), b_at,
+                                            vjp ? cols : k, k * cols, 0.0, cl_region_mem(be, c), c_at, groups * cols,
+                                            cols, groups, &be->queue, event);
     else
         status = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, rows, cols, k, 1.0f,
-                                            a, 0, groups * k, k, b, 0, vjp ? cols : k, k * cols, 0.0f, c, 0,
+                                            cl_region_mem(be, a), a_at, groups * k, k, cl_region_mem(be, b), b_at,
+                                            vjp ? cols : k, k * cols, 0.0f, cl_region_mem(be, c), c_at,
                                             groups * cols, cols, groups, &be->queue, event);
     if (status != CLBlastSuccess)
         return mlff_fail(err, status == CLBlastTempBufferAllocFailure || status == CLBlastOpenCLOutOfResources ||

@@ -1,43 +1,36 @@
 /* The cell-list kernels (backends/common/device_cells.c drives them): one
- * program from shaders/opencl/cell_lists.cl, built or loaded from the disk
- * cache at the first search. */
+ * program from shaders/opencl/cell_lists.cl, in the arena form where every
+ * buffer lies in the arena, else for buffers (cl_arena.c), built or loaded
+ * from the disk cache at the first search that needs it. */
+#include <string.h>
+
 #include "cl_internal.h"
 
 static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_place", "cell_count", "cell_pairs",
                                                              "cell_scan", "cell_sort"};
 
-static mlff_status build_cells(mlff_backend *be, mlff_error *err)
-{
-    mlff_status s = cl_build_kernels(be, "cell_lists", &be->cell_program, kernel_names, be->cell_kernels,
-                                     MLFF_CELL_KERNELS, err);
-    if (s != MLFF_OK)
-        cl_cells_free(be);
-    return s;
-}
-
 mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *const *buffers, int64_t n_items,
                            mlff_error *err)
 {
-    if (!be->cell_program) {
-        mlff_status s = build_cells(be, err);
-        if (s != MLFF_OK)
-            return s;
-    }
     if (n_items > INT32_MAX)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "opencl: %lld atoms in one cell-list search",
                          (long long)n_items);
-    cl_kernel k = be->cell_kernels[kernel];
-    cl_int rc = CL_SUCCESS;
+    cl_region *regions[MLFF_CELL_BUFFERS];
     const uint32_t writes = mlff_cell_kernel_writes(kernel);
-    for (cl_uint a = 0; a < MLFF_CELL_BUFFERS && rc == CL_SUCCESS; a++) {
+    for (int a = 0; a < MLFF_CELL_BUFFERS; a++) {
         cl_buffer *b = buffers[a];
         if (writes >> a & 1u)
             mlff_index_shadow_invalidate(&b->host);
-        rc = clSetKernelArg(k, a, sizeof b->mem, &b->mem);
+        regions[a] = &b->region;
     }
+    const int arena = cl_regions_in_arena(be, regions, MLFF_CELL_BUFFERS);
+    mlff_status s = cl_build_kernels(be, "cell_lists", arena, &be->cell_program[arena], kernel_names,
+                                     be->cell_kernels[arena], MLFF_CELL_KERNELS, err);
+    cl_kernel k = be->cell_kernels[arena][kernel];
+    if (s != MLFF_OK || (s = cl_set_region_args(be, k, arena, regions, MLFF_CELL_BUFFERS, err)) != MLFF_OK)
+        return s;
     const cl_int items = (cl_int)n_items;
-    if (rc == CL_SUCCESS)
-        rc = clSetKernelArg(k, MLFF_CELL_BUFFERS, sizeof items, &items);
+    cl_int rc = clSetKernelArg(k, (cl_uint)(arena + MLFF_CELL_BUFFERS), sizeof items, &items);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "clSetKernelArg (cell lists)");
     /* Counting and writing pairs take a work-group per atom; the scan and
@@ -54,12 +47,13 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
 
 void cl_cells_free(mlff_backend *be)
 {
-    for (int k = 0; k < MLFF_CELL_KERNELS; k++) {
-        if (be->cell_kernels[k])
-            clReleaseKernel(be->cell_kernels[k]);
-        be->cell_kernels[k] = NULL;
+    for (int form = 0; form < 2; form++) {
+        for (int k = 0; k < MLFF_CELL_KERNELS; k++)
+            if (be->cell_kernels[form][k])
+                clReleaseKernel(be->cell_kernels[form][k]);
+        if (be->cell_program[form])
+            clReleaseProgram(be->cell_program[form]);
     }
-    if (be->cell_program)
-        clReleaseProgram(be->cell_program);
-    be->cell_program = NULL;
+    memset(be->cell_kernels, 0, sizeof be->cell_kernels);
+    memset(be->cell_program, 0, sizeof be->cell_program);
 }

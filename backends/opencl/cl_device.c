@@ -142,6 +142,9 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
     be->has_fp64 = mlff_device_fp64(fp64 != 0 || has_extension(f->device, "cl_khr_fp64"));
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
     clGetDeviceInfo(f->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof be->global_memory, &be->global_memory, NULL);
+    cl_uint align_bits = 0;
+    clGetDeviceInfo(f->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
+    be->base_align = align_bits / 8;
     be->compute_units = 1;
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof be->compute_units, &be->compute_units, NULL);
 

@@ -18,33 +18,52 @@
 
 extern const mlff_shader_source mlff_opencl_shaders[];
 
+/* Where a buffer lives on the device (cl_arena.c): a range of the backend's
+ * arena, or a buffer of its own. */
+typedef struct cl_region {
+    cl_mem own;           /* NULL: in the arena */
+    size_t offset, bytes; /* the range in the arena (offset 0 for its own); 0 bytes: none yet */
+    cl_mem sub;           /* the arena's range as a buffer, for kernels built for buffers */
+    uint64_t sub_generation; /* ... of the arena buffer it was made of */
+} cl_region;
+
+typedef struct cl_arena_gap {
+    size_t offset, bytes;
+} cl_arena_gap;
+
+typedef struct cl_arena {
+    cl_mem mem;
+    size_t capacity, end; /* end: past the last range in use */
+    size_t most, most_one, align; /* its largest size; the largest region it takes; ranges' alignment */
+    uint64_t generation;  /* one more each time mem is replaced */
+    cl_arena_gap *gaps;    /* free ranges below end, in order, none adjacent */
+    int n_gaps, cap_gaps;
+} cl_arena;
+
 /* A device buffer. Index buffers (I32) that an op sums by segments also keep
  * a host copy (see backends/common/segments.h). */
 typedef struct cl_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
-    cl_mem mem;
+    cl_region region;
     /* Dense-layer weights transposed per group for our GEMM's reverse pass
      * and CELU_MLP (cl_gemm.c), made again when the buffer's version or the
      * groups change. */
-    cl_mem transposed;
-    size_t transposed_bytes;
+    cl_region transposed;
     uint64_t transposed_version;
     int64_t transposed_groups;
 } cl_buffer;
 
 /* The device copy of one sorted index. */
 typedef struct cl_segment_buffers {
-    cl_mem offsets, items;
-    size_t capacity_offsets, capacity_items; /* in entries */
+    cl_region offsets, items;
 } cl_segment_buffers;
 
 /* The device segment sort: its program, and scratch reused between sorts. */
 typedef struct cl_sort_scratch {
-    cl_program program;
-    cl_kernel kernels[MLFF_SORT_KERNELS];
-    cl_mem scratch[MLFF_SORT_SCRATCH];
-    size_t capacity[MLFF_SORT_SCRATCH]; /* in entries */
-    cl_mem flag;        /* the last entry with a key out of range, + 1; 0 if none */
+    cl_program program[2]; /* [1]: the arena form (cl_arena.c) */
+    cl_kernel kernels[2][MLFF_SORT_KERNELS];
+    cl_region scratch[MLFF_SORT_SCRATCH];
+    cl_region flag;     /* the last entry with a key out of range, + 1; 0 if none */
     cl_int flag_read;   /* ... read back after the sorts of a plan execution, */
     int flag_pending;   /* until the next wait, which checks it */
 } cl_sort_scratch;
@@ -52,6 +71,7 @@ typedef struct cl_sort_scratch {
 /* The kernels of one node list, built once per distinct list (see cl_program.c). */
 typedef struct cl_prepared {
     uint64_t hash;
+    int arena; /* its kernels built in the arena form (cl_arena.c), else for buffers */
     void *signature;
     size_t signature_size;
     cl_program program;
@@ -117,6 +137,8 @@ struct mlff_backend {
     cl_command_queue queue;
     int is_gpu, has_fp64;
     cl_ulong max_alloc, global_memory;
+    size_t base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
+    cl_arena arena;
     cl_uint compute_units;
     char name[256], description[1024];
     char identity[1100]; /* vendor, driver, versions: part of every cache key */
@@ -127,8 +149,7 @@ struct mlff_backend {
     mlff_mlp_forms mlp;
     int sum_lanes; /* MLFF_SUM_LANES (lowering.h): 0 for auto */
     int gemm_splits; /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
-    cl_mem split_sums; /* the partial sums of a split K (cl_gemm.c), grown as needed */
-    size_t split_sums_bytes;
+    cl_region split_sums; /* the partial sums of a split K (cl_gemm.c), grown as needed */
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
     uint64_t allocations; /* device buffers created */
@@ -140,8 +161,8 @@ struct mlff_backend {
     mlff_segment_cache segments;
     cl_sort_scratch sort;
     cl_readback readback;
-    cl_program cell_program; /* shaders/opencl/cell_lists.cl, built at first use */
-    cl_kernel cell_kernels[MLFF_CELL_KERNELS];
+    cl_program cell_program[2]; /* shaders/opencl/cell_lists.cl, built at first use; [1]: the arena form */
+    cl_kernel cell_kernels[2][MLFF_CELL_KERNELS];
     cl_program transpose_program; /* shaders/opencl/transpose.cl, built at first use */
     cl_kernel transpose_kernels[2]; /* words of 4 and 8 bytes */
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
@@ -175,16 +196,18 @@ mlff_status cl_fail(mlff_error *err, cl_int code, const char *what);
 void cl_list_devices(char *buf, size_t size);
 mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
 
-/* cl_program.c: the kernels for a node list (from memory, the disk cache, or compiled). */
-mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
+/* cl_program.c: the kernels for a node list (from memory, the disk cache,
+ * or compiled), in the arena form or for buffers. */
+mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, int arena,
                        const cl_prepared **out, mlff_error *err);
 void cl_prepared_free_all(mlff_backend *be);
 /* A program from source, through the disk cache. */
 mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err);
 /* The program of shaders/opencl/<shader>.cl (unless *program is built
- * already) and its kernels names[0..n) that kernels[] lacks. */
-mlff_status cl_build_kernels(mlff_backend *be, const char *shader, cl_program *program, const char *const *names,
-                             cl_kernel *kernels, int n, mlff_error *err);
+ * already), in the arena form or for buffers (arena.cl), and its kernels
+ * names[0..n) that kernels[] lacks. */
+mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl_program *program,
+                             const char *const *names, cl_kernel *kernels, int n, mlff_error *err);
 /* Work-items per group for a one-dimensional kernel: 64, or `most`, or
  * fewer where the kernel's registers allow fewer on this device. */
 size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
@@ -200,10 +223,38 @@ mlff_status cl_readback_enqueue(mlff_backend *be, cl_mem mem, size_t offset, voi
 void cl_readback_settle(mlff_backend *be);
 void cl_readback_free(mlff_backend *be);
 
-/* cl_backend.c: *mem holding `need` entries of `entry` bytes at least
- * (*capacity counts them), made again, grown 1.5x, when it holds fewer. */
-mlff_status cl_grow_buffer(mlff_backend *be, cl_mem *mem, size_t *capacity, size_t need, size_t entry,
-                           const char *what, mlff_error *err);
+/* cl_arena.c: the arena (MLFF_OPENCL_ARENA: enabled, and the largest region
+ * it takes, 0 for its default), and regions of device memory. */
+void cl_arena_init(mlff_backend *be, int enabled, size_t most_one);
+void cl_arena_free(mlff_backend *be);
+/* A region of `bytes` (in the arena where it fits); `what` names it in errors. */
+mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const char *what, mlff_error *err);
+void cl_region_free(mlff_backend *be, cl_region *r);
+/* r holding `need` bytes at least: made again, 1.5x, when it holds fewer (its contents lost). */
+mlff_status cl_region_reserve(mlff_backend *be, cl_region *r, size_t need, const char *what, mlff_error *err);
+/* The buffer r lies in and where, for transfers and CLBlast. */
+static inline cl_mem cl_region_mem(const mlff_backend *be, const cl_region *r)
+{
+    return r->own ? r->own : be->arena.mem;
+}
+static inline size_t cl_region_offset(const cl_region *r)
+{
+    return r->own ? 0 : r->offset;
+}
+static inline int cl_region_in_arena(const cl_region *r)
+{
+    return r->own == NULL;
+}
+/* r as a buffer of its own (its range of the arena as a sub-buffer). */
+mlff_status cl_region_buffer(mlff_backend *be, cl_region *r, cl_mem *out, mlff_error *err);
+/* Whether the arena is on and every one of regions[0..n) lies in it: a
+ * kernel that takes them can be built in the arena form. */
+int cl_regions_in_arena(const mlff_backend *be, cl_region *const *regions, int n);
+/* A kernel's first buffer arguments: in the arena form the arena, then
+ * each region's offset in it; else each region as a buffer. The next
+ * argument is arena_form + n. */
+mlff_status cl_set_region_args(mlff_backend *be, cl_kernel kernel, int arena_form, cl_region *const *regions, int n,
+                               mlff_error *err);
 
 /* cl_segments.c: the device side of the segment cache. */
 mlff_status cl_segments_init(mlff_backend *be, mlff_error *err);
@@ -220,19 +271,29 @@ cl_event *cl_profile_event(mlff_backend *be, int row);
 void cl_profile_collect(mlff_backend *be);
 void cl_profile_free(mlff_backend *be);
 
-/* cl_launch.c */
-mlff_status cl_enqueue_node(mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
-                            mlff_error *err);
+/* cl_launch.c: a node list's programs in both forms, each made when a
+ * node first needs it: the arena form where the arena is on and all of a
+ * node's buffers lie in it, else the form for buffers. */
+typedef struct cl_node_programs {
+    const mlff_exec_node *nodes;
+    int n_nodes;
+    int arena; /* the arena is on */
+    const cl_prepared *form[2]; /* [1]: the arena form */
+} cl_node_programs;
+mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k, mlff_error *err);
 
-/* cl_gemm.c: our GEMM kernel's launch (its arguments set up to the weights),
- * and the transposed weights it reads in the reverse pass. */
-mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, cl_kernel sums, const mlff_exec_node *n,
+/* cl_gemm.c: our GEMM kernel's launch (its arguments set), and for the
+ * reverse pass the weights transposed per group. */
+mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, int splits, const mlff_exec_node *n,
                             mlff_error *err);
 /* Whether our GEMM runs dense layer n as linear_tiled.cl. */
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n);
+/* The work-groups that share each tile's K (1: not split); has_sums: the
+ * program has the kernel that adds their partial sums. */
+int cl_gemm_splits(mlff_backend *be, int tiled, int has_sums, const mlff_exec_node *n);
 /* Weights w [groups * k, n] transposed per group ([groups * n, k]): a copy
  * made on the device at the first call and kept with the buffer. */
-mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *w, int64_t groups, cl_mem *out,
+mlff_status cl_transposed_weights(mlff_backend *be, const mlff_exec_tensor *w, int64_t groups, cl_region **out,
                                   mlff_error *err);
 void cl_gemm_free(mlff_backend *be);
 

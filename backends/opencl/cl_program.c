@@ -49,25 +49,54 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
  * sums. */
 enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE, VARIANT_SPLITS, VARIANTS };
 
+/* A kernel's buffer parameter: element type and name. */
+typedef struct buffer_param {
+    char type[24], name[16];
+} buffer_param;
+
+/* The buffers of a node's kernel, in the order of KARGS: out, the inputs,
+ * the segments, the epilogue's input. */
+static int buffer_params(const mlff_node_sig *s, buffer_param *p)
+{
+    int n = 0;
+    p[n++] = (buffer_param){"TO", "out"};
+    if (s->variant == VARIANT_EPILOGUE || s->variant == VARIANT_SPLITS) {
+        p[n++] = (buffer_param){"const TO", "in0"};
+    } else {
+        for (int k = 0; k < s->n_inputs; k++, n++) {
+            snprintf(p[n].type, sizeof p[n].type, "const T%d", k);
+            snprintf(p[n].name, sizeof p[n].name, "in%d", k);
+        }
+        const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
+        if (segments) {
+            p[n++] = (buffer_param){"const int", "seg_off"};
+            p[n++] = (buffer_param){"const int", "seg_items"};
+        }
+        if (segments > 1) {
+            p[n++] = (buffer_param){"const int", "seg2_off"};
+            p[n++] = (buffer_param){"const int", "seg2_items"};
+        }
+    }
+    if (mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) && s->variant != VARIANT_EPILOGUE)
+        p[n++] = (buffer_param){"const TO", "epi"};
+    return n;
+}
+
+/* KARGS: the buffers (arena.cl: pointers, or offsets into the arena that
+ * KTENSORS, the body's first line, makes the pointers), then the scalars. */
 static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const char *template_text)
 {
-    mlff_text_put(t, "\n#define KNAME mlff_k%d\n", index);
-    if (s->variant == VARIANT_EPILOGUE) {
-        mlff_text_put(t, "#define KARGS global TO *out, global const TO *in0, const long n_items\n");
-    } else if (s->variant == VARIANT_SPLITS) {
-        mlff_text_put(t, "#define KARGS global TO *out, global const TO *in0, const long n_items, const int splits%s\n",
-                      mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) ? ", global const TO *epi" : "");
-    } else {
-        mlff_text_put(t, "#define KARGS global TO *out");
-        for (int k = 0; k < s->n_inputs; k++)
-            mlff_text_put(t, ", global const T%d *in%d", k, k);
-        const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
-        mlff_text_put(t, ", const long n_items%s%s%s%s\n",
-                      mlff_op_sums_in_lanes((mlff_op)s->op) ? ", const int lanes" : "",
-                      segments ? ", global const int *seg_off, global const int *seg_items" : "",
-                      segments > 1 ? ", global const int *seg2_off, global const int *seg2_items" : "",
-                      mlff_epilogue_reads_input((mlff_epilogue)s->epilogue) ? ", global const TO *epi" : "");
-    }
+    buffer_param params[2 + MLFF_MAX_OP_INPUTS + 2 * MLFF_NODE_SEGMENTS];
+    const int n = buffer_params(s, params);
+    mlff_text_put(t, "\n#define KNAME mlff_k%d\n#define KARGS ARENA_FIRST", index);
+    for (int k = 0; k < n; k++)
+        mlff_text_put(t, " BUFFER_ARG(global %s *, %s)", params[k].type, params[k].name);
+    const int lanes = s->variant != VARIANT_EPILOGUE && mlff_op_sums_in_lanes((mlff_op)s->op);
+    mlff_text_put(t, " const long n_items%s\n#define KTENSORS",
+                  s->variant == VARIANT_SPLITS ? ", const int splits" : lanes ? ", const int lanes" : "");
+    for (int k = 0; k < n; k++)
+        mlff_text_put(t, " BUFFER_POINTER(global %s *, %s)", params[k].type, params[k].name);
+    mlff_text_put(t, "\n");
     mlff_emit_constants(t, s, MLFF_DIALECT_OPENCL, 1);
     const int our_gemm = is_gemm(s->op) && s->variant != VARIANT_EPILOGUE;
     const int dense = our_gemm || mlff_op_is_mlp((mlff_op)s->op);
@@ -77,7 +106,7 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "mlp_sums"));
     if (our_gemm)
         mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "gemm_store"));
-    mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n", template_text);
+    mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n#undef KTENSORS\n", template_text);
     if (dense)
         mlff_text_put(t, "#undef ROW_BLOCK\n");
     if (mlff_op_is_mlp((mlff_op)s->op))
@@ -242,7 +271,7 @@ void cl_prepared_free_all(mlff_backend *be)
 
 /* Generates, builds and wraps the program for a signature (sigs[n_nodes]). */
 static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, int n_nodes, uint64_t hash,
-                                   cl_prepared **out, mlff_error *err)
+                                   int arena, cl_prepared **out, mlff_error *err)
 {
     cl_prepared *p = calloc(1, sizeof *p);
     int *unique_of = calloc(VARIANTS * (size_t)n_nodes + 1, sizeof *unique_of);
@@ -261,13 +290,15 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory preparing kernels");
     }
     p->hash = hash;
+    p->arena = arena;
     p->n_nodes = n_nodes;
     p->signature_size = (size_t)n_nodes * sizeof *sigs;
     memcpy(p->signature, sigs, p->signature_size);
 
     mlff_text_put(&src, "%s#define SUM_LANES_MAX %d\n", be->has_fp64 ? "#define MLFF_FP64 1\n" : "",
                   mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
-    mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
+    mlff_text_put(&src, "%s%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"),
+                  mlff_shader_find(mlff_opencl_shaders, "prelude"));
     /* The kernels of each node, one per variant wanted. */
     mlff_status s = MLFF_OK;
     for (int v = 0; v < VARIANTS; v++)
@@ -333,7 +364,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
     return MLFF_OK;
 }
 
-mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes,
+mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_nodes, int arena,
                        const cl_prepared **out, mlff_error *err)
 {
     const size_t need = ((size_t)n_nodes + 1) * sizeof(mlff_node_sig);
@@ -350,14 +381,15 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
     const size_t size = (size_t)n_nodes * sizeof *sigs;
     /* An MD loop runs the same list every call: try the last one before hashing. */
     const cl_prepared *last = be->last_prepared;
-    if (last && last->signature_size == size && memcmp(last->signature, sigs, size) == 0) {
+    if (last && last->arena == arena && last->signature_size == size && memcmp(last->signature, sigs, size) == 0) {
         *out = last;
         return MLFF_OK;
     }
     const uint64_t hash = mlff_hash(sigs, size);
     for (int k = 0; k < be->n_prepared; k++) {
         const cl_prepared *p = be->prepared[k];
-        if (p->hash == hash && p->signature_size == size && memcmp(p->signature, sigs, size) == 0) {
+        if (p->hash == hash && p->arena == arena && p->signature_size == size &&
+            memcmp(p->signature, sigs, size) == 0) {
             *out = be->last_prepared = p;
             return MLFF_OK;
         }
@@ -371,7 +403,7 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
         be->cap_prepared = cap;
     }
     cl_prepared *p = NULL;
-    mlff_status s = create_prepared(be, sigs, n_nodes, hash, &p, err);
+    mlff_status s = create_prepared(be, sigs, n_nodes, hash, arena, &p, err);
     if (s != MLFF_OK)
         return s;
     be->prepared[be->n_prepared++] = p;
@@ -379,13 +411,21 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
     return MLFF_OK;
 }
 
-mlff_status cl_build_kernels(mlff_backend *be, const char *shader, cl_program *program, const char *const *names,
-                             cl_kernel *kernels, int n, mlff_error *err)
+mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl_program *program,
+                             const char *const *names, cl_kernel *kernels, int n, mlff_error *err)
 {
     const char *source = mlff_shader_find(mlff_opencl_shaders, shader);
     if (!source)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: %s.cl is missing", shader);
-    mlff_status s = *program ? MLFF_OK : cl_build_program(be, source, program, err);
+    mlff_status s = MLFF_OK;
+    if (!*program) {
+        mlff_text text = {0};
+        mlff_text_put(&text, "%s%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"),
+                      source);
+        s = text.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory")
+                        : cl_build_program(be, text.s, program, err);
+        free(text.s);
+    }
     for (int k = 0; k < n && s == MLFF_OK; k++) {
         cl_int rc = CL_SUCCESS;
         if (!kernels[k])

@@ -20,6 +20,7 @@
 #endif
 kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local TO angular[ANGULAR_CHUNK][N_Z], radial[ANGULAR_CHUNK][N_RA];
     local int slot_of[ANGULAR_CHUNK];
 #if ANGULAR_SUMS_LOCAL

@@ -9,6 +9,7 @@
  * after it. */
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local acc_t part[3 * SUM_GROUP];
     LANES_ITEM();
     const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;

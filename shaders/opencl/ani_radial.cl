@@ -4,6 +4,7 @@
  * one sum per neighbour species (adding zero to the others: x + 0 is x). */
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local TO part[I0 * SUM_GROUP];
     LANES_ITEM();
     const long i = item / N_SHIFTS;

@@ -2,6 +2,7 @@
  * work-item per pair: out [P, 3], the gradient with respect to vec. */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     const TO eta = (TO)F0, rc = (TO)F1;
     const global T1 *v = in1 + 3 * item;

@@ -13,11 +13,16 @@
 #define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0 and 1, closest^2 */
 #define SYS_INTS 8   /* nb[3], reach[3], periodic axes (bits), first bin */
 
-#define CELL_ARGS                                                                                          \
-    global int *params, global const float4 *pos, global const float *sys_f, global const int *sys_i,  \
-        global int4 *atom_bins, global int *bin_ends, global float4 *slot_pos, global int4 *slot_shift, \
-        global int *counts, global int *pairs, global int *images, global int *pairs0, global int *pairs1, \
-        global int *images0, global int *images1, global int *triple_starts, const int n_items
+/* Every kernel's buffers, in the order of mlff_cell_buffer (backend.h),
+ * then n_items; CELL_POINTERS is each kernel's first line (arena.cl). */
+#define CELL_BUFFERS(X)                                                                                  \
+    X(global int *, params) X(global const float4 *, pos) X(global const float *, sys_f)                 \
+    X(global const int *, sys_i) X(global int4 *, atom_bins) X(global int *, bin_ends)                    \
+    X(global float4 *, slot_pos) X(global int4 *, slot_shift) X(global int *, counts) X(global int *, pairs) \
+    X(global int *, images) X(global int *, pairs0) X(global int *, pairs1) X(global int *, images0)       \
+    X(global int *, images1) X(global int *, triple_starts)
+#define CELL_ARGS ARENA_FIRST CELL_BUFFERS(BUFFER_ARG) const int n_items
+#define CELL_POINTERS CELL_BUFFERS(BUFFER_POINTER)
 
 /* What walk writes: the master list (from out on, at most `most`) or the
  * cutoff lists (from at[k] on, at most room[k]); or nothing. */
@@ -70,6 +75,7 @@ inline void bin_atom(const int a, global const float4 *pos, global const float *
 
 kernel void cell_bin(CELL_ARGS)
 {
+    CELL_POINTERS
     const int a = (int)get_global_id(0);
     if (a < n_items)
         bin_atom(a, pos, sys_f, sys_i, atom_bins, bin_ends);
@@ -107,6 +113,7 @@ inline void scan_bins(global int *params, global int *bin_ends, local int *sums)
 
 kernel void cell_scan(CELL_ARGS)
 {
+    CELL_POINTERS
     local int sums[64];
     scan_bins(params, bin_ends, sums);
 }
@@ -128,6 +135,7 @@ inline void place_atom(const int a, global const float4 *pos, global const float
 
 kernel void cell_place(CELL_ARGS)
 {
+    CELL_POINTERS
     const int a = (int)get_global_id(0);
     if (a < n_items)
         place_atom(a, pos, sys_f, atom_bins, bin_ends, slot_pos, slot_shift);
@@ -137,6 +145,7 @@ kernel void cell_place(CELL_ARGS)
  * work-group, in one launch instead of three. */
 kernel void cell_sort(CELL_ARGS)
 {
+    CELL_POINTERS
     local int sums[128]; /* MLFF_CELL_SORT_LANES */
     const int t = (int)get_local_id(0), lanes = (int)get_local_size(0), n = params[2];
     for (int a = t; a < n; a += lanes)
@@ -328,6 +337,7 @@ inline int3 walk_share(const atom_view *v, const int lane, const int lanes, cons
  * within the cutoff of list k (counts[(k + 1) * (params[2] + 1) + a]). */
 kernel void cell_count(CELL_ARGS)
 {
+    CELL_POINTERS
     local int totals[3];
     const int a = (int)get_group_id(0), lane = (int)get_local_id(0);
     if (a >= n_items)
@@ -416,6 +426,7 @@ inline void write_sorted(const atom_view *v, local const int *entries, const int
  * params[1]. */
 kernel void cell_pairs(CELL_ARGS)
 {
+    CELL_POINTERS
     local int fill[2], entries[2 * 3 * GROUP_PAIRS];
     const int item = (int)get_group_id(0), lane = (int)get_local_id(0), lanes = (int)get_local_size(0);
     if (item >= n_items)

@@ -41,6 +41,7 @@
 
 kernel __attribute__((reqd_work_group_size(MLP_THREADS, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local TO4 grad4[2 * MLP_ROWS * MLP_STRIDE / 4]; /* TO4: aligned for the 4-word reads */
     local TO part[MLP_PARTS ? MLP_ROWS * MLP_THREADS : 1];
     local TO *grad = (local TO *)grad4;

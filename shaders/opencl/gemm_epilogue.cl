@@ -3,6 +3,7 @@
  * LINEAR_VJP with EPILOGUE 2 multiplies by celu'(y), y = in0 shaped like out. */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     TO v = out[item];
 #if VJP

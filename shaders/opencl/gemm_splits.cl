@@ -7,6 +7,7 @@
 #endif
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     const long m = item / (GROUPS * GEMM_N);
     const int c = (int)(item % (GROUPS * GEMM_N)), g = c / GEMM_N, n = c % GEMM_N;

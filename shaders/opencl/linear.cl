@@ -21,6 +21,7 @@
 #define ROWS 8    /* MLFF_ROWS_GEMM_ROWS */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     const int lanes = get_local_size(0), outs = get_local_size(1);
     const int lane = get_local_id(0), o = get_local_id(1), t = o * lanes + lane, g = get_group_id(2);
     const int n = get_group_id(0) * outs + o;

@@ -19,6 +19,7 @@
 #define SLOT(r) ((r) % 16 * RB + (r) / 16)
 kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     const int lx = get_local_id(0), ly = get_local_id(1), t = ly * 16 + lx, g = get_group_id(2) % GROUPS;
     const int splits = get_num_groups(2) / GROUPS, split = get_group_id(2) / GROUPS;
     const int k_share = (GEMM_K + splits * TK - 1) / (splits * TK) * TK, k_begin = split * k_share;

@@ -1,6 +1,7 @@
 /* inputs (gy [P, 1], v [P, 3]). */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     const global T1 *v = in1 + 3 * item;
     const TO len = (TO)LENGTH3(v);

@@ -3,6 +3,7 @@
  * (lowering.h) walking the atom's pairs: deterministic. */
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local acc_t part[SUM_GROUP];
     LANES_ITEM();
     const long i = item / 9;

@@ -3,6 +3,7 @@
  * write inside the output. */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     const int center = in0[2 * item];
     long t = in1[item];

@@ -2,6 +2,7 @@
  * system) with the shift made here as pair_shifts does; one work-item per pair. */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     const long i = in1[2 * item], j = in1[2 * item + 1];
     for (int d = 0; d < 3; d++) {

@@ -15,6 +15,7 @@
 
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local acc_t part[3 * SUM_GROUP];
     LANES_ITEM();
     acc_t g[3] = {0, 0, 0};

@@ -1,9 +1,13 @@
-/* Put before every generated OpenCL program. Each kernel below it is a
- * template instantiated with #defines (see backends/opencl/cl_lower.c):
+/* Put before every generated OpenCL program (after arena.cl). Each kernel
+ * below it is a template instantiated with #defines (see
+ * backends/opencl/cl_program.c):
  *   KNAME            the kernel's name
- *   KARGS            its parameter list: out, in0, in1, ... typed, then n_items
- *                    (the work-items wanted), then seg_off/seg_items where the
- *                    op sums by segments (a CSR built from its index input)
+ *   KARGS            its parameter list: the buffers out, in0, in1, ...,
+ *                    seg_off/seg_items where the op sums by segments (a CSR
+ *                    built from its index input), epi where an epilogue
+ *                    reads one; then n_items (the work-items wanted) and
+ *                    lanes where the op sums in lanes
+ *   KTENSORS         the first line of the kernel's body (arena.cl)
  *   TO, T0, T1, ...  element types of the output and of each input
  *   OUT_COLS, IN0_COLS, ...  column counts; F0..F3, I0..I3 the op's attributes
  * The op semantics are in core/ops.h; the CPU kernels are the reference. */

@@ -1,5 +1,6 @@
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     out[item] = (TO)F0 * in0[item];
 }

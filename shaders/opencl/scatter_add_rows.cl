@@ -8,6 +8,7 @@
 #ifdef GROUP_LANES
 kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS)
 {
+    KTENSORS
     local TO part[GROUP_LANES];
     const long entry = get_group_id(0);
     const int lane = (int)get_local_id(0);
@@ -28,6 +29,7 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
 #else
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     const long t = item / OUT_COLS, c = item % OUT_COLS;
     TO sum = 0;

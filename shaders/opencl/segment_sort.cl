@@ -16,11 +16,17 @@
 #define SORT_BINS (1 << SORT_BITS)
 #define SCAN_TILE (4 * SORT_GROUP)
 
+/* Every kernel's buffers (the order of sort_launch in
+ * backends/opencl/cl_segments.c), then its ints; SORT_POINTERS is each
+ * kernel's first line (arena.cl). */
+#define SORT_BUFFERS(X)                                                                                   \
+    X(global const int *, keys) X(global const int *, map) X(global const int *, key_in)                   \
+    X(global const int *, val_in) X(global int *, key_out) X(global int *, val_out) X(global int *, counts) \
+    X(global int *, tiles) X(global int *, offsets) X(global int *, flag)
 #define SORT_ARGS                                                                                          \
-    global const int *keys, global const int *map, global const int *key_in, global const int *val_in,  \
-        global int *key_out, global int *val_out, global int *counts, global int *tiles, global int *offsets, \
-        global int *flag, const int n, const int n_keys, const int stride, const int map_stride,           \
+    ARENA_FIRST SORT_BUFFERS(BUFFER_ARG) const int n, const int n_keys, const int stride, const int map_stride, \
         const int map_entries, const int shift
+#define SORT_POINTERS SORT_BUFFERS(BUFFER_POINTER)
 
 #define GROUP __attribute__((reqd_work_group_size(SORT_GROUP, 1, 1)))
 
@@ -72,6 +78,7 @@ inline void mark_starts(global int *offsets, const int before, const int key, co
  * (flag: the last such entry + 1). */
 kernel void sort_keys(SORT_ARGS)
 {
+    SORT_POINTERS
     const int e = (int)get_global_id(0);
     if (e >= n)
         return;
@@ -87,6 +94,7 @@ kernel void sort_keys(SORT_ARGS)
 /* Per block: how many of its entries have each digit. */
 kernel GROUP void sort_count(SORT_ARGS)
 {
+    SORT_POINTERS
     local int hist[SORT_BINS];
     const int t = (int)get_local_id(0), block = (int)get_group_id(0), e = block * SORT_GROUP + t;
     const int n_blocks = (n + SORT_GROUP - 1) / SORT_GROUP;
@@ -103,6 +111,7 @@ kernel GROUP void sort_count(SORT_ARGS)
 /* The prefix sum of counts in three steps: the sum of each tile ... */
 kernel GROUP void sort_tile_sums(SORT_ARGS)
 {
+    SORT_POINTERS
     local int part[SORT_GROUP];
     const int t = (int)get_local_id(0), tile = (int)get_group_id(0);
     const int total = SORT_BINS * ((n + SORT_GROUP - 1) / SORT_GROUP);
@@ -117,6 +126,7 @@ kernel GROUP void sort_tile_sums(SORT_ARGS)
 /* ... the tiles' exclusive prefix sum (one group) ... */
 kernel GROUP void sort_scan_tiles(SORT_ARGS)
 {
+    SORT_POINTERS
     local int part[SORT_GROUP];
     const int t = (int)get_local_id(0);
     const int total = SORT_BINS * ((n + SORT_GROUP - 1) / SORT_GROUP);
@@ -135,6 +145,7 @@ kernel GROUP void sort_scan_tiles(SORT_ARGS)
 /* ... and each tile's counts replaced by their exclusive prefix sum. */
 kernel GROUP void sort_scan(SORT_ARGS)
 {
+    SORT_POINTERS
     local int part[SORT_GROUP];
     const int t = (int)get_local_id(0), tile = (int)get_group_id(0);
     const int total = SORT_BINS * ((n + SORT_GROUP - 1) / SORT_GROUP);
@@ -156,6 +167,7 @@ kernel GROUP void sort_scan(SORT_ARGS)
  * plus its rank among the block's entries of that digit. */
 kernel GROUP void sort_scatter(SORT_ARGS)
 {
+    SORT_POINTERS
     local int part[SORT_GROUP], local_key[SORT_GROUP], local_val[SORT_GROUP];
     local int first_of[SORT_BINS];
     const int t = (int)get_local_id(0), block = (int)get_group_id(0), e = block * SORT_GROUP + t;
@@ -190,6 +202,7 @@ kernel GROUP void sort_scatter(SORT_ARGS)
 /* offsets[k] for k in [0, n_keys]: where key k begins in the sorted keys. */
 kernel void sort_offsets(SORT_ARGS)
 {
+    SORT_POINTERS
     const int k = (int)get_global_id(0);
     if (k > n_keys)
         return;
@@ -209,6 +222,7 @@ kernel void sort_offsets(SORT_ARGS)
  * entry's (mark_starts). */
 kernel void sort_in_order(SORT_ARGS)
 {
+    SORT_POINTERS
     const int e = (int)get_global_id(0);
     if (e > n)
         return;
@@ -294,6 +308,7 @@ inline int pair_in_range(global const int *keys, global int *flag, const int q, 
  * offsets. */
 kernel void sort_pairs(SORT_ARGS)
 {
+    SORT_POINTERS
     const int q = (int)get_global_id(0), n_pairs = n / 2;
     if (q > n_pairs)
         return;
@@ -309,6 +324,7 @@ kernel void sort_pairs(SORT_ARGS)
 /* Pair q's two entries, from the offsets sort_pairs wrote (a long list). */
 kernel void sort_pair_entries(SORT_ARGS)
 {
+    SORT_POINTERS
     const int q = (int)get_global_id(0);
     int a, b;
     if (q >= n / 2 || !pair_in_range(keys, flag, q, n_keys, &a, &b))

@@ -1,6 +1,7 @@
 /* inputs (x [, w shaped like x]): F0 times the sum of the first I0 columns of x (times w). */
 kernel void KNAME(KARGS)
 {
+    KTENSORS
     ITEM();
     acc_t s = 0;
     for (int c = 0; c < I0; c++)
