@@ -12,8 +12,9 @@
  * arena as a sub-buffer (cl_region_buffer).
  *
  * The arena grows by doubling up to CL_ARENA_MOST (the ranges in use copied
- * into the new buffer; regions keep their offsets). Free ranges below the
- * end are kept in order and merged with their neighbours.
+ * into the new buffer; regions keep their offsets; a region's sub-buffer of
+ * the old one is made again at its next use). Free ranges below the end
+ * are kept in order and merged with their neighbours.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,114 +26,114 @@
 
 void cl_arena_init(mlff_backend *be, int enabled, size_t most_one)
 {
-    cl_arena *p = &be->arena;
-    p->most = be->max_alloc < CL_ARENA_MOST ? (size_t)be->max_alloc : CL_ARENA_MOST;
+    cl_arena *a = &be->arena;
+    a->most = be->max_alloc < CL_ARENA_MOST ? (size_t)be->max_alloc : CL_ARENA_MOST;
     /* Sub-buffers start at multiples of the device's base address alignment. */
-    p->align = be->base_align > 256 ? be->base_align : 256;
-    p->most_one = !enabled ? 0 : most_one ? most_one : p->most / 8;
+    a->align = be->base_align > 256 ? be->base_align : 256;
+    a->most_one = !enabled ? 0 : most_one ? most_one : a->most / 8;
 }
 
-static size_t rounded(const cl_arena *p, size_t bytes)
+static size_t rounded(const cl_arena *a, size_t bytes)
 {
-    return (bytes + p->align - 1) / p->align * p->align;
+    return (bytes + a->align - 1) / a->align * a->align;
 }
 
 /* Capacity for `end` bytes: a new buffer, the ranges in use copied over.
  * 0 when the arena may not grow that far or the device has no room. */
 static int grow(mlff_backend *be, size_t end)
 {
-    cl_arena *p = &be->arena;
-    size_t capacity = p->capacity ? p->capacity : CL_ARENA_FIRST;
+    cl_arena *a = &be->arena;
+    size_t capacity = a->capacity ? a->capacity : CL_ARENA_FIRST;
     while (capacity < end)
         capacity *= 2;
-    if (capacity > p->most)
+    if (capacity > a->most)
         return 0;
     cl_int rc;
     cl_mem mem = clCreateBuffer(be->context, CL_MEM_READ_WRITE, capacity, NULL, &rc);
     if (rc != CL_SUCCESS)
         return 0;
-    if (p->mem && p->end && clEnqueueCopyBuffer(be->queue, p->mem, mem, 0, 0, p->end, 0, NULL, NULL) != CL_SUCCESS) {
+    if (a->mem && a->end && clEnqueueCopyBuffer(be->queue, a->mem, mem, 0, 0, a->end, 0, NULL, NULL) != CL_SUCCESS) {
         clReleaseMemObject(mem);
         return 0;
     }
-    if (p->mem)
-        clReleaseMemObject(p->mem); /* commands enqueued keep it until they ran */
-    p->mem = mem;
-    p->capacity = capacity;
-    p->generation++; /* the regions' sub-buffers are of the old one */
+    if (a->mem)
+        clReleaseMemObject(a->mem); /* commands enqueued keep it until they ran */
+    a->mem = mem;
+    a->capacity = capacity;
+    a->generation++; /* the regions' sub-buffers are of the old one */
     be->allocations++;
     return 1;
 }
 
-static void remove_gap(cl_arena *p, int k)
+static void remove_gap(cl_arena *a, int k)
 {
-    memmove(&p->gaps[k], &p->gaps[k + 1], (size_t)(p->n_gaps - k - 1) * sizeof *p->gaps);
-    p->n_gaps--;
+    memmove(&a->gaps[k], &a->gaps[k + 1], (size_t)(a->n_gaps - k - 1) * sizeof *a->gaps);
+    a->n_gaps--;
 }
 
 /* A range of `bytes` (rounded): the first free range that holds it, else at the end. */
 static int take(mlff_backend *be, size_t bytes, size_t *offset)
 {
-    cl_arena *p = &be->arena;
-    for (int k = 0; k < p->n_gaps; k++) {
-        cl_arena_gap *g = &p->gaps[k];
+    cl_arena *a = &be->arena;
+    for (int k = 0; k < a->n_gaps; k++) {
+        cl_arena_gap *g = &a->gaps[k];
         if (g->bytes < bytes)
             continue;
         *offset = g->offset;
         g->offset += bytes;
         g->bytes -= bytes;
         if (g->bytes == 0)
-            remove_gap(p, k);
+            remove_gap(a, k);
         return 1;
     }
-    if (p->end + bytes > p->capacity && !grow(be, p->end + bytes))
+    if (a->end + bytes > a->capacity && !grow(be, a->end + bytes))
         return 0;
-    *offset = p->end;
-    p->end += bytes;
+    *offset = a->end;
+    a->end += bytes;
     return 1;
 }
 
 /* Gives a range back; 0 when there is no memory to note it (it is then lost until the arena goes). */
-static int give(cl_arena *p, size_t offset, size_t bytes)
+static int give(cl_arena *a, size_t offset, size_t bytes)
 {
-    if (offset + bytes == p->end) {
-        p->end = offset;
-        if (p->n_gaps && p->gaps[p->n_gaps - 1].offset + p->gaps[p->n_gaps - 1].bytes == p->end)
-            p->end = p->gaps[--p->n_gaps].offset;
+    if (offset + bytes == a->end) {
+        a->end = offset;
+        if (a->n_gaps && a->gaps[a->n_gaps - 1].offset + a->gaps[a->n_gaps - 1].bytes == a->end)
+            a->end = a->gaps[--a->n_gaps].offset;
         return 1;
     }
     int k = 0;
-    while (k < p->n_gaps && p->gaps[k].offset < offset)
+    while (k < a->n_gaps && a->gaps[k].offset < offset)
         k++;
-    const int joins_before = k > 0 && p->gaps[k - 1].offset + p->gaps[k - 1].bytes == offset;
-    const int joins_after = k < p->n_gaps && offset + bytes == p->gaps[k].offset;
+    const int joins_before = k > 0 && a->gaps[k - 1].offset + a->gaps[k - 1].bytes == offset;
+    const int joins_after = k < a->n_gaps && offset + bytes == a->gaps[k].offset;
     if (joins_before && joins_after) {
-        p->gaps[k - 1].bytes += bytes + p->gaps[k].bytes;
-        remove_gap(p, k);
+        a->gaps[k - 1].bytes += bytes + a->gaps[k].bytes;
+        remove_gap(a, k);
     } else if (joins_before) {
-        p->gaps[k - 1].bytes += bytes;
+        a->gaps[k - 1].bytes += bytes;
     } else if (joins_after) {
-        p->gaps[k].offset = offset;
-        p->gaps[k].bytes += bytes;
+        a->gaps[k].offset = offset;
+        a->gaps[k].bytes += bytes;
     } else {
-        if (p->n_gaps == p->cap_gaps) {
-            const int cap = p->cap_gaps ? 2 * p->cap_gaps : 16;
-            cl_arena_gap *gaps = realloc(p->gaps, (size_t)cap * sizeof *gaps);
+        if (a->n_gaps == a->cap_gaps) {
+            const int cap = a->cap_gaps ? 2 * a->cap_gaps : 16;
+            cl_arena_gap *gaps = realloc(a->gaps, (size_t)cap * sizeof *gaps);
             if (!gaps)
                 return 0;
-            p->gaps = gaps;
-            p->cap_gaps = cap;
+            a->gaps = gaps;
+            a->cap_gaps = cap;
         }
-        memmove(&p->gaps[k + 1], &p->gaps[k], (size_t)(p->n_gaps - k) * sizeof *p->gaps);
-        p->gaps[k] = (cl_arena_gap){offset, bytes};
-        p->n_gaps++;
+        memmove(&a->gaps[k + 1], &a->gaps[k], (size_t)(a->n_gaps - k) * sizeof *a->gaps);
+        a->gaps[k] = (cl_arena_gap){offset, bytes};
+        a->n_gaps++;
     }
     return 1;
 }
 
 mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const char *what, mlff_error *err)
 {
-    cl_arena *p = &be->arena;
+    cl_arena *a = &be->arena;
     memset(r, 0, sizeof *r);
     bytes = bytes ? bytes : 1;
     if (bytes > be->max_alloc)
@@ -141,7 +142,7 @@ mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const 
                          what, bytes, (unsigned long long)be->max_alloc);
     be->allocations++;
     r->bytes = bytes;
-    if (bytes <= p->most_one && take(be, rounded(p, bytes), &r->offset))
+    if (bytes <= a->most_one && take(be, rounded(a, bytes), &r->offset))
         return MLFF_OK;
     cl_int rc;
     r->own = clCreateBuffer(be->context, CL_MEM_READ_WRITE, bytes, NULL, &rc);
@@ -224,9 +225,9 @@ mlff_status cl_set_region_args(mlff_backend *be, cl_kernel kernel, int arena_for
 
 void cl_arena_free(mlff_backend *be)
 {
-    cl_arena *p = &be->arena;
-    if (p->mem)
-        clReleaseMemObject(p->mem);
-    free(p->gaps);
-    memset(p, 0, sizeof *p);
+    cl_arena *a = &be->arena;
+    if (a->mem)
+        clReleaseMemObject(a->mem);
+    free(a->gaps);
+    memset(a, 0, sizeof *a);
 }

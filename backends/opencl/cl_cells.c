@@ -2,8 +2,6 @@
  * program from shaders/opencl/cell_lists.cl, in the arena form where every
  * buffer lies in the arena, else for buffers (cl_arena.c), built or loaded
  * from the disk cache at the first search that needs it. */
-#include <string.h>
-
 #include "cl_internal.h"
 
 static const char *const kernel_names[MLFF_CELL_KERNELS] = {"cell_bin", "cell_place", "cell_count", "cell_pairs",
@@ -47,13 +45,6 @@ mlff_status cl_cell_kernel(mlff_backend *be, mlff_cell_kernel kernel, void *cons
 
 void cl_cells_free(mlff_backend *be)
 {
-    for (int form = 0; form < 2; form++) {
-        for (int k = 0; k < MLFF_CELL_KERNELS; k++)
-            if (be->cell_kernels[form][k])
-                clReleaseKernel(be->cell_kernels[form][k]);
-        if (be->cell_program[form])
-            clReleaseProgram(be->cell_program[form]);
-    }
-    memset(be->cell_kernels, 0, sizeof be->cell_kernels);
-    memset(be->cell_program, 0, sizeof be->cell_program);
+    for (int form = 0; form < 2; form++)
+        cl_release_kernels(&be->cell_program[form], be->cell_kernels[form], MLFF_CELL_KERNELS);
 }

@@ -14,7 +14,7 @@ static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
     static const char *const names[2] = {"transpose_words4", "transpose_words8"};
     mlff_status s = cl_build_kernels(be, "transpose", 0, &be->transpose_program, names, be->transpose_kernels, 2, err);
     if (s != MLFF_OK)
-        cl_gemm_free(be);
+        cl_release_kernels(&be->transpose_program, be->transpose_kernels, 2);
     return s;
 }
 
@@ -90,12 +90,5 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, int s
 void cl_gemm_free(mlff_backend *be)
 {
     cl_region_free(be, &be->split_sums);
-    for (int k = 0; k < 2; k++) {
-        if (be->transpose_kernels[k])
-            clReleaseKernel(be->transpose_kernels[k]);
-        be->transpose_kernels[k] = NULL;
-    }
-    if (be->transpose_program)
-        clReleaseProgram(be->transpose_program);
-    be->transpose_program = NULL;
+    cl_release_kernels(&be->transpose_program, be->transpose_kernels, 2);
 }

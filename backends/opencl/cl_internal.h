@@ -208,6 +208,8 @@ mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *o
  * names[0..n) that kernels[] lacks. */
 mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl_program *program,
                              const char *const *names, cl_kernel *kernels, int n, mlff_error *err);
+/* Releases what cl_build_kernels made. */
+void cl_release_kernels(cl_program *program, cl_kernel *kernels, int n);
 /* Work-items per group for a one-dimensional kernel: 64, or `most`, or
  * fewer where the kernel's registers allow fewer on this device. */
 size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);

@@ -435,3 +435,15 @@ mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl
     }
     return s;
 }
+
+void cl_release_kernels(cl_program *program, cl_kernel *kernels, int n)
+{
+    for (int k = 0; k < n; k++) {
+        if (kernels[k])
+            clReleaseKernel(kernels[k]);
+        kernels[k] = NULL;
+    }
+    if (*program)
+        clReleaseProgram(*program);
+    *program = NULL;
+}

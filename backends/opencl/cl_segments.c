@@ -158,13 +158,8 @@ void cl_segments_free(mlff_backend *be)
 {
     mlff_segments_free_all(&be->segments);
     cl_sort_scratch *x = &be->sort;
-    for (int form = 0; form < 2; form++) {
-        for (int k = 0; k < MLFF_SORT_KERNELS; k++)
-            if (x->kernels[form][k])
-                clReleaseKernel(x->kernels[form][k]);
-        if (x->program[form])
-            clReleaseProgram(x->program[form]);
-    }
+    for (int form = 0; form < 2; form++)
+        cl_release_kernels(&x->program[form], x->kernels[form], MLFF_SORT_KERNELS);
     for (int k = 0; k < MLFF_SORT_SCRATCH; k++)
         cl_region_free(be, &x->scratch[k]);
     cl_region_free(be, &x->flag);
