@@ -168,9 +168,9 @@ mlff_status cl_region_reserve(mlff_backend *be, cl_region *r, size_t need, const
 {
     if (need <= r->bytes)
         return MLFF_OK;
-    const size_t grown = r->bytes + r->bytes / 2;
+    const size_t bytes = mlff_grown_capacity_within(r->bytes, need, be->max_alloc);
     cl_region_free(be, r);
-    return cl_region_alloc(be, r, need > grown ? need : grown, what, err);
+    return cl_region_alloc(be, r, bytes, what, err);
 }
 
 mlff_status cl_region_buffer(mlff_backend *be, cl_region *r, cl_mem *out, mlff_error *err)

@@ -232,7 +232,8 @@ void cl_arena_free(mlff_backend *be);
 /* A region of `bytes` (in the arena where it fits); `what` names it in errors. */
 mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const char *what, mlff_error *err);
 void cl_region_free(mlff_backend *be, cl_region *r);
-/* r holding `need` bytes at least: made again, 1.5x, when it holds fewer (its contents lost). */
+/* r holding `need` bytes at least: made again when it holds fewer (its
+ * contents lost), with the headroom of mlff_grown_capacity_within. */
 mlff_status cl_region_reserve(mlff_backend *be, cl_region *r, size_t need, const char *what, mlff_error *err);
 /* The buffer r lies in and where, for transfers and CLBlast. */
 static inline cl_mem cl_region_mem(const mlff_backend *be, const cl_region *r)

@@ -120,7 +120,8 @@ static mlff_status enqueue_gemm(mlff_backend *be, cl_node_programs *programs, in
     add(&sums, &be->split_sums);
     if (epi)
         add(&sums, region_of(&n->epilogue_input));
-    const int arena = cl_regions_in_arena(be, a.regions, a.n) && cl_regions_in_arena(be, sums.regions, sums.n);
+    const int arena =
+        cl_regions_in_arena(be, a.regions, a.n) && (splits == 1 || cl_regions_in_arena(be, sums.regions, sums.n));
     if (s != MLFF_OK || (s = program(be, programs, arena, &prep, err)) != MLFF_OK)
         return s;
     cl_kernel kernel = tiled ? prep->tiled[k] : prep->kernels[k];
