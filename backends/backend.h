@@ -229,15 +229,12 @@ typedef struct mlff_backend_iface {
 
     mlff_status (*buffer_alloc)(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err);
     void (*buffer_free)(mlff_backend *be, void *buffer);
+    /* src may change once it returned; the device may take the data later,
+     * before anything enqueued after it. */
     mlff_status (*buffer_write)(mlff_backend *be, void *buffer, size_t offset, const void *src,
                                 size_t bytes, mlff_error *err);
     mlff_status (*buffer_read)(mlff_backend *be, const void *buffer, size_t offset, void *dst,
                                size_t bytes, mlff_error *err);
-    /* As buffer_write, but it may return before src was read: src stays
-     * untouched until a later buffer_read or finish returned (or compute,
-     * where there is no finish). May be NULL. */
-    mlff_status (*buffer_write_async)(mlff_backend *be, void *buffer, size_t offset, const void *src,
-                                      size_t bytes, mlff_error *err);
     /* As buffer_read, but it may return before dst was written: dst holds
      * the data once `finish` returned, and stays untouched until then (so
      * that one evaluation's results wait for the device once: each wait

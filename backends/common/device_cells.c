@@ -265,24 +265,6 @@ static mlff_status write(mlff_device_cells *c, mlff_cell_buffer k, size_t offset
     return bytes ? c->iface->buffer_write(c->be, c->buffers[k], offset, src, bytes, err) : MLFF_OK;
 }
 
-/* src stays untouched until the next read (or the graph) returned: the
- * host copies of this struct, which only the next call changes. */
-static mlff_status write_buffer_async(mlff_device_cells *c, void *buffer, size_t offset, const void *src,
-                                      size_t bytes, mlff_error *err)
-{
-    if (!bytes)
-        return MLFF_OK;
-    if (!c->iface->buffer_write_async)
-        return c->iface->buffer_write(c->be, buffer, offset, src, bytes, err);
-    return c->iface->buffer_write_async(c->be, buffer, offset, src, bytes, err);
-}
-
-static mlff_status write_async(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, const void *src, size_t bytes,
-                               mlff_error *err)
-{
-    return write_buffer_async(c, c->buffers[k], offset, src, bytes, err);
-}
-
 static mlff_status read(mlff_device_cells *c, mlff_cell_buffer k, size_t offset, void *dst, size_t bytes,
                         mlff_error *err)
 {
@@ -481,10 +463,10 @@ static mlff_status place_on_host(mlff_device_cells *c, mlff_error *err)
 static mlff_status upload_placement(mlff_device_cells *c, mlff_error *err)
 {
     const int64_t n = c->n_atoms;
-    mlff_status s = write_async(c, MLFF_CELL_BUF_ATOM_BINS, 0, c->place, (size_t)n * 16, err);
+    mlff_status s = write(c, MLFF_CELL_BUF_ATOM_BINS, 0, c->place, (size_t)n * 16, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_SLOT_SHIFTS, 0, c->place + 4 * n, (size_t)n * 16, err);
-    return s == MLFF_OK ? write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)c->n_bins * 4, err) : s;
+        s = write(c, MLFF_CELL_BUF_SLOT_SHIFTS, 0, c->place + 4 * n, (size_t)n * 16, err);
+    return s == MLFF_OK ? write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)c->n_bins * 4, err) : s;
 }
 
 /* Step 4 on the host for a placed batch: each list's pairs counted into
@@ -580,7 +562,7 @@ static mlff_status list_on_host(mlff_device_cells *c, const mlff_device_lists *l
         const size_t bytes = (size_t)(written[k + 1] - written[k]) * 4;
         if (bytes) {
             ((mlff_index_shadow *)buffers[k])->keep = 1;
-            s = write_buffer_async(c, buffers[k], 0, written[k], bytes, err);
+            s = c->iface->buffer_write(c->be, buffers[k], 0, written[k], bytes, err);
         }
     }
     return s;
@@ -645,16 +627,16 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     if (c->placed)
         s = upload_placement(c, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
+        s = write(c, MLFF_CELL_BUF_PARAMS, 0, c->params, sizeof c->params, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_POSITIONS, 0, c->positions, (size_t)n * 16, err);
+        s = write(c, MLFF_CELL_BUF_POSITIONS, 0, c->positions, (size_t)n * 16, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
+        s = write(c, MLFF_CELL_BUF_SYSTEM_REALS, 0, c->sys_reals, (size_t)S * SYS_REALS * 4, err);
     if (s == MLFF_OK)
-        s = write_async(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
+        s = write(c, MLFF_CELL_BUF_SYSTEM_INTS, 0, c->sys_ints, (size_t)S * SYS_INTS * 4, err);
     if (s != MLFF_OK || c->placed)
         return s;
-    s = write_async(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
+    s = write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
     if (s == MLFF_OK && n <= SORT_IN_ONE_GROUP)
         return run(c, MLFF_CELL_SORT, 1, err);
     if (s == MLFF_OK)
@@ -821,7 +803,7 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         memset(c->counts + (l + 1) * stride, 0, (size_t)stride * sizeof *c->counts);
     const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
     if (!c->listed) /* for cell_pairs */
-        s = write_async(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride,
+        s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride,
                         (size_t)(columns * stride) * 4, err);
     if (s == MLFF_OK)
         *usable = 1;

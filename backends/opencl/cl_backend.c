@@ -100,7 +100,7 @@ static void cl_close(mlff_backend *be)
     cl_cells_free(be);
     cl_gemm_free(be);
     cl_segments_free(be);
-    cl_readback_free(be);
+    cl_pinned_free(be);
     cl_arena_free(be);
     if (be->queue)
         clReleaseCommandQueue(be->queue);
@@ -165,35 +165,23 @@ static void cl_buffer_free(mlff_backend *be, void *buffer)
     free(b);
 }
 
-static mlff_status write_buffer(mlff_backend *be, void *buffer, size_t offset, const void *src, size_t bytes,
-                                cl_bool blocking, mlff_error *err)
+/* Through pinned memory (cl_pinned.c): it does not wait for the device. */
+static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
+                                   size_t bytes, mlff_error *err)
 {
     cl_buffer *b = buffer;
     /* An index rewritten with the same contents (a neighbour list kept
      * through the skin) costs neither a transfer nor a new sort. */
     if (!mlff_index_shadow_write(&b->host, offset, src, bytes))
         return MLFF_OK;
-    cl_int rc = clEnqueueWriteBuffer(be->queue, cl_region_mem(be, &b->region), blocking,
-                                     cl_region_offset(&b->region) + offset, bytes, src, 0, NULL, NULL);
-    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
-}
-
-static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset, const void *src,
-                                   size_t bytes, mlff_error *err)
-{
-    return write_buffer(be, buffer, offset, src, bytes, CL_TRUE, err);
-}
-
-static mlff_status cl_buffer_write_async(mlff_backend *be, void *buffer, size_t offset, const void *src,
-                                         size_t bytes, mlff_error *err)
-{
-    return write_buffer(be, buffer, offset, src, bytes, CL_FALSE, err);
+    return cl_pinned_write(be, cl_region_mem(be, &b->region), cl_region_offset(&b->region) + offset, src, bytes,
+                           err);
 }
 
 /* After a wait: the reads under way have arrived, and the sorts' flag with them. */
 static mlff_status settle(mlff_backend *be, mlff_error *err)
 {
-    cl_readback_settle(be);
+    cl_pinned_settle(be);
     return cl_segments_check(be, err);
 }
 
@@ -211,7 +199,7 @@ static mlff_status cl_buffer_read_async(mlff_backend *be, const void *buffer, si
                                         size_t bytes, mlff_error *err)
 {
     const cl_region *r = &((const cl_buffer *)buffer)->region;
-    return cl_readback_enqueue(be, cl_region_mem(be, r), cl_region_offset(r) + offset, dst, bytes, err);
+    return cl_pinned_read(be, cl_region_mem(be, r), cl_region_offset(r) + offset, dst, bytes, err);
 }
 
 static mlff_status cl_finish(mlff_backend *be, mlff_error *err)
@@ -272,7 +260,6 @@ const mlff_backend_iface mlff_backend_opencl = {
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,
     .buffer_write = cl_buffer_write,
-    .buffer_write_async = cl_buffer_write_async,
     .buffer_read = cl_buffer_read,
     .buffer_read_async = cl_buffer_read_async,
     .finish = cl_finish,

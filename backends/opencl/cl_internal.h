@@ -114,21 +114,21 @@ typedef enum cl_gemm_path {
 } cl_gemm_path;
 #define CL_GEMM_OWN_BELOW_ROWS 2048
 
-/* Reads under way into pinned host memory (cl_readback.c); an evaluation
- * asks for five at most (results, sort flag, lists' check), and one more
- * than this waits for those before it. */
-#define CL_READBACK_READS 8
+/* Transfers under way through pinned host memory (cl_pinned.c); an
+ * evaluation asks for five reads at most (results, sort flag, lists'
+ * check), and one more than this waits for those before it. */
+#define CL_PINNED_READS 8
 typedef struct cl_pending_read {
     void *dst;
     size_t offset, bytes; /* where in the pinned buffer */
 } cl_pending_read;
-typedef struct cl_readback {
+typedef struct cl_pinned {
     cl_mem buffer;
     void *host; /* mapped */
-    size_t capacity, used;
-    cl_pending_read reads[CL_READBACK_READS];
+    size_t capacity, used; /* used: by transfers that may be under way */
+    cl_pending_read reads[CL_PINNED_READS];
     int n_reads;
-} cl_readback;
+} cl_pinned;
 
 struct mlff_backend {
     cl_platform_id platform;
@@ -160,7 +160,7 @@ struct mlff_backend {
     size_t scratch_size;
     mlff_segment_cache segments;
     cl_sort_scratch sort;
-    cl_readback readback;
+    cl_pinned pinned;
     cl_program cell_program[2]; /* shaders/opencl/cell_lists.cl, built at first use; [1]: the arena form */
     cl_kernel cell_kernels[2][MLFF_CELL_KERNELS];
     cl_program transpose_program; /* shaders/opencl/transpose.cl, built at first use */
@@ -217,13 +217,14 @@ size_t cl_group_size_within(const mlff_backend *be, cl_kernel kernel, size_t mos
 /* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
-/* cl_readback.c: a read of bytes at offset of mem that arrives in dst
- * once the queue finished and cl_readback_settle ran (which every wait of
- * the backend calls). */
-mlff_status cl_readback_enqueue(mlff_backend *be, cl_mem mem, size_t offset, void *dst, size_t bytes,
-                                mlff_error *err);
-void cl_readback_settle(mlff_backend *be);
-void cl_readback_free(mlff_backend *be);
+/* cl_pinned.c: a read of bytes at offset of mem that arrives in dst once
+ * the queue finished and cl_pinned_settle ran (which every wait of the
+ * backend calls); a write of src's bytes, which src need not outlive. */
+mlff_status cl_pinned_read(mlff_backend *be, cl_mem mem, size_t offset, void *dst, size_t bytes, mlff_error *err);
+mlff_status cl_pinned_write(mlff_backend *be, cl_mem mem, size_t offset, const void *src, size_t bytes,
+                            mlff_error *err);
+void cl_pinned_settle(mlff_backend *be);
+void cl_pinned_free(mlff_backend *be);
 
 /* cl_arena.c: the arena (MLFF_OPENCL_ARENA: enabled, and the largest region
  * it takes, 0 for its default), and regions of device memory. */

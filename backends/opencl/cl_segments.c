@@ -134,7 +134,7 @@ mlff_status cl_segments_read_flag(mlff_backend *be, uint64_t sorts_before, mlff_
     cl_sort_scratch *x = &be->sort;
     if (!be->segments.on_device || be->segments.sorts == sorts_before)
         return MLFF_OK;
-    mlff_status s = cl_readback_enqueue(be, cl_region_mem(be, &x->flag), cl_region_offset(&x->flag), &x->flag_read,
+    mlff_status s = cl_pinned_read(be, cl_region_mem(be, &x->flag), cl_region_offset(&x->flag), &x->flag_read,
                                         sizeof x->flag_read, err);
     x->flag_pending = s == MLFF_OK;
     return s;
