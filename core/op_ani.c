@@ -28,7 +28,7 @@ int mlff_op_ani_radial(mlff_graph *g, int vec, int pairs, int species, int shift
 OP_VJP(mlff_vjp_ani_radial)
 {
     mlff_graph_node n = op_node(g, node);
-    /* The radial features' block of the AEV's gradient is read in place. */
+    /* The first block of a wider gradient (a concatenation's) is read in place. */
     const mlff_graph_node *slice = mlff_graph_producer(g, gy);
     if (slice && slice->op == MLFF_OP_SLICE_COLS && slice->attrs.i[0] == 0)
         gy = slice->inputs[0];
@@ -37,36 +37,59 @@ OP_VJP(mlff_vjp_ani_radial)
                             n.inputs[0], 3);
 }
 
-int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int species,
-                        int shift_theta, int shift_r, double zeta, double eta, double rc,
-                        int64_t n_species, int head)
+static int angular_inputs_valid(mlff_graph *g, const int in[6])
 {
-    int in[7] = {vec, pairs, triples, species, shift_theta, shift_r, head};
-    const int n_in = head >= 0 ? 7 : 6;
+    const mlff_graph_tensor *v = op_tensor(g, in[0]);
+    return v->cols == 3 && op_tensor(g, in[1])->cols == 2 && mlff_graph_same_rows(g, in[0], in[1]) &&
+           op_tensor(g, in[2])->cols == 2 && op_tensor(g, in[2])->dtype == MLFF_DTYPE_I32 &&
+           op_tensor(g, in[3])->dtype == MLFF_DTYPE_I32 && is_real_column(g, in[4], v->dtype) &&
+           is_real_column(g, in[5], v->dtype) && op_tensor(g, in[4])->rows <= MLFF_ANI_MAX_SHIFTS &&
+           op_tensor(g, in[5])->rows <= MLFF_ANI_MAX_SHIFTS;
+}
+
+/* n_in 6, or 9 with the radial features' inputs (core/ops.h). */
+static int angular_node(mlff_graph *g, const int *in, int n_in, const mlff_op_attrs *a)
+{
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *v = op_tensor(g, vec);
-    int ok = v->cols == 3 && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs) &&
-             op_tensor(g, triples)->cols == 2 && op_tensor(g, triples)->dtype == MLFF_DTYPE_I32 &&
-             op_tensor(g, species)->dtype == MLFF_DTYPE_I32 &&
-             is_real_column(g, shift_theta, v->dtype) && is_real_column(g, shift_r, v->dtype) &&
-             op_tensor(g, shift_theta)->rows <= MLFF_ANI_MAX_SHIFTS &&
-             op_tensor(g, shift_r)->rows <= MLFF_ANI_MAX_SHIFTS && n_species > 0 &&
-             rc > 0.0;
-    if (head >= 0)
-        ok = ok && op_tensor(g, head)->dtype == v->dtype && op_tensor(g, head)->cols >= 1 &&
-             mlff_graph_same_rows(g, head, species);
+    const int64_t n_species = a->i[0];
+    int ok = angular_inputs_valid(g, in) && n_species > 0 && a->f[2] > 0.0;
+    int64_t radial_cols = 0;
+    if (mlff_angular_has_radial(n_in)) {
+        const mlff_graph_tensor *v = op_tensor(g, in[6]);
+        ok = ok && v->cols == 3 && v->dtype == op_tensor(g, in[0])->dtype && op_tensor(g, in[7])->cols == 2 &&
+             mlff_graph_same_rows(g, in[6], in[7]) && is_real_column(g, in[8], v->dtype) &&
+             op_tensor(g, in[8])->rows <= MLFF_ANI_MAX_SHIFTS && a->f[4] > 0.0;
+        radial_cols = n_species * op_tensor(g, in[8])->rows;
+    }
     if (!op_require(g, ok, MLFF_OP_ANI_ANGULAR, "bad inputs"))
         return -1;
-    const int64_t n_species_pairs = n_species * (n_species + 1) / 2;
-    if (!op_require(g, n_species_pairs * op_tensor(g, shift_r)->rows * op_tensor(g, shift_theta)->rows <=
-                           MLFF_ANI_MAX_FEATURES,
-                    MLFF_OP_ANI_ANGULAR, "too many features"))
+    const int64_t angular_cols =
+        n_species * (n_species + 1) / 2 * op_tensor(g, in[5])->rows * op_tensor(g, in[4])->rows;
+    if (!op_require(g, radial_cols + angular_cols <= MLFF_ANI_MAX_FEATURES, MLFF_OP_ANI_ANGULAR,
+                    "too many features"))
         return -1;
-    mlff_op_attrs a = {.f = {zeta, eta, rc}, .i = {n_species}};
-    return op_node_like(g, MLFF_OP_ANI_ANGULAR, in, n_in, &a, v->dtype, species,
-                        (head >= 0 ? op_tensor(g, head)->cols : 0) +
-                            n_species_pairs * op_tensor(g, shift_r)->rows * op_tensor(g, shift_theta)->rows);
+    return op_node_like(g, MLFF_OP_ANI_ANGULAR, in, n_in, a, op_tensor(g, in[0])->dtype, in[3],
+                        radial_cols + angular_cols);
+}
+
+int mlff_op_ani_angular(mlff_graph *g, int vec, int pairs, int triples, int species,
+                        int shift_theta, int shift_r, double zeta, double eta, double rc,
+                        int64_t n_species)
+{
+    const int in[6] = {vec, pairs, triples, species, shift_theta, shift_r};
+    const mlff_op_attrs a = {.f = {zeta, eta, rc}, .i = {n_species}};
+    return angular_node(g, in, 6, &a);
+}
+
+int mlff_op_ani_aev(mlff_graph *g, const mlff_ani_radial_inputs *radial, int vec, int pairs, int triples,
+                    int species, int shift_theta, int shift_r, double zeta, double eta, double rc,
+                    int64_t n_species)
+{
+    const int in[9] = {vec, pairs, triples, species, shift_theta, shift_r, radial->vec, radial->pairs,
+                       radial->shifts};
+    const mlff_op_attrs a = {.f = {zeta, eta, rc, radial->eta, radial->rc}, .i = {n_species}};
+    return angular_node(g, in, 9, &a);
 }
 
 OP_VJP(mlff_vjp_ani_angular)
@@ -77,8 +100,13 @@ OP_VJP(mlff_vjp_ani_angular)
     a.i[1] = mlff_graph_pair_triples_of(g, n.inputs[2], n.inputs[1]);
     grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &a, op_tensor(g, gy)->dtype,
                             n.inputs[0], 3);
-    if (n.n_inputs > 6)
-        grads[6] = mlff_op_slice_cols(g, gy, 0, op_tensor(g, n.inputs[6])->cols);
+    if (mlff_angular_has_radial(n.n_inputs)) {
+        /* The radial features' block, the first of gy, read in place. */
+        const int radial[5] = {gy, n.inputs[6], n.inputs[7], n.inputs[3], n.inputs[8]};
+        const mlff_op_attrs r = {.f = {n.attrs.f[3], n.attrs.f[4]}, .i = {n.attrs.i[0]}};
+        grads[6] = op_node_like(g, MLFF_OP_ANI_RADIAL_VJP, radial, 5, &r, op_tensor(g, gy)->dtype,
+                                n.inputs[6], 3);
+    }
 }
 
 int mlff_op_pair_triples(mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows)

@@ -17,7 +17,8 @@
 
 #include "dtype.h"
 
-#define MLFF_MAX_OP_INPUTS 8
+/* The most inputs of a node (ANI_ANGULAR with the radial features). */
+#define MLFF_MAX_OP_INPUTS 9
 
 /* The ANI ops take at most this many shifts per array (kernels keep per-shift
  * tables on the stack). */
@@ -25,8 +26,10 @@
 /* ... and produce at most this many features per atom (kernels sum rows on the stack). */
 #define MLFF_ANI_MAX_FEATURES 8192
 
-/* CELU_MLP: its layers (its inputs: x and each layer's W and b) and their widths. */
-#define MLFF_MLP_MAX_LAYERS ((MLFF_MAX_OP_INPUTS - 1) / 2)
+/* CELU_MLP: its layers (its inputs: x, each layer's W and b, and the starts
+ * of stacks) and their widths. */
+#define MLFF_MLP_MAX_LAYERS 3
+_Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's inputs");
 #define MLFF_MLP_MAX_WIDTH 1024
 
 /* X(ENUM, "name") in a fixed order: op ids are stable within a version. */
@@ -104,9 +107,11 @@
      * features' gradient is g's first S*R columns (g may be the whole AEV's). */                 \
     X(ANI_RADIAL_VJP, "ani_radial_vjp")                                                           \
     /* ANI angular AEV. inputs (vec [P, 3], pairs [P, 2], triples [T, 2], species [A, 1],         \
-     * shift_theta [Z, 1], shift_r [Ra, 1][, head [A, H]]); f[0] = zeta, f[1] = eta, f[2] = rc,   \
-     * i[0] = S species. out [A, H + S(S+1)/2 * Ra * Z] = [head | angular] (H = 0 without head;   \
-     * with the radial features as head, the AEV without a concatenation). Triple (a, b) has    \
+     * shift_theta [Z, 1], shift_r [Ra, 1][, radial_vec [Pr, 3], radial_pairs [Pr, 2],            \
+     * radial_shifts [R, 1]]); f[0] = zeta, f[1] = eta, f[2] = rc, i[0] = S species.              \
+     * out [A, H + S(S+1)/2 * Ra * Z] = [radial | angular]: with the radial inputs (f[3] = their  \
+     * eta, f[4] = their rc) the first H = S*R columns are ani_radial of them, the whole AEV in   \
+     * one launch; without, H = 0. Triple (a, b) has                                              \
      * center i, neighbours j = pairs[a, 1], k = pairs[b, 1]; with d_a, d_b,                      \
      * cos = va.vb / (d_a d_b), theta = acos(0.95 cos), slot p of the unordered species pair     \
      * (upper-triangle order), angular[i, (p*Ra + s)*Z + z] +=                                    \
@@ -163,7 +168,7 @@ typedef enum mlff_op {
 } mlff_op;
 
 typedef struct mlff_op_attrs {
-    double f[4];
+    double f[5];
     int64_t i[4];
 } mlff_op_attrs;
 
@@ -186,6 +191,12 @@ static inline int mlff_mlp_layers(mlff_op op, int n_inputs, const mlff_op_attrs 
 {
     n_inputs -= mlff_op_stacks(a) > 1; /* the starts */
     return op == MLFF_OP_CELU_MLP_VJP ? n_inputs - 2 : (n_inputs - 1) / 2;
+}
+
+/* Whether an ANI_ANGULAR node of n_inputs inputs makes the radial features too. */
+static inline int mlff_angular_has_radial(int n_inputs)
+{
+    return n_inputs == 9;
 }
 
 struct mlff_graph;
@@ -252,10 +263,18 @@ int mlff_op_cosine_cutoff(struct mlff_graph *g, int d, double rc);
 int mlff_op_cosine_cutoff_vjp(struct mlff_graph *g, int gy, int d, double rc);
 int mlff_op_ani_radial(struct mlff_graph *g, int vec, int pairs, int species, int shifts,
                        double eta, double rc, int64_t n_species);
-/* head: -1, or a tensor [atoms, H] that goes in front of the angular features. */
 int mlff_op_ani_angular(struct mlff_graph *g, int vec, int pairs, int triples, int species,
                         int shift_theta, int shift_r, double zeta, double eta, double rc,
-                        int64_t n_species, int head);
+                        int64_t n_species);
+/* The radial features' part of an AEV: ani_radial's inputs but the species. */
+typedef struct mlff_ani_radial_inputs {
+    int vec, pairs, shifts;
+    double eta, rc;
+} mlff_ani_radial_inputs;
+/* The AEV, [radial | angular], as one ANI_ANGULAR node (core/ops.h). */
+int mlff_op_ani_aev(struct mlff_graph *g, const mlff_ani_radial_inputs *radial, int vec, int pairs, int triples,
+                    int species, int shift_theta, int shift_r, double zeta, double eta, double rc,
+                    int64_t n_species);
 int mlff_op_pair_triples(struct mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows);
 
 #endif

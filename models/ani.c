@@ -144,17 +144,16 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     int self = mlff_op_scatter_add_few_rows(g, sae_atoms, system, MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64);
 
     int pairs_r = mlff_graph_input_pairs(g, rcr);
-    int vec_r = mlff_graph_pair_vectors(g, pos, pairs_r);
     int shift_r = column_param(g, src, "aev.radial.shift");
-    int radial = mlff_op_ani_radial(g, vec_r, pairs_r, species, shift_r, eta_r, rcr, n);
+    const mlff_ani_radial_inputs radial = {mlff_graph_pair_vectors(g, pos, pairs_r), pairs_r, shift_r, eta_r, rcr};
 
     int pairs_a = mlff_graph_input_pairs(g, rca);
     int vec_a = mlff_graph_pair_vectors(g, pos, pairs_a);
     int shift_theta = column_param(g, src, "aev.angular.shift_theta");
     int shift_a = column_param(g, src, "aev.angular.shift_r");
-    /* The angular features written behind the radial ones: the AEV. */
-    int aev = mlff_op_ani_angular(g, vec_a, pairs_a, mlff_graph_triples(g, pairs_a), species, shift_theta,
-                                  shift_a, zeta, eta_a, rca, n, radial);
+    /* The radial and angular features in one node: one launch. */
+    int aev = mlff_op_ani_aev(g, &radial, vec_a, pairs_a, mlff_graph_triples(g, pairs_a), species, shift_theta,
+                              shift_a, zeta, eta_a, rca, n);
     if (err->status != MLFF_OK)
         return err->status;
     mlff_graph_set_name(g, aev, "aev");

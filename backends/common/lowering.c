@@ -14,8 +14,10 @@ int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs
 {
     if (op == MLFF_OP_PAIR_VECTORS_VJP)
         return n_inputs / 2;
+    if (op == MLFF_OP_ANI_ANGULAR)
+        return mlff_angular_has_radial(n_inputs) ? 2 : 1;
     return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL ||
-           op == MLFF_OP_ANI_ANGULAR || (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]);
+           (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]);
 }
 
 int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs)
@@ -154,6 +156,7 @@ void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
     case MLFF_OP_ANI_ANGULAR:
         s->fixed[0] = n->inputs[4].rows;
         s->fixed[1] = n->inputs[5].rows;
+        s->fixed[2] = mlff_angular_has_radial(n->n_inputs) ? n->inputs[8].rows : 0;
         break;
     case MLFF_OP_ANI_ANGULAR_VJP:
         s->fixed[0] = n->inputs[5].rows;
@@ -193,9 +196,9 @@ void mlff_text_put(mlff_text *t, const char *fmt, ...)
 }
 
 const char *const mlff_constant_names[] = {
-    "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
-    "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "F0", "F1", "F2", "F3", "I0", "I1", "I2",
-    "I3", "N_SHIFTS", "N_Z", "N_RA", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
+    "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
+    "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "IN8_COLS", "F0", "F1", "F2", "F3", "F4", "I0",
+    "I1", "I2", "I3", "N_SHIFTS", "N_Z", "N_RA", "RADIAL_SPLIT", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
     "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3",
     "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1",
     "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4",
@@ -483,11 +486,21 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
  * (ANGULAR_SUMS_LOCAL; else each item keeps its own in private memory).
  * Both together stay within 16 KiB, the least shared memory Vulkan allows. */
 #define MLFF_ANGULAR_LOCAL_BYTES 8192
+/* With the radial features (N_SHIFTS), RADIAL_SPLIT items share each radial
+ * shift, each over a part of the atom's pairs; their partial sums (one per
+ * neighbour species) take at most this much of the triples' local memory. */
+#define MLFF_ANGULAR_RADIAL_BYTES 2048
+_Static_assert(MLFF_ANI_MAX_SHIFTS <= MLFF_ANGULAR_LANES, "an item for each radial shift");
 static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
 {
     const int64_t real = s->out_dtype == MLFF_DTYPE_F64 ? 8 : 4, n_z = s->fixed[0], n_ra = s->fixed[1];
-    const int64_t slots = s->attrs.i[0] * (s->attrs.i[0] + 1) / 2;
-    int64_t chunk = MLFF_ANGULAR_LOCAL_BYTES / ((n_z + n_ra) * real + 4);
+    const int64_t slots = s->attrs.i[0] * (s->attrs.i[0] + 1) / 2, n_shifts = s->fixed[2];
+    int64_t split = n_shifts ? MLFF_ANGULAR_LANES / n_shifts : 1;
+    while (split > 1 && split * n_shifts * s->attrs.i[0] * real > MLFF_ANGULAR_RADIAL_BYTES)
+        split--;
+    const int64_t radial_bytes = split > 1 ? split * n_shifts * s->attrs.i[0] * real : 0;
+    mlff_text_put(t, "#define RADIAL_SPLIT %lld\n", (long long)split);
+    int64_t chunk = (MLFF_ANGULAR_LOCAL_BYTES - radial_bytes) / ((n_z + n_ra) * real + 4);
     chunk = chunk > MLFF_ANGULAR_LANES ? MLFF_ANGULAR_LANES : chunk < 1 ? 1 : chunk;
     mlff_text_put(t, "#define ANGULAR_CHUNK %lld\n#define ANGULAR_SUMS_LOCAL %d\n", (long long)chunk,
                   slots * n_z * n_ra * real <= MLFF_ANGULAR_LOCAL_BYTES);
@@ -501,11 +514,12 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
     mlff_text_put(t, "#define OUT_COLS %lld\n", (long long)s->out_cols);
     for (int k = 0; k < s->n_inputs; k++)
         mlff_text_put(t, "#define IN%d_COLS %lld\n", k, (long long)s->in_cols[k]);
-    static const char *const f_names[] = {"F0", "F1", "F2", "F3"};
-    for (int k = 0; k < 4; k++) {
+    static const char *const f_names[] = {"F0", "F1", "F2", "F3", "F4"};
+    _Static_assert(sizeof f_names / sizeof *f_names == sizeof s->attrs.f / sizeof *s->attrs.f, "F0...");
+    for (int k = 0; k < 5; k++)
         put_real(t, f_names[k], s->attrs.f[k], dialect, fp64);
+    for (int k = 0; k < 4; k++)
         mlff_text_put(t, "#define I%d (%lld)\n", k, (long long)s->attrs.i[k]);
-    }
     if (mlff_op_is_gemm((mlff_op)s->op)) {
         const int vjp = s->op == MLFF_OP_LINEAR_VJP;
         const long long groups = s->attrs.i[0], w_rows = s->fixed[0], w_cols = s->in_cols[1];
@@ -532,6 +546,8 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
     }
     if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
+    if (s->op == MLFF_OP_ANI_ANGULAR && s->fixed[2])
+        mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[2]);
     if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
     const int lanes = mlff_op_group_lanes((mlff_op)s->op, &s->attrs);

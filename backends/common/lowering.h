@@ -20,7 +20,7 @@ typedef struct mlff_node_sig {
     int32_t variant; /* a backend's second kernel for the same node (OpenCL: after CLBlast) */
     int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
     int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
-    int64_t fixed[2]; /* row counts of parameters the kernel specialises on */
+    int64_t fixed[3]; /* row counts of parameters the kernel specialises on */
     /* A GEMM's views (mlff_exec_tensor.ld, col) of A (in0), the output and
      * the epilogue's input, as A_LD, A_COL, C_LD, C_COL, EPI_LD, EPI_COL. */
     int64_t a_ld, a_col, c_ld, c_col, epi_ld, epi_col;
@@ -52,12 +52,14 @@ int64_t mlff_node_work_items(const mlff_exec_node *n);
  *   the H100's 12288-atom box's cell gradient at 2.3 ms), and every GPU
  *   allows groups that large.
  * - ANI_ANGULAR gives each atom a group of MLFF_ANGULAR_LANES items, which
- *   share the factors of its triples in local memory (ani_angular.cl). */
+ *   share the factors of its triples in local memory (ani_angular.cl), and
+ *   split its radial features' sums between them. */
 #define MLFF_REDUCE_LANES 256
 #define MLFF_ANGULAR_LANES 64
 int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs);
 /* How many indices (segments.h) a node sums many entries into one row
- * through: 0, 1, or 2 (a pair_vectors_vjp of two lists). */
+ * through: 0, 1, or 2 (a pair_vectors_vjp of two lists; an ani_angular's
+ * triples and, with the radial features, its radial pairs). */
 int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs);
 
 /* Sums in lanes. ANI_RADIAL, ANI_ANGULAR_VJP, PAIR_VECTORS_VJP and

@@ -38,9 +38,9 @@ static int spec_for(const mlff_exec_node *n, int part, segment_spec *s)
     case MLFF_OP_ANI_RADIAL: /* pairs by center */
         keys = 1;
         break;
-    case MLFF_OP_ANI_ANGULAR: /* triples by the center of their first pair */
-        keys = 2;
-        map = 1;
+    case MLFF_OP_ANI_ANGULAR: /* triples by the center of their first pair; the radial pairs by center */
+        keys = part ? 7 : 2;
+        map = part ? -1 : 1;
         break;
     case MLFF_OP_ANI_ANGULAR_VJP: /* both pairs of every triple, entry 2t + side */
         if (n->attrs.i[1])

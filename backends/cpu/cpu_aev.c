@@ -57,7 +57,7 @@ static inline int block_size(int64_t first, int64_t last)
 TARGETS static void radial_atoms(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     const cpu_csr by_center = *(const cpu_csr *)extra;
-    const int64_t cols = n->output.cols, n_r = n->inputs[3].rows;
+    const int64_t cols = n->output.cols, ld = cpu_row_stride(&n->output), n_r = n->inputs[3].rows;
     const float eta = (float)n->attrs.f[0], rc = (float)n->attrs.f[1];
     const float *vec = IN(0), *shift = IN(3);
     const int32_t *ij = IDX(1), *species = IDX(2);
@@ -88,7 +88,7 @@ TARGETS static void radial_atoms(const mlff_exec_node *n, void *extra, int64_t b
             }
         }
         for (int64_t c = 0; c < cols; c++)
-            y[i * cols + c] = (float)row[c];
+            y[i * ld + c] = (float)row[c];
     }
 }
 
@@ -219,8 +219,6 @@ TARGETS static void angular_atoms(const mlff_exec_node *n, void *extra, int64_t 
     float A[MLFF_ANI_MAX_SHIFTS][BLOCK], B[MLFF_ANI_MAX_SHIFTS][BLOCK];
     double row[MLFF_ANI_MAX_FEATURES]; /* the atom's sums */
     for (int64_t i = begin; i < end; i++) {
-        if (head)
-            memcpy(y + i * out_cols, (const float *)n->inputs[6].buffer + i * head, (size_t)head * sizeof *y);
         memset(row, 0, (size_t)cols * sizeof *row);
         const int64_t last = job->by_center.offsets[i + 1];
         for (int64_t q0 = job->by_center.offsets[i]; q0 < last; q0 += BLOCK) {
@@ -319,6 +317,12 @@ mlff_status cpu_ani_radial_vjp_f32(mlff_backend *be, const mlff_exec_node *n, ml
 
 mlff_status cpu_ani_angular_f32(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)
 {
+    if (mlff_angular_has_radial(n->n_inputs)) {
+        const mlff_exec_node radial = cpu_angular_radial_part(n);
+        mlff_status s = cpu_ani_radial_f32(be, &radial, err);
+        if (s != MLFF_OK)
+            return s;
+    }
     angular_job job = {.forward = *n};
     angle_tables(&job, IN(4), n->inputs[4].rows);
     mlff_status s = cpu_triples_by_center(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,

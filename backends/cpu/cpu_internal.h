@@ -74,10 +74,32 @@ mlff_status cpu_csr_build(mlff_backend *be, const int32_t *keys, int64_t stride,
 mlff_status cpu_triples_by_center(mlff_backend *be, const int32_t *pairs, const int32_t *triples,
                                   int64_t n_triples, int64_t atoms, cpu_csr *out, mlff_error *err);
 
-/* ANI_ANGULAR: the columns of its head input in front of its features (0 without). */
+/* ANI_ANGULAR: the radial features' columns in front of the angular ones
+ * (0 without them). */
 static inline int64_t cpu_angular_head_cols(const mlff_exec_node *n)
 {
-    return n->n_inputs > 6 ? n->inputs[6].cols : 0;
+    return mlff_angular_has_radial(n->n_inputs) ? n->attrs.i[0] * n->inputs[8].rows : 0;
+}
+
+/* ANI_ANGULAR with the radial features: their part, an ANI_RADIAL node
+ * that writes the first columns of the output's rows. */
+static inline mlff_exec_node cpu_angular_radial_part(const mlff_exec_node *n)
+{
+    mlff_exec_node r = {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .output = n->output};
+    r.inputs[0] = n->inputs[6];
+    r.inputs[1] = n->inputs[7];
+    r.inputs[2] = n->inputs[3];
+    r.inputs[3] = n->inputs[8];
+    r.attrs = (mlff_op_attrs){.f = {n->attrs.f[3], n->attrs.f[4]}, .i = {n->attrs.i[0]}};
+    r.output.cols = cpu_angular_head_cols(n);
+    r.output.ld = n->output.cols;
+    return r;
+}
+
+/* Entries between rows of a tensor (a view's, or its columns). */
+static inline int64_t cpu_row_stride(const mlff_exec_tensor *t)
+{
+    return t->ld ? t->ld : t->cols;
 }
 
 /* ANI_ANGULAR_VJP: where the angular block starts in g, its last columns. */

@@ -471,13 +471,13 @@ static inline real FN(length3)(const real *v)
 RANGE(ani_radial_atoms)
 {
     const cpu_csr by_center = *(const cpu_csr *)extra;
-    const int64_t cols = n->output.cols, n_shifts = n->inputs[3].rows;
+    const int64_t cols = n->output.cols, ld = cpu_row_stride(&n->output), n_shifts = n->inputs[3].rows;
     const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
     const real *vec = IN(0), *shift = IN(3);
     const int32_t *ij = IDX(1), *species = IDX(2);
     real *y = OUT;
     for (int64_t i = begin; i < end; i++) {
-        real *row = y + i * cols;
+        real *row = y + i * ld;
         memset(row, 0, (size_t)cols * sizeof(real));
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
             const int64_t p = by_center.items[q];
@@ -578,8 +578,6 @@ RANGE(ani_angular_atoms)
     const int32_t *abc = IDX(2);
     real *y = OUT;
     for (int64_t i = begin; i < end; i++) {
-        if (head)
-            memcpy(y + i * out_cols, (const real *)n->inputs[6].buffer + i * head, (size_t)head * sizeof(real));
         real *row = y + i * out_cols + head;
         memset(row, 0, (size_t)cols * sizeof(real));
         for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
@@ -604,6 +602,12 @@ RANGE(ani_angular_atoms)
 
 KERNEL(ani_angular)
 {
+    if (mlff_angular_has_radial(n->n_inputs)) {
+        const mlff_exec_node radial = cpu_angular_radial_part(n);
+        mlff_status s = FN(ani_radial)(be, &radial, err);
+        if (s != MLFF_OK)
+            return s;
+    }
     cpu_csr by_center;
     mlff_status s = cpu_triples_by_center(be, IDX(1), IDX(2), n->inputs[2].rows, n->output.rows,
                                           &by_center, err);

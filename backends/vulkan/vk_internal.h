@@ -17,8 +17,8 @@
 extern const mlff_shader_source mlff_vulkan_shaders[];
 
 /* The descriptor layout every pipeline shares (shaders/vulkan/prelude.glsl):
- * 0 the output, 1..8 the inputs, 9 and 10 the segments, 11 the epilogue
- * input, 12 and 13 a second index's segments; the cell lists bind their
+ * 0 the output, 1..9 the inputs, 10 and 11 the segments, 12 the epilogue
+ * input, 13 and 14 a second index's segments; the cell lists bind their
  * MLFF_CELL_BUFFERS from 0 on. Each dispatch binds VK_BINDINGS of its own,
  * then its slot of the table of dispatches (VK_BIND_DISPATCH,
  * shaders/vulkan/dispatch.glsl). */

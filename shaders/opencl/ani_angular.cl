@@ -1,6 +1,7 @@
 /* inputs (vec [P, 3], pairs, triples [T, 2], species, shift_theta [N_Z, 1],
- * shift_r [N_RA, 1][, head [A, HEAD_COLS]]); F0 = zeta, F1 = eta, F2 = rc,
- * I0 = species; out = [head | features].
+ * shift_r [N_RA, 1][, radial_vec [Pr, 3], radial_pairs, radial_shifts
+ * [N_SHIFTS, 1]]); F0 = zeta, F1 = eta, F2 = rc, I0 = species, with the
+ * radial features F3 = their eta, F4 = their rc; out = [radial | angular].
  * A work-group of GROUP_LANES items per atom walks the atom's triples (the
  * segments: triples by center, in order), ANGULAR_CHUNK at a time. First
  * each item works out one triple: its species pair, its N_Z angular and
@@ -8,11 +9,14 @@
  * once per triple rather than once per feature. Then each item adds the
  * chunk's products to the features it owns (columns c = lane, lane +
  * GROUP_LANES, ... of the radial-shift-major (s, z) block), one sum per
- * unordered species pair, in triple order. */
+ * unordered species pair, in triple order.
+ * The radial features come first: RADIAL_SPLIT items a shift, each walking
+ * every RADIAL_SPLIT-th of the atom's radial pairs (seg2: pairs by center)
+ * with one sum per neighbour species, added in local memory in split order. */
 #define N_SLOTS (I0 * (I0 + 1) / 2)
 #define N_COLS (N_RA * N_Z)
 #define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
-#define HEAD_COLS (OUT_COLS - N_SLOTS * N_COLS)
+#define HEAD_COLS (OUT_COLS - N_SLOTS * N_COLS) /* the radial features' */
 #if ANGULAR_SUMS_LOCAL
 #define SUM(k, slot) sums[(slot) * N_COLS + lane + (k) * GROUP_LANES]
 #else
@@ -23,6 +27,9 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
     KTENSORS
     local TO angular[ANGULAR_CHUNK][N_Z], radial[ANGULAR_CHUNK][N_RA];
     local int slot_of[ANGULAR_CHUNK];
+#if HEAD_COLS > 0 && RADIAL_SPLIT > 1
+    local TO radial_part[RADIAL_SPLIT * N_SHIFTS * I0];
+#endif
 #if ANGULAR_SUMS_LOCAL
     local TO sums[N_SLOTS * N_COLS];
 #else
@@ -31,6 +38,45 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
     const long i = get_group_id(0);
     const int lane = (int)get_local_id(0);
     const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;
+#if HEAD_COLS > 0
+    {
+        const int r = lane % N_SHIFTS, part = lane / N_SHIFTS;
+        const TO shift = in8[r], eta_r = (TO)F3, rc_r = (TO)F4;
+        TO sum[I0];
+#pragma unroll
+        for (int s = 0; s < I0; s++)
+            sum[s] = 0;
+        const int last_pair = part < RADIAL_SPLIT ? seg2_off[i + 1] : 0;
+        for (int q = seg2_off[i] + part; q < last_pair; q += RADIAL_SPLIT) {
+            const long p = seg2_items[q];
+            const TO d = (TO)LENGTH3(in6 + 3 * p);
+            const TO fc = CUTOFF_FN(TO, d, rc_r);
+            if (fc == 0)
+                continue;
+            const TO t = d - shift, term = (TO)0.25 * exp(-eta_r * t * t) * fc;
+            const int species = in3[in7[2 * p + 1]];
+#pragma unroll
+            for (int s = 0; s < I0; s++) /* unrolled: the sums stay in registers */
+                sum[s] += s == species ? term : (TO)0;
+        }
+#if RADIAL_SPLIT > 1
+        if (part < RADIAL_SPLIT)
+            for (int s = 0; s < I0; s++)
+                radial_part[(part * I0 + s) * N_SHIFTS + r] = sum[s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int c = lane; c < HEAD_COLS; c += GROUP_LANES) {
+            TO total = 0;
+            for (int k = 0; k < RADIAL_SPLIT; k++)
+                total += radial_part[k * HEAD_COLS + c];
+            out[i * OUT_COLS + c] = total;
+        }
+#else
+        if (part == 0)
+            for (int s = 0; s < I0; s++)
+                out[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
+#endif
+    }
+#endif
     for (int k = 0; k < PER_LANE; k++)
         if (lane + k * GROUP_LANES < N_COLS)
             for (int slot = 0; slot < N_SLOTS; slot++)
@@ -67,10 +113,6 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-#if HEAD_COLS > 0
-    for (int c = lane; c < HEAD_COLS; c += GROUP_LANES)
-        out[i * OUT_COLS + c] = in6[i * HEAD_COLS + c];
-#endif
     for (int k = 0; k < PER_LANE; k++) {
         const int c = lane + k * GROUP_LANES;
         if (c >= N_COLS)

@@ -9,7 +9,7 @@
  *                    lanes where the op sums in lanes
  *   KTENSORS         the first line of the kernel's body (arena.cl)
  *   TO, T0, T1, ...  element types of the output and of each input
- *   OUT_COLS, IN0_COLS, ...  column counts; F0..F3, I0..I3 the op's attributes
+ *   OUT_COLS, IN0_COLS, ...  column counts; F0..F4, I0..I3 the op's attributes
  * The op semantics are in core/ops.h; the CPU kernels are the reference. */
 /* acc_t: sums and lengths in double where the device has it (as the CPU
  * backend does), else in float. */

@@ -4,9 +4,9 @@
  * double) and the op's .comp, and compiles that as one shader:
  *   MLFF_FP64        defined (1) only when the device has shaderFloat64;
  *                    without it nothing here mentions double
- *   TO, T0..T7       element types (float, double or int) of the output and
+ *   TO, T0..T8       element types (float, double or int) of the output and
  *                    of each of the N_INPUTS inputs
- *   OUT_COLS, IN0_COLS, ...  column counts; F0..F3 (real literals: LF suffix
+ *   OUT_COLS, IN0_COLS, ...  column counts; F0..F4 (real literals: LF suffix
  *                    under MLFF_FP64, so always used through a cast such as
  *                    TO(F0)) and I0..I3 the op's attributes
  *   SEGMENTS         for ops that sum by segments (a CSR built from an index
@@ -64,16 +64,19 @@ layout(std430, set = 0, binding = 7) readonly buffer In6B { T6 in6[]; };
 #if N_INPUTS > 7
 layout(std430, set = 0, binding = 8) readonly buffer In7B { T7 in7[]; };
 #endif
+#if N_INPUTS > 8
+layout(std430, set = 0, binding = 9) readonly buffer In8B { T8 in8[]; };
+#endif
 #ifdef SEGMENTS
-layout(std430, set = 0, binding = 9) readonly buffer SegOffB { int seg_off[]; };
-layout(std430, set = 0, binding = 10) readonly buffer SegItemsB { int seg_items[]; };
+layout(std430, set = 0, binding = 10) readonly buffer SegOffB { int seg_off[]; };
+layout(std430, set = 0, binding = 11) readonly buffer SegItemsB { int seg_items[]; };
 #endif
 #ifdef SEGMENTS2
-layout(std430, set = 0, binding = 12) readonly buffer Seg2OffB { int seg2_off[]; };
-layout(std430, set = 0, binding = 13) readonly buffer Seg2ItemsB { int seg2_items[]; };
+layout(std430, set = 0, binding = 13) readonly buffer Seg2OffB { int seg2_off[]; };
+layout(std430, set = 0, binding = 14) readonly buffer Seg2ItemsB { int seg2_items[]; };
 #endif
 #ifdef EPI
-layout(std430, set = 0, binding = 11) readonly buffer EpiB { TO epi[]; };
+layout(std430, set = 0, binding = 12) readonly buffer EpiB { TO epi[]; };
 #endif
 
 /* The dispatch's values (dispatch.glsl). n_items: the work-items wanted in

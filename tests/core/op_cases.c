@@ -481,12 +481,16 @@ CASE(case_ani_radial)
 }
 
 /* ANI angular features of the five atoms' 20 pairs (some beyond the 3.0
- * cutoff), behind head's columns if head >= 0. */
-static int angular_features(mlff_graph *g, int vec, int pairs, int triples, int head)
+ * cutoff), behind the radial features of `radial` if not NULL. */
+static int angular_features(mlff_graph *g, int vec, int pairs, int triples, const mlff_ani_radial_inputs *radial)
 {
     static const double shift_theta[4] = {0.39, 1.18, 1.96, 2.75}, shift_r[2] = {1.0, 2.0};
-    return mlff_op_ani_angular(g, vec, pairs, triples, index_param(g, 5, 1, atom_species), column(g, 4, shift_theta),
-                               column(g, 2, shift_r), 8.0, 2.0, 3.0, 3, head);
+    const int species = index_param(g, 5, 1, atom_species);
+    if (radial)
+        return mlff_op_ani_aev(g, radial, vec, pairs, triples, species, column(g, 4, shift_theta),
+                               column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+    return mlff_op_ani_angular(g, vec, pairs, triples, species, column(g, 4, shift_theta), column(g, 2, shift_r), 8.0,
+                               2.0, 3.0, 3);
 }
 
 /* Every unordered pair of each center's four pairs, listed explicitly. */
@@ -508,19 +512,32 @@ CASE(case_ani_angular)
 {
     int vec = random_vectors(g, rng, 20, 0.9, 3.2);
     WRT1(vec);
-    return angular_features(g, vec, all_pairs(g), every_triple(g), -1);
+    return angular_features(g, vec, all_pairs(g), every_triple(g), NULL);
 }
 
-/* The AEV as ANI builds it: the angular features behind the radial ones,
- * whose gradients read their blocks of the AEV's in place. */
+/* The AEV as ANI builds it: the radial features (of their own pair
+ * vectors, some beyond their 3.5 cutoff, 5 shifts) and the angular ones
+ * behind them, in one node; each gradient reads its block of the AEV's. */
 CASE(case_ani_aev)
 {
-    static const double shifts[4] = {0.9, 1.4, 1.9, 2.4};
-    int vec = random_vectors(g, rng, 20, 0.9, 3.2), pairs = all_pairs(g);
-    WRT1(vec);
-    int radial = mlff_op_ani_radial(g, vec, pairs, index_param(g, 5, 1, atom_species), column(g, 4, shifts), 4.0,
-                                    3.0, 3);
-    return angular_features(g, vec, pairs, every_triple(g), radial);
+    static const double shifts[5] = {0.9, 1.4, 1.9, 2.4, 2.9};
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2), radial_vec = random_vectors(g, rng, 20, 0.9, 3.7);
+    WRT2(vec, radial_vec);
+    const mlff_ani_radial_inputs radial = {radial_vec, all_pairs(g), column(g, 5, shifts), 4.0, 3.5};
+    return angular_features(g, vec, all_pairs(g), every_triple(g), &radial);
+}
+
+/* The same with 40 radial shifts: an item a shift, no partial sums
+ * (ani_angular.cl's RADIAL_SPLIT 1). */
+CASE(case_ani_aev_many_shifts)
+{
+    double shifts[40];
+    for (int k = 0; k < 40; k++)
+        shifts[k] = 0.8 + 0.07 * k;
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2), radial_vec = random_vectors(g, rng, 20, 0.9, 3.7);
+    WRT2(vec, radial_vec);
+    const mlff_ani_radial_inputs radial = {radial_vec, all_pairs(g), column(g, 40, shifts), 4.0, 3.5};
+    return angular_features(g, vec, all_pairs(g), every_triple(g), &radial);
 }
 
 /* The same, its triples built by pair_triples from where each pair's triples start. */
@@ -533,7 +550,7 @@ CASE(case_ani_angular_pair_triples)
     int vec = random_vectors(g, rng, 20, 0.9, 3.2), pairs = all_pairs(g);
     WRT1(vec);
     return angular_features(g, vec, pairs,
-                            mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30), -1);
+                            mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30), NULL);
 }
 
 /* Fourteen atoms, each the center of 13 pairs: 78 triples a center, more
@@ -560,7 +577,7 @@ CASE(case_ani_angular_many_triples)
     int triples = mlff_op_pair_triples(g, pair_list, index_param(g, PAIRS, 1, first), MLFF_FIXED_ROWS,
                                        ATOMS * PER_CENTER);
     return mlff_op_ani_angular(g, vec, pair_list, triples, index_param(g, ATOMS, 1, species),
-                               column(g, 4, shift_theta), column(g, 2, shift_r), 8.0, 2.0, 3.0, 3, -1);
+                               column(g, 4, shift_theta), column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
 }
 
 /* The same with 16 x 16 shifts: more features than a GPU group has items
@@ -575,7 +592,7 @@ CASE(case_ani_angular_many_shifts)
     int vec = random_vectors(g, rng, 20, 0.9, 3.2);
     WRT1(vec);
     return mlff_op_ani_angular(g, vec, all_pairs(g), every_triple(g), index_param(g, 5, 1, atom_species),
-                               column(g, 16, shift_theta), column(g, 16, shift_r), 8.0, 2.0, 3.0, 3, -1);
+                               column(g, 16, shift_theta), column(g, 16, shift_r), 8.0, 2.0, 3.0, 3);
 }
 
 const op_case op_cases[] = {
@@ -620,6 +637,7 @@ const op_case op_cases[] = {
     {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples, 0},
     {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts, 0},
     {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples, 0},
-    {"ani_angular (behind the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0},
+    {"ani_angular (with the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0},
+    {"ani_angular (the AEV, 40 radial shifts)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_shifts, 0},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;

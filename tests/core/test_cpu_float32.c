@@ -218,7 +218,8 @@ static void check_ani(mlff_backend *be)
     for (int r = 0; r < RA; r++)
         shift_a[r] = 0.8f + 0.3375f * r;
     const int64_t rad_cols = S * R, ang_cols = S * (S + 1) / 2 * RA * Z;
-    float *fast = alloc(be, (size_t)ATOMS * ang_cols * 4), *plain = alloc(be, (size_t)ATOMS * ang_cols * 4);
+    const int64_t aev_cols = rad_cols + ang_cols;
+    float *fast = alloc(be, (size_t)ATOMS * aev_cols * 4), *plain = alloc(be, (size_t)ATOMS * aev_cols * 4);
     float *gy = alloc(be, (size_t)ATOMS * ang_cols * 4);
     for (int64_t k = 0; k < ATOMS * ang_cols; k++)
         gy[k] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
@@ -226,7 +227,7 @@ static void check_ani(mlff_backend *be)
                            ts = i32_tensor(species, ATOMS, 1), tt = i32_tensor(triples, n_triples, 2),
                            tr = f32_tensor(shift_r, R, 1), tz = f32_tensor(shift_theta, Z, 1),
                            ta = f32_tensor(shift_a, RA, 1);
-    mlff_exec_node nodes[4] = {
+    mlff_exec_node nodes[5] = {
         {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .inputs = {tv, tp, ts, tr},
          .output = {NULL, MLFF_DTYPE_F32, ATOMS, rad_cols}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
         {.op = MLFF_OP_ANI_RADIAL_VJP, .n_inputs = 5,
@@ -237,8 +238,10 @@ static void check_ani(mlff_backend *be)
         {.op = MLFF_OP_ANI_ANGULAR_VJP, .n_inputs = 7,
          .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, ang_cols}, tv, tp, tt, ts, tz, ta},
          .output = {NULL, MLFF_DTYPE_F32, n_pairs, 3}, .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
+        {.op = MLFF_OP_ANI_ANGULAR, .n_inputs = 9, .inputs = {tv, tp, tt, ts, tz, ta, tv, tp, tr},
+         .output = {NULL, MLFF_DTYPE_F32, ATOMS, aev_cols}, .attrs = {.f = {14.1, 12.5, 3.5, 19.7, 5.1}, .i = {S}}},
     };
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         mlff_exec_node node = nodes[k];
         const int64_t size = node.output.rows * node.output.cols;
         node.output.buffer = fast;
