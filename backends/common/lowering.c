@@ -197,12 +197,12 @@ void mlff_text_put(mlff_text *t, const char *fmt, ...)
 
 const char *const mlff_constant_names[] = {
     "TO", "T0", "T1", "T2", "T3", "T4", "T5", "T6", "T7", "T8", "OUT_COLS", "IN0_COLS", "IN1_COLS", "IN2_COLS",
-    "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "IN8_COLS", "F0", "F1", "F2", "F3", "F4", "I0",
-    "I1", "I2", "I3", "N_SHIFTS", "N_Z", "N_RA", "RADIAL_SPLIT", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA", "GROUP_LANES",
-    "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2", "MLP_W3",
-    "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS", "MLP_LANES1",
-    "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4",
-    "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL", "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN"};
+    "IN3_COLS", "IN4_COLS", "IN5_COLS", "IN6_COLS", "IN7_COLS", "IN8_COLS", "F0", "F1", "F2", "F3", "F4", "I0", "I1",
+    "I2", "I3", "N_SHIFTS", "N_Z", "N_RA", "RADIAL_SPLIT", "GEMM_N", "GEMM_K", "GROUPS", "VJP", "EPILOGUE", "ALPHA",
+    "GROUP_LANES", "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2",
+    "MLP_W3", "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS",
+    "MLP_LANES1", "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4", "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL",
+    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)

@@ -72,10 +72,12 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     }
     be->pool = opts->pool;
     be->gemm = choose_gemm();
-    /* Whether the device runs the wide form is known per kernel (cl_program.c). */
     if ((s = mlff_mlp_forms_from_env(&be->mlp, err)) == MLFF_OK && be->mlp == MLFF_MLP_LAYERS)
         s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=layers: OpenCL runs CELU_MLP fused (measured faster "
                                                    "there, bench/RESULTS.md)");
+    if (s == MLFF_OK && be->mlp == MLFF_MLP_WIDE && !be->mlp_wide_fits)
+        s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs work-groups of fewer than %d items",
+                      MLFF_MLP_WIDE_THREADS);
     if (s != MLFF_OK || (s = arena_from_env(be, err)) != MLFF_OK ||
         (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK ||
         (s = mlff_gemm_splits_from_env(&be->gemm_splits, err)) != MLFF_OK) {

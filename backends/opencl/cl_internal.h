@@ -143,10 +143,12 @@ struct mlff_backend {
     char name[256], description[1024];
     char identity[1100]; /* vendor, driver, versions: part of every cache key */
     cl_gemm_path gemm;
-    /* MLFF_MLP (lowering.h). Only asked for does CELU_MLP take the wide
-     * form here: NVIDIA's OpenCL runs its kernels with 256 items a group at
-     * most (CL_KERNEL_WORK_GROUP_SIZE; bench/RESULTS.md). */
+    /* MLFF_MLP (lowering.h), and whether the device takes work-groups of
+     * MLFF_MLP_WIDE_THREADS items (CL_DEVICE_MAX_WORK_GROUP_SIZE; each wide
+     * kernel's own limit is checked when it is built, cl_program.c). */
     mlff_mlp_forms mlp;
+    int mlp_wide_fits;
+    cl_uint vendor_id;
     int sum_lanes; /* MLFF_SUM_LANES (lowering.h): 0 for auto */
     int gemm_splits; /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
     cl_region split_sums; /* the partial sums of a split K (cl_gemm.c), grown as needed */

@@ -143,7 +143,6 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     if (n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP)
         return enqueue_gemm(be, programs, k, err);
     const cl_prepared *prep = programs->form[programs->arena];
-    const int wide = mlff_op_is_mlp(n->op) && prep->wide[k];
     const cl_long items = mlff_node_work_items(n);
     const mlff_segments *seg[MLFF_NODE_SEGMENTS];
     const double sort_start = be->profile.enabled ? mlff_seconds() : 0;
@@ -176,6 +175,9 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     const int arena = cl_regions_in_arena(be, a.regions, a.n);
     if (s != MLFF_OK || (s = program(be, programs, arena, &prep, err)) != MLFF_OK)
         return s;
+    /* The wide form for few rows where the device runs it (cl_program.c). */
+    const int wide =
+        mlff_op_is_mlp(n->op) && prep->wide[k] && mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_OPENCL);
     cl_kernel kernel = wide ? prep->wide[k] : prep->kernels[k];
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);

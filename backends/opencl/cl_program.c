@@ -132,8 +132,9 @@ static const char *template_for(const mlff_node_sig *s)
  * GEMMs only when they may run the layer. */
 static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
 {
-    if (s->variant == VARIANT_WIDE)
-        return mlff_op_is_mlp((mlff_op)s->op) && be->mlp == MLFF_MLP_WIDE;
+    if (s->variant == VARIANT_WIDE) /* beside the narrow form, which larger launches take */
+        return mlff_op_is_mlp((mlff_op)s->op) &&
+               (be->mlp == MLFF_MLP_WIDE || (be->mlp == MLFF_MLP_AUTO && be->is_gpu && be->mlp_wide_fits));
     if (!is_gemm(s->op))
         return s->variant == VARIANT_OWN;
     const int stacked = mlff_op_stacks(&s->attrs) > 1;
@@ -145,6 +146,19 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
     if (s->variant == VARIANT_SPLITS)
         return s->op == MLFF_OP_LINEAR_VJP && (be->gemm == CL_GEMM_TILED || tiled_by_default(be));
     return be->gemm != CL_GEMM_CLBLAST || stacked;
+}
+
+/* Whether the device runs a wide CELU_MLP kernel's groups of
+ * MLFF_MLP_WIDE_THREADS items (*most: the kernel's limit it reports).
+ * NVIDIA's driver reports 256 for them, though ptxas gives them 50-52
+ * registers (1024 items x 52 fit the 65536 of an SM) and they run with 1024
+ * items, in the time and with the results expected (H100, driver
+ * 580.159.04: bench/RESULTS.md); there the device's limit decides. */
+#define CL_VENDOR_NVIDIA 0x10de
+static int runs_wide(const mlff_backend *be, cl_kernel kernel, size_t *most)
+{
+    clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *most, most, NULL);
+    return be->mlp_wide_fits && (*most >= MLFF_MLP_WIDE_THREADS || be->vendor_id == CL_VENDOR_NVIDIA);
 }
 
 static double now_ms(void)
@@ -341,11 +355,12 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->splits[k] = of[VARIANT_SPLITS] >= 0 ? p->unique[of[VARIANT_SPLITS]] : NULL;
         p->wide[k] = of[VARIANT_WIDE] >= 0 ? p->unique[of[VARIANT_WIDE]] : NULL;
         size_t most = 0;
-        if (p->wide[k])
-            clGetKernelWorkGroupInfo(p->wide[k], be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
-        if (p->wide[k] && most < MLFF_MLP_WIDE_THREADS)
-            s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs the wide kernels with %zu items "
-                          "a group at most", most);
+        if (p->wide[k] && !runs_wide(be, p->wide[k], &most)) {
+            if (be->mlp == MLFF_MLP_WIDE)
+                s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs the wide kernels with %zu "
+                              "items a group at most", most);
+            p->wide[k] = NULL; /* auto: the narrow form */
+        }
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);
         const int lanes = mlff_op_group_lanes((mlff_op)sigs[k].op, &sigs[k].attrs);

@@ -61,6 +61,7 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
         }
 #if RADIAL_SPLIT > 1
         if (part < RADIAL_SPLIT)
+#pragma unroll
             for (int s = 0; s < I0; s++)
                 radial_part[(part * I0 + s) * N_SHIFTS + r] = sum[s];
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -72,6 +73,7 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
         }
 #else
         if (part == 0)
+#pragma unroll
             for (int s = 0; s < I0; s++)
                 out[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
 #endif

@@ -60,7 +60,7 @@ void main()
         }
 #if RADIAL_SPLIT > 1
         if (part < RADIAL_SPLIT)
-            for (uint s = 0; s < I0; s++)
+            [[unroll]] for (uint s = 0; s < I0; s++)
                 radial_part[(part * I0 + s) * N_SHIFTS + r] = sum[s];
         barrier();
         for (uint c = lane; c < HEAD_COLS; c += GROUP_LANES) {
@@ -71,7 +71,7 @@ void main()
         }
 #else
         if (part == 0)
-            for (uint s = 0; s < I0; s++)
+            [[unroll]] for (uint s = 0; s < I0; s++)
                 outp[i * OUT_COLS + s * N_SHIFTS + r] = sum[s];
 #endif
     }
