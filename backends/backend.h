@@ -25,8 +25,9 @@ typedef struct mlff_exec_tensor {
      * gradients' entries by atom in sorted order without sorting them. */
     int symmetric;
     /* A view into a wider buffer (a block of a CELU_MLP's output, which the
-     * GPU backends' GEMMs read and write a layer at a time: lowering.h):
-     * the entries between rows and its first column; 0 and 0 when packed. */
+     * GPU backends' GEMMs read and write a layer at a time: lowering.h; the
+     * radial block of an AEV, which the CPU writes apart): the entries
+     * between rows and its first column; 0 and 0 when packed. */
     int64_t ld, col;
 } mlff_exec_tensor;
 

@@ -98,14 +98,17 @@ OP_VJP(mlff_vjp_ani_angular)
     int in[7] = {gy, n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3], n.inputs[4], n.inputs[5]};
     mlff_op_attrs a = n.attrs;
     a.i[1] = mlff_graph_pair_triples_of(g, n.inputs[2], n.inputs[1]);
+    a.f[3] = a.f[4] = 0; /* the radial part's: one kernel for every radial eta and cutoff */
     grads[0] = op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP, in, 7, &a, op_tensor(g, gy)->dtype,
                             n.inputs[0], 3);
     if (mlff_angular_has_radial(n.n_inputs)) {
         /* The radial features' block, the first of gy, read in place. */
-        const int radial[5] = {gy, n.inputs[6], n.inputs[7], n.inputs[3], n.inputs[8]};
-        const mlff_op_attrs r = {.f = {n.attrs.f[3], n.attrs.f[4]}, .i = {n.attrs.i[0]}};
-        grads[6] = op_node_like(g, MLFF_OP_ANI_RADIAL_VJP, radial, 5, &r, op_tensor(g, gy)->dtype,
-                                n.inputs[6], 3);
+        int radial[5] = {gy};
+        for (int k = 0; k < 4; k++)
+            radial[1 + k] = n.inputs[mlff_angular_radial_input(k)];
+        const mlff_op_attrs r = mlff_angular_radial_attrs(&n.attrs);
+        grads[mlff_angular_radial_input(0)] =
+            op_node_like(g, MLFF_OP_ANI_RADIAL_VJP, radial, 5, &r, op_tensor(g, gy)->dtype, radial[1], 3);
     }
 }
 

@@ -199,6 +199,19 @@ static inline int mlff_angular_has_radial(int n_inputs)
     return n_inputs == 9;
 }
 
+/* Such a node's radial part as ani_radial sees it: which of the node's
+ * inputs is ani_radial's input k (vec, pairs, species, shifts), and its
+ * attributes. */
+static inline int mlff_angular_radial_input(int k)
+{
+    static const int inputs[4] = {6, 7, 3, 8};
+    return inputs[k];
+}
+static inline mlff_op_attrs mlff_angular_radial_attrs(const mlff_op_attrs *a)
+{
+    return (mlff_op_attrs){.f = {a->f[3], a->f[4]}, .i = {a->i[0]}};
+}
+
 struct mlff_graph;
 
 typedef struct mlff_op_info {

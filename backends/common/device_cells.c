@@ -803,8 +803,8 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
         memset(c->counts + (l + 1) * stride, 0, (size_t)stride * sizeof *c->counts);
     const int64_t columns = lists->triples_of >= 0 ? 3 : 2;
     if (!c->listed) /* for cell_pairs */
-        s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride,
-                        (size_t)(columns * stride) * 4, err);
+        s = write(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(columns * stride) * 4,
+                  err);
     if (s == MLFF_OK)
         *usable = 1;
     return s;

@@ -514,11 +514,12 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
     mlff_text_put(t, "#define OUT_COLS %lld\n", (long long)s->out_cols);
     for (int k = 0; k < s->n_inputs; k++)
         mlff_text_put(t, "#define IN%d_COLS %lld\n", k, (long long)s->in_cols[k]);
-    static const char *const f_names[] = {"F0", "F1", "F2", "F3", "F4"};
-    _Static_assert(sizeof f_names / sizeof *f_names == sizeof s->attrs.f / sizeof *s->attrs.f, "F0...");
-    for (int k = 0; k < 5; k++)
-        put_real(t, f_names[k], s->attrs.f[k], dialect, fp64);
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < (int)(sizeof s->attrs.f / sizeof *s->attrs.f); k++) {
+        char name[8];
+        snprintf(name, sizeof name, "F%d", k);
+        put_real(t, name, s->attrs.f[k], dialect, fp64);
+    }
+    for (int k = 0; k < (int)(sizeof s->attrs.i / sizeof *s->attrs.i); k++)
         mlff_text_put(t, "#define I%d (%lld)\n", k, (long long)s->attrs.i[k]);
     if (mlff_op_is_gemm((mlff_op)s->op)) {
         const int vjp = s->op == MLFF_OP_LINEAR_VJP;

@@ -86,11 +86,9 @@ static inline int64_t cpu_angular_head_cols(const mlff_exec_node *n)
 static inline mlff_exec_node cpu_angular_radial_part(const mlff_exec_node *n)
 {
     mlff_exec_node r = {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .output = n->output};
-    r.inputs[0] = n->inputs[6];
-    r.inputs[1] = n->inputs[7];
-    r.inputs[2] = n->inputs[3];
-    r.inputs[3] = n->inputs[8];
-    r.attrs = (mlff_op_attrs){.f = {n->attrs.f[3], n->attrs.f[4]}, .i = {n->attrs.i[0]}};
+    for (int k = 0; k < 4; k++)
+        r.inputs[k] = n->inputs[mlff_angular_radial_input(k)];
+    r.attrs = mlff_angular_radial_attrs(&n->attrs);
     r.output.cols = cpu_angular_head_cols(n);
     r.output.ld = n->output.cols;
     return r;

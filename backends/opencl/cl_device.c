@@ -148,7 +148,7 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
     be->compute_units = 1;
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof be->compute_units, &be->compute_units, NULL);
     clGetDeviceInfo(f->device, CL_DEVICE_VENDOR_ID, sizeof be->vendor_id, &be->vendor_id, NULL);
-    size_t most_items = 0, item_sizes[3] = {0};
+    size_t most_items = 0, item_sizes[16] = {0}; /* dimensions: 3 at least, as many as the device has */
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof most_items, &most_items, NULL);
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof item_sizes, item_sizes, NULL);
     be->mlp_wide_fits = most_items >= MLFF_MLP_WIDE_THREADS && item_sizes[0] >= MLFF_MLP_WIDE_THREADS;

@@ -145,7 +145,8 @@ struct mlff_backend {
     cl_gemm_path gemm;
     /* MLFF_MLP (lowering.h), and whether the device takes work-groups of
      * MLFF_MLP_WIDE_THREADS items (CL_DEVICE_MAX_WORK_GROUP_SIZE; each wide
-     * kernel's own limit is checked when it is built, cl_program.c). */
+     * kernel's own limit is asked for when it is built: runs_wide,
+     * cl_program.c; cleared where a launch finds it does not after all). */
     mlff_mlp_forms mlp;
     int mlp_wide_fits;
     cl_uint vendor_id;

@@ -25,22 +25,25 @@ static void release(cl_pinned *r, cl_command_queue queue)
 }
 
 /* Room for `bytes` more (and one more read); when there is none, the
- * transfers under way are finished first. */
+ * transfers under way are finished first, and the buffer grows to half as
+ * much again as they and this one took: an evaluation's transfers then fit
+ * between its waits from the next one on. */
 static mlff_status reserve(mlff_backend *be, size_t bytes, mlff_error *err)
 {
     cl_pinned *r = &be->pinned;
     if (r->used + bytes <= r->capacity && r->n_reads < CL_PINNED_READS)
         return MLFF_OK;
-    if (r->used) {
+    const size_t wanted = r->used + bytes;
+    if (r->used || r->n_reads) {
         cl_int rc = clFinish(be->queue);
         if (rc != CL_SUCCESS)
             return cl_fail(err, rc, "waiting for the transfers");
         cl_pinned_settle(be);
     }
-    if (bytes <= r->capacity)
+    if (wanted <= r->capacity)
         return MLFF_OK;
     release(r, be->queue);
-    const size_t size = bytes + bytes / 2 > 4096 ? bytes + bytes / 2 : 4096;
+    const size_t size = wanted + wanted / 2 > 4096 ? wanted + wanted / 2 : 4096;
     cl_int rc;
     r->buffer = clCreateBuffer(be->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, size, NULL, &rc);
     if (rc == CL_SUCCESS)
@@ -64,6 +67,8 @@ static size_t take(cl_pinned *r, size_t bytes)
 
 mlff_status cl_pinned_read(mlff_backend *be, cl_mem mem, size_t offset, void *dst, size_t bytes, mlff_error *err)
 {
+    if (bytes == 0)
+        return MLFF_OK;
     if (bytes > PINNED_MAX_BYTES) {
         cl_int rc = clEnqueueReadBuffer(be->queue, mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
         return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "reading a buffer");
@@ -83,6 +88,8 @@ mlff_status cl_pinned_read(mlff_backend *be, cl_mem mem, size_t offset, void *ds
 mlff_status cl_pinned_write(mlff_backend *be, cl_mem mem, size_t offset, const void *src, size_t bytes,
                             mlff_error *err)
 {
+    if (bytes == 0)
+        return MLFF_OK;
     if (bytes > PINNED_MAX_BYTES) {
         cl_int rc = clEnqueueWriteBuffer(be->queue, mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
         return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");

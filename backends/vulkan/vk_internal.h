@@ -28,7 +28,7 @@ enum {
     VK_BIND_SEG_OFF = 1 + MLFF_MAX_OP_INPUTS,
     VK_BIND_SEG_ITEMS,
     VK_BIND_EPI,
-    VK_BIND_SEG2_OFF, /* a second list's segments (pair_vectors_vjp of two) */
+    VK_BIND_SEG2_OFF, /* a second index's segments (pair_vectors_vjp of two lists, ani_angular's radial pairs) */
     VK_BIND_SEG2_ITEMS,
     VK_NODE_BINDINGS,
     VK_BINDINGS = VK_NODE_BINDINGS > MLFF_CELL_BUFFERS ? VK_NODE_BINDINGS : MLFF_CELL_BUFFERS,

@@ -16,7 +16,8 @@
  *                    VJP's CELU gradient, an add folded into a sum;
  *                    PLUS_EPI(v, at) stores v plus epi[at] if it is an add
  *   GEMM_N, ...      for linear.comp (see there); N_SHIFTS, N_Z, N_RA for ANI
- *                    (ANGULAR_CHUNK, ANGULAR_SUMS_LOCAL: ani_angular.comp)
+ *                    (ANGULAR_CHUNK, ANGULAR_SUMS_LOCAL, RADIAL_SPLIT and,
+ *                    with the radial features, N_SHIFTS: ani_angular.comp)
  *   GROUP_LANES      for ops that need work-groups of this size (lowering.h)
  * The op semantics are in core/ops.h; the CPU kernels are the reference, and
  * shaders/opencl/ holds the same kernels for OpenCL. */
