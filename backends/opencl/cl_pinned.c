@@ -24,15 +24,12 @@ static void release(cl_pinned *r, cl_command_queue queue)
     r->capacity = 0;
 }
 
-/* Room for `bytes` more (and one more read); when there is none, the
- * transfers under way are finished first, and the buffer grows to half as
- * much again as they and this one took: an evaluation's transfers then fit
+/* Finishes the transfers under way, and grows the buffer to half as much
+ * again as they and `bytes` more took: an evaluation's transfers then fit
  * between its waits from the next one on. */
-static mlff_status reserve(mlff_backend *be, size_t bytes, mlff_error *err)
+static mlff_status make_room(mlff_backend *be, size_t bytes, mlff_error *err)
 {
     cl_pinned *r = &be->pinned;
-    if (r->used + bytes <= r->capacity && r->n_reads < CL_PINNED_READS)
-        return MLFF_OK;
     const size_t wanted = r->used + bytes;
     if (r->used || r->n_reads) {
         cl_int rc = clFinish(be->queue);
@@ -57,12 +54,19 @@ static mlff_status reserve(mlff_backend *be, size_t bytes, mlff_error *err)
     return MLFF_OK;
 }
 
-/* The next `bytes` of the pinned buffer, taken. */
-static size_t take(cl_pinned *r, size_t bytes)
+/* The next `bytes` of the pinned buffer (at *at), with room for one more
+ * read; made where there is none. */
+static mlff_status take(mlff_backend *be, size_t bytes, size_t *at, mlff_error *err)
 {
-    const size_t at = r->used;
+    cl_pinned *r = &be->pinned;
+    if (r->used + bytes > r->capacity || r->n_reads == CL_PINNED_READS) {
+        mlff_status s = make_room(be, bytes, err);
+        if (s != MLFF_OK)
+            return s;
+    }
+    *at = r->used;
     r->used += (bytes + 63) & ~(size_t)63;
-    return at;
+    return MLFF_OK;
 }
 
 mlff_status cl_pinned_read(mlff_backend *be, cl_mem mem, size_t offset, void *dst, size_t bytes, mlff_error *err)
@@ -73,11 +77,11 @@ mlff_status cl_pinned_read(mlff_backend *be, cl_mem mem, size_t offset, void *ds
         cl_int rc = clEnqueueReadBuffer(be->queue, mem, CL_TRUE, offset, bytes, dst, 0, NULL, NULL);
         return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "reading a buffer");
     }
-    mlff_status s = reserve(be, bytes, err);
+    size_t at;
+    mlff_status s = take(be, bytes, &at, err);
     if (s != MLFF_OK)
         return s;
     cl_pinned *r = &be->pinned;
-    const size_t at = take(r, bytes);
     cl_int rc = clEnqueueReadBuffer(be->queue, mem, CL_FALSE, offset, bytes, (char *)r->host + at, 0, NULL, NULL);
     if (rc != CL_SUCCESS)
         return cl_fail(err, rc, "reading a buffer");
@@ -94,11 +98,11 @@ mlff_status cl_pinned_write(mlff_backend *be, cl_mem mem, size_t offset, const v
         cl_int rc = clEnqueueWriteBuffer(be->queue, mem, CL_TRUE, offset, bytes, src, 0, NULL, NULL);
         return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");
     }
-    mlff_status s = reserve(be, bytes, err);
+    size_t at;
+    mlff_status s = take(be, bytes, &at, err);
     if (s != MLFF_OK)
         return s;
     cl_pinned *r = &be->pinned;
-    const size_t at = take(r, bytes);
     memcpy((char *)r->host + at, src, bytes);
     cl_int rc = clEnqueueWriteBuffer(be->queue, mem, CL_FALSE, offset, bytes, (char *)r->host + at, 0, NULL, NULL);
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing a buffer");

@@ -153,12 +153,20 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
  * NVIDIA's driver reports 256 for them, though ptxas gives them 50-52
  * registers (1024 items x 52 fit the 65536 of an SM) and they run with 1024
  * items, in the time and with the results expected (H100, driver
- * 580.159.04: bench/RESULTS.md); there the device's limit decides. */
+ * 580.159.04: bench/RESULTS.md); there the device's limit
+ * (mlp_wide_fits, which held for every wide kernel built) decides. */
 #define CL_VENDOR_NVIDIA 0x10de
 static int runs_wide(const mlff_backend *be, cl_kernel kernel, size_t *most)
 {
     clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *most, most, NULL);
-    return be->mlp_wide_fits && (*most >= MLFF_MLP_WIDE_THREADS || be->vendor_id == CL_VENDOR_NVIDIA);
+    return *most >= MLFF_MLP_WIDE_THREADS || be->vendor_id == CL_VENDOR_NVIDIA;
+}
+
+/* What comes before every program's source: the form of its buffer
+ * parameters (arena.cl). */
+static void put_arena_header(mlff_text *t, int arena)
+{
+    mlff_text_put(t, "%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"));
 }
 
 static double now_ms(void)
@@ -311,8 +319,8 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
 
     mlff_text_put(&src, "%s#define SUM_LANES_MAX %d\n", be->has_fp64 ? "#define MLFF_FP64 1\n" : "",
                   mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
-    mlff_text_put(&src, "%s%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"),
-                  mlff_shader_find(mlff_opencl_shaders, "prelude"));
+    put_arena_header(&src, arena);
+    mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
     /* The kernels of each node, one per variant wanted. */
     mlff_status s = MLFF_OK;
     for (int v = 0; v < VARIANTS; v++)
@@ -435,8 +443,8 @@ mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl
     mlff_status s = MLFF_OK;
     if (!*program) {
         mlff_text text = {0};
-        mlff_text_put(&text, "%s%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"),
-                      source);
+        put_arena_header(&text, arena);
+        mlff_text_put(&text, "%s", source);
         s = text.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory")
                         : cl_build_program(be, text.s, program, err);
         free(text.s);
