@@ -258,10 +258,10 @@ int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect)
  * l's width), back the gradients' of its inputs (layer l-1's), each sum over
  * the other width. The wide form gives a layer as many as its sums leave
  * room for, each lane at least 4 terms. */
-static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, int wide, int l)
+static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form, int l)
 {
     const int vjp = op == MLFF_OP_CELU_MLP_VJP;
-    if (!wide)
+    if (form != MLFF_MLP_KERNEL_WIDE)
         return vjp || mlff_mlp_reads_transposed(op, dialect) ? 1 : MLFF_MLP_LANES;
     const int64_t sums = vjp ? m->width[l - 1] : m->width[l], terms = vjp ? m->width[l] : m->width[l - 1];
     int64_t lanes = MLFF_MLP_WIDE_THREADS / sums;
@@ -272,53 +272,70 @@ static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect di
 
 /* Whether the kernel keeps partial sums: a layer has more than one lane,
  * or it is Vulkan's forward kernel, which always adds its lanes' sums. */
-static int mlp_parts(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, int wide)
+static int mlp_parts(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form)
 {
     int parts = op == MLFF_OP_CELU_MLP && !mlff_mlp_reads_transposed(op, dialect);
     for (int l = 1; l <= m->layers; l++)
-        parts |= mlp_lanes(m, op, dialect, wide, l) > 1;
+        parts |= mlp_lanes(m, op, dialect, form, l) > 1;
     return parts;
 }
 
-static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_kernel_dialect dialect, int wide)
+static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_kernel_dialect dialect,
+                    mlff_mlp_kernel form)
 {
     /* Per row: two activation rows, and the partial sums. */
-    const int parts = mlp_parts(m, op, dialect, wide);
-    const int64_t per_row = (2 * mlp_stride(m) + (parts ? mlff_mlp_threads(wide) : 0)) *
+    const int parts = mlp_parts(m, op, dialect, form);
+    const int64_t per_row = (2 * mlp_stride(m) + (parts ? mlff_mlp_threads(form) : 0)) *
                             (dtype == MLFF_DTYPE_F64 ? 8 : 4);
-    int rows = wide ? MLFF_MLP_WIDE_ROWS : dialect == MLFF_DIALECT_GLSL ? MLFF_MLP_ROWS_GLSL : MLFF_MLP_ROWS;
+    int rows = form == MLFF_MLP_KERNEL_WIDE        ? MLFF_MLP_WIDE_ROWS
+               : dialect == MLFF_DIALECT_GLSL ? MLFF_MLP_ROWS_GLSL
+                                              : MLFF_MLP_ROWS;
+    if (form == MLFF_MLP_KERNEL_HALF)
+        rows /= 2;
     while (rows > 1 && rows * per_row > MLFF_MLP_LOCAL_BYTES)
         rows /= 2;
     return rows;
 }
 
-int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, int wide)
+int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, mlff_mlp_kernel form)
 {
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
-    return mlp_rows(&m, n->op, n->output.dtype, dialect, wide);
+    return mlp_rows(&m, n->op, n->output.dtype, dialect, form);
 }
 
 mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err)
 {
-    static const char *const names[] = {"auto", "narrow", "wide", "layers"}; /* mlff_mlp_forms */
+    static const char *const names[] = {"auto", "narrow", "half", "wide", "layers"}; /* mlff_mlp_forms */
     const char *env = getenv("MLFF_MLP");
     *forms = MLFF_MLP_AUTO;
-    for (int k = 0; env && *env && k < 4; k++)
+    for (int k = 0; env && *env && k < (int)(sizeof names / sizeof *names); k++)
         if (!strcmp(env, names[k])) {
             *forms = (mlff_mlp_forms)k;
             return MLFF_OK;
         }
     if (env && *env)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_MLP=%s: use auto, narrow, wide or layers", env);
+        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_MLP=%s: use auto, narrow, half, wide or layers",
+                         env);
     return MLFF_OK;
 }
 
-int mlff_mlp_wide(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, mlff_kernel_dialect dialect)
+mlff_mlp_kernel mlff_mlp_kernel_for(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, int wide_fits,
+                                    mlff_kernel_dialect dialect)
 {
-    if (forms != MLFF_MLP_AUTO)
-        return forms == MLFF_MLP_WIDE;
-    const int64_t narrow_groups = mlff_row_blocks(n, mlff_mlp_node_rows(n, dialect, 0)) * n->attrs.i[0];
-    return gpu && narrow_groups < MLFF_MLP_WIDE_BELOW_GROUPS;
+    if (forms == MLFF_MLP_WIDE && wide_fits)
+        return MLFF_MLP_KERNEL_WIDE;
+    if (forms == MLFF_MLP_HALF)
+        return MLFF_MLP_KERNEL_HALF;
+    if (forms != MLFF_MLP_AUTO || !gpu)
+        return MLFF_MLP_KERNEL_NARROW;
+    const int64_t narrow_groups =
+        mlff_row_blocks(n, mlff_mlp_node_rows(n, dialect, MLFF_MLP_KERNEL_NARROW)) * n->attrs.i[0];
+    if (wide_fits && narrow_groups < MLFF_MLP_WIDE_BELOW_GROUPS)
+        return MLFF_MLP_KERNEL_WIDE;
+    const int64_t half_below =
+        n->op == MLFF_OP_CELU_MLP_VJP ? MLFF_MLP_VJP_HALF_BELOW_GROUPS : MLFF_MLP_HALF_BELOW_GROUPS;
+    return dialect == MLFF_DIALECT_OPENCL && narrow_groups < half_below ? MLFF_MLP_KERNEL_HALF
+                                                                        : MLFF_MLP_KERNEL_NARROW;
 }
 
 int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows)
@@ -463,17 +480,17 @@ int64_t mlff_mlp_vjp_scratch_entries(const mlff_exec_node *n)
 static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_dialect dialect, int fp64)
 {
     const mlff_mlp_shape m = mlp_shape_of_sig(s);
-    const int wide = s->variant == MLFF_VARIANT_MLP_WIDE;
+    const mlff_mlp_kernel form = (mlff_mlp_kernel)s->variant;
     for (int l = 0; l <= MLFF_MLP_MAX_LAYERS; l++)
         mlff_text_put(t, "#define MLP_W%d %lld\n", l, (long long)m.width[l]);
     for (int l = 1; l <= MLFF_MLP_MAX_LAYERS; l++)
         mlff_text_put(t, "#define MLP_B%d %lld\n#define MLP_LANES%d %d\n", l, (long long)m.block[l], l,
-                      l <= m.layers ? mlp_lanes(&m, (mlff_op)s->op, dialect, wide, l) : 1);
+                      l <= m.layers ? mlp_lanes(&m, (mlff_op)s->op, dialect, form, l) : 1);
     mlff_text_put(t, "#define MLP_LAYERS %d\n#define MLP_WTOP %lld\n#define MLP_COLS %lld\n#define MLP_STRIDE %lld\n"
                      "#define GROUPS %lld\n#define MLP_ROWS %d\n#define MLP_THREADS %d\n#define MLP_PARTS %d\n",
                   m.layers, (long long)m.width[m.layers], (long long)m.cols, (long long)mlp_stride(&m),
-                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect, wide),
-                  mlff_mlp_threads(wide), mlp_parts(&m, (mlff_op)s->op, dialect, wide));
+                  (long long)m.groups, mlp_rows(&m, (mlff_op)s->op, s->out_dtype, dialect, form),
+                  mlff_mlp_threads(form), mlp_parts(&m, (mlff_op)s->op, dialect, form));
     mlff_text_put(t, "#define EPILOGUE %d\n", s->epilogue);
     /* CELU_MLP_VJP: whether gy has the hidden blocks too (core/ops.h). */
     mlff_text_put(t, "#define GY_HIDDEN %d\n", s->op == MLFF_OP_CELU_MLP_VJP && s->in_cols[0] == m.cols);

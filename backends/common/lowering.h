@@ -114,6 +114,9 @@ int mlff_sum_lanes_max(int forced, int gpu);
  * work-groups, where each sum's chain of loads is the time taken: groups of
  * MLFF_MLP_WIDE_THREADS items take MLFF_MLP_WIDE_ROWS rows, each layer as
  * many lanes as its sums leave room for (up to MLFF_MLP_WIDE_LANES).
+ * The half form (MLFF_VARIANT_MLP_HALF) is the narrow one in half the rows,
+ * for launches of a few hundred work-groups on OpenCL (the 100-water
+ * cluster's: twice the groups to spread over the GPU; H100, RESULTS.md).
  * Kernels see MLP_THREADS, MLP_ROWS, MLP_LANES1..MLP_LANES3 (layer l's
  * lanes) and MLP_PARTS (whether they keep partial sums), with the widths
  * MLP_W0..MLP_W3 (MLP_WTOP the last), where each layer's block starts in the
@@ -128,24 +131,43 @@ int mlff_sum_lanes_max(int forced, int gpu);
 #define MLFF_MLP_WIDE_ROWS 4
 #define MLFF_MLP_WIDE_LANES 32
 #define MLFF_VARIANT_MLP_WIDE 3
+#define MLFF_VARIANT_MLP_HALF 5
+/* A CELU_MLP node's kernel forms, by their sig variants. */
+typedef enum mlff_mlp_kernel {
+    MLFF_MLP_KERNEL_NARROW = 0,
+    MLFF_MLP_KERNEL_WIDE = MLFF_VARIANT_MLP_WIDE,
+    MLFF_MLP_KERNEL_HALF = MLFF_VARIANT_MLP_HALF
+} mlff_mlp_kernel;
 /* Whether the kernel of op (CELU_MLP or its VJP) in dialect reads the
  * weights transposed per group (the OpenCL forward pass). */
 int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect);
-/* The rows and items of a work-group of a CELU_MLP node's kernel in dialect,
- * in the wide form or not (forms with partial sums to keep take fewer rows). */
-int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, int wide);
-static inline int mlff_mlp_threads(int wide)
+/* The rows and items of a work-group of a CELU_MLP node's kernel in dialect
+ * and form (forms with partial sums to keep take fewer rows). */
+int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, mlff_mlp_kernel form);
+static inline int mlff_mlp_threads(mlff_mlp_kernel form)
 {
-    return wide ? MLFF_MLP_WIDE_THREADS : MLFF_MLP_THREADS;
+    return form == MLFF_MLP_KERNEL_WIDE ? MLFF_MLP_WIDE_THREADS : MLFF_MLP_THREADS;
 }
-/* MLFF_MLP=auto|narrow|wide: which form a backend gives CELU_MLP nodes.
- * mlff_mlp_wide: on GPUs (`gpu`), auto takes the wide one where the narrow
- * one would launch fewer than MLFF_MLP_WIDE_BELOW_GROUPS work-groups
- * (bench/RESULTS.md). */
-typedef enum mlff_mlp_forms { MLFF_MLP_AUTO, MLFF_MLP_NARROW, MLFF_MLP_WIDE, MLFF_MLP_LAYERS } mlff_mlp_forms;
+/* MLFF_MLP=auto|narrow|half|wide: which form a backend gives CELU_MLP nodes
+ * (`layers`: Vulkan's GEMM a layer, vk_mlp_layers.c).
+ * mlff_mlp_kernel_for: on GPUs (`gpu`), auto takes the wide one where the
+ * device runs it (`wide_fits`) and the narrow one would launch fewer than
+ * MLFF_MLP_WIDE_BELOW_GROUPS work-groups; on OpenCL the half one where it
+ * would launch fewer than MLFF_MLP_HALF_BELOW_GROUPS (forward) or
+ * MLFF_MLP_VJP_HALF_BELOW_GROUPS (reverse) (bench/RESULTS.md). */
+typedef enum mlff_mlp_forms {
+    MLFF_MLP_AUTO,
+    MLFF_MLP_NARROW,
+    MLFF_MLP_HALF,
+    MLFF_MLP_WIDE,
+    MLFF_MLP_LAYERS
+} mlff_mlp_forms;
 #define MLFF_MLP_WIDE_BELOW_GROUPS 64
+#define MLFF_MLP_HALF_BELOW_GROUPS 256
+#define MLFF_MLP_VJP_HALF_BELOW_GROUPS 512
 mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err);
-int mlff_mlp_wide(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, mlff_kernel_dialect dialect);
+mlff_mlp_kernel mlff_mlp_kernel_for(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, int wide_fits,
+                                    mlff_kernel_dialect dialect);
 
 /* The row blocks of block_rows rows a launch of a dense node (LINEAR,
  * LINEAR_VJP, CELU_MLP, its VJP) takes: with stacks, one more for each run

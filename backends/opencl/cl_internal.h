@@ -81,6 +81,7 @@ typedef struct cl_prepared {
     cl_kernel *tiled;    /* per dense layer: our tiled GEMM (linear_tiled.cl), or NULL */
     cl_kernel *splits;   /* per LINEAR_VJP: the sums of its split K (gemm_splits.cl), or NULL */
     cl_kernel *wide;     /* per CELU_MLP node: its wide form (lowering.h) where asked for, or NULL */
+    cl_kernel *half;     /* per CELU_MLP node: its half form (lowering.h) where asked for, or NULL */
     cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
     size_t *group, *epilogue_group; /* per node: work-group size for those kernels */
     int n_unique;
@@ -97,11 +98,11 @@ typedef struct cl_prepared {
 #define CL_TILED_GEMM_FROM_TILES 128
 /* A layer's input gradient (ANI's first layer: K = 8 members x 256
  * padded widths) runs tiled, its K split (lowering.h), from fewer tiles,
- * and at any row count. H200, the gradient's us with its sums, auto before
- * / tiled and split (bench/RESULTS.md): the cluster (12 tiles) 25 / 30;
- * 1536 atoms (50) 92 / 60; the 64 molecules (117) 135 / 95; 5184 atoms
- * (164) 257 / 188. */
-#define CL_VJP_TILED_FROM_TILES 32
+ * and at any row count, as on Vulkan. H200, the gradient's us with its
+ * sums, few rows / tiled and split (bench/RESULTS.md): 1536 atoms (50
+ * tiles) 92 / 60; the 64 molecules (117) 135 / 95; 5184 atoms (164) 257 /
+ * 188; H100, the 100-water cluster (12) 52 / 29. */
+#define CL_VJP_TILED_FROM_TILES 8
 /* K is split while the tiles times the splits stay within this many
  * work-groups a compute unit: the best of 1, 2, 4 and 8 splits at each of
  * those sizes. */

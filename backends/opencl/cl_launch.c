@@ -60,9 +60,9 @@ static mlff_status launch_1d(mlff_backend *be, cl_kernel kernel, size_t group, i
 }
 
 /* CELU_MLP and its VJP: a work-group per block of rows (x) and group (y). */
-static cl_int launch_mlp(mlff_backend *be, cl_kernel kernel, int wide, const mlff_exec_node *n)
+static cl_int launch_mlp(mlff_backend *be, cl_kernel kernel, mlff_mlp_kernel form, const mlff_exec_node *n)
 {
-    const size_t rows = (size_t)mlff_mlp_node_rows(n, MLFF_DIALECT_OPENCL, wide), threads = mlff_mlp_threads(wide);
+    const size_t rows = (size_t)mlff_mlp_node_rows(n, MLFF_DIALECT_OPENCL, form), threads = mlff_mlp_threads(form);
     const size_t local[2] = {threads, 1};
     const size_t global[2] = {(size_t)mlff_row_blocks(n, (int64_t)rows) * threads, (size_t)n->attrs.i[0]};
     return clEnqueueNDRangeKernel(be->queue, kernel, 2, NULL, global, local, 0, NULL, cl_profile_event(be, n->op));
@@ -131,6 +131,21 @@ static mlff_status enqueue_gemm(mlff_backend *be, cl_node_programs *programs, in
     return launch_1d(be, prep->splits[k], cl_group_size(be, prep->splits[k]), sums.items, CL_ROW_SPLIT_SUMS, err);
 }
 
+/* CELU_MLP node k's kernel in the form its size takes (lowering.h), where
+ * the program has it (the wide form where the device runs it: cl_program.c). */
+static cl_kernel mlp_kernel(const mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
+                            mlff_mlp_kernel *form)
+{
+    *form = mlff_mlp_kernel_for(n, be->mlp, be->is_gpu, be->mlp_wide_fits && prep->wide[k],
+                                MLFF_DIALECT_OPENCL);
+    if (*form == MLFF_MLP_KERNEL_WIDE)
+        return prep->wide[k];
+    if (*form == MLFF_MLP_KERNEL_HALF && prep->half[k])
+        return prep->half[k];
+    *form = MLFF_MLP_KERNEL_NARROW;
+    return prep->kernels[k];
+}
+
 mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k, mlff_error *err)
 {
     const mlff_exec_node *n = &programs->nodes[k];
@@ -173,24 +188,27 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     const int arena = cl_regions_in_arena(be, a.regions, a.n);
     if (s != MLFF_OK || (s = program(be, programs, arena, &prep, err)) != MLFF_OK)
         return s;
-    /* The wide form for few rows where the device runs it (cl_program.c). */
-    const int wide = mlff_op_is_mlp(n->op) && prep->wide[k] && be->mlp_wide_fits &&
-                     mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_OPENCL);
-    cl_kernel kernel = wide ? prep->wide[k] : prep->kernels[k];
-    if (!kernel)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
-    if ((s = set_args(be, kernel, arena, &a, err)) != MLFF_OK)
-        return s;
-    if (!mlff_op_is_mlp(n->op))
-        return launch_1d(be, kernel, prep->group[k], items * a.int_scalar, n->op, err);
-    cl_int rc = launch_mlp(be, kernel, wide, n);
-    if (wide && be->mlp == MLFF_MLP_AUTO && (rc == CL_INVALID_WORK_GROUP_SIZE || rc == CL_OUT_OF_RESOURCES)) {
-        /* A driver that holds to the limit it reports after all (runs_wide,
-         * cl_program.c): the narrow form from now on. */
-        be->mlp_wide_fits = 0;
+    if (!mlff_op_is_mlp(n->op)) {
+        if (!prep->kernels[k])
+            return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
         if ((s = set_args(be, prep->kernels[k], arena, &a, err)) != MLFF_OK)
             return s;
-        rc = launch_mlp(be, prep->kernels[k], 0, n);
+        return launch_1d(be, prep->kernels[k], prep->group[k], items * a.int_scalar, n->op, err);
+    }
+    mlff_mlp_kernel form;
+    cl_kernel kernel = mlp_kernel(be, prep, k, n, &form);
+    if ((s = set_args(be, kernel, arena, &a, err)) != MLFF_OK)
+        return s;
+    cl_int rc = launch_mlp(be, kernel, form, n);
+    if (form == MLFF_MLP_KERNEL_WIDE && be->mlp == MLFF_MLP_AUTO &&
+        (rc == CL_INVALID_WORK_GROUP_SIZE || rc == CL_OUT_OF_RESOURCES)) {
+        /* A driver that holds to the limit it reports after all (runs_wide,
+         * cl_program.c): the other forms from now on. */
+        be->mlp_wide_fits = 0;
+        kernel = mlp_kernel(be, prep, k, n, &form);
+        if ((s = set_args(be, kernel, arena, &a, err)) != MLFF_OK)
+            return s;
+        rc = launch_mlp(be, kernel, form, n);
     }
     return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "clEnqueueNDRangeKernel");
 }

@@ -47,7 +47,15 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
  * our tiled GEMM; variant 3 of a CELU_MLP node its wide form; variant 4 of
  * a LINEAR_VJP the sums of its split K (gemm_splits.cl), in0 the partial
  * sums. */
-enum { VARIANT_OWN, VARIANT_EPILOGUE, VARIANT_TILED, VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE, VARIANT_SPLITS, VARIANTS };
+enum {
+    VARIANT_OWN,
+    VARIANT_EPILOGUE,
+    VARIANT_TILED,
+    VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE,
+    VARIANT_SPLITS,
+    VARIANT_HALF = MLFF_VARIANT_MLP_HALF,
+    VARIANTS
+};
 
 /* A kernel's buffer parameter: element type and name. */
 typedef struct buffer_param {
@@ -135,6 +143,8 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
     if (s->variant == VARIANT_WIDE) /* beside the narrow form, which larger launches take */
         return mlff_op_is_mlp((mlff_op)s->op) &&
                (be->mlp == MLFF_MLP_WIDE || (be->mlp == MLFF_MLP_AUTO && be->is_gpu && be->mlp_wide_fits));
+    if (s->variant == VARIANT_HALF)
+        return mlff_op_is_mlp((mlff_op)s->op) && (be->mlp == MLFF_MLP_HALF || (be->mlp == MLFF_MLP_AUTO && be->is_gpu));
     if (!is_gemm(s->op))
         return s->variant == VARIANT_OWN;
     const int stacked = mlff_op_stacks(&s->attrs) > 1;
@@ -274,6 +284,7 @@ static void prepared_free(cl_prepared *p)
     free(p->tiled);
     free(p->splits);
     free(p->wide);
+    free(p->half);
     free(p->epilogue);
     free(p->group);
     free(p->epilogue_group);
@@ -303,6 +314,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         !(p->tiled = calloc((size_t)n_nodes + 1, sizeof *p->tiled)) ||
         !(p->splits = calloc((size_t)n_nodes + 1, sizeof *p->splits)) ||
         !(p->wide = calloc((size_t)n_nodes + 1, sizeof *p->wide)) ||
+        !(p->half = calloc((size_t)n_nodes + 1, sizeof *p->half)) ||
         !(p->epilogue = calloc((size_t)n_nodes + 1, sizeof *p->epilogue)) ||
         !(p->unique = calloc(VARIANTS * (size_t)n_nodes + 1, sizeof *p->unique)) ||
         !(p->group = calloc((size_t)n_nodes + 1, sizeof *p->group)) ||
@@ -362,6 +374,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->tiled[k] = of[VARIANT_TILED] >= 0 ? p->unique[of[VARIANT_TILED]] : NULL;
         p->splits[k] = of[VARIANT_SPLITS] >= 0 ? p->unique[of[VARIANT_SPLITS]] : NULL;
         p->wide[k] = of[VARIANT_WIDE] >= 0 ? p->unique[of[VARIANT_WIDE]] : NULL;
+        p->half[k] = of[VARIANT_HALF] >= 0 ? p->unique[of[VARIANT_HALF]] : NULL;
         size_t most = 0;
         if (p->wide[k] && !runs_wide(be, p->wide[k], &most)) {
             if (be->mlp == MLFF_MLP_WIDE)

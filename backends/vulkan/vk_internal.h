@@ -296,10 +296,10 @@ mlff_status vk_pipeline_from_source(mlff_backend *be, const char *source, VkPipe
 mlff_status vk_validation_status(const mlff_backend *be, uint64_t errors_before, mlff_error *err);
 /* vk_backend.c: the GEMM shader for dense layer n. */
 vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n);
-/* Whether CELU_MLP node n runs in its wide form (lowering.h). */
-static inline int vk_mlp_wide(const mlff_backend *be, const mlff_exec_node *n)
+/* The form CELU_MLP node n runs in (lowering.h). */
+static inline mlff_mlp_kernel vk_mlp_kernel(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return be->mlp_wide_fits && mlff_mlp_wide(n, be->mlp, be->is_gpu, MLFF_DIALECT_GLSL);
+    return mlff_mlp_kernel_for(n, be->mlp, be->is_gpu, be->mlp_wide_fits, MLFF_DIALECT_GLSL);
 }
 /* vk_mlp_layers.c: whether CELU_MLP or CELU_MLP_VJP node n runs a layer at
  * a time (MLFF_MLP=layers, or auto on GPUs where its first layer makes

@@ -108,7 +108,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         if (d.groups[1] > most[1])
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: %u groups of layers are too many for the device",
                              d.groups[1]);
-        const int64_t rows = mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL, vk_mlp_wide(be, n));
+        const int64_t rows = mlff_mlp_node_rows(n, MLFF_DIALECT_GLSL, vk_mlp_kernel(be, n));
         return vk_add_dispatch(be, &d, stacked_items(n, items, rows), (uint64_t)rows, err);
     } else if (mlff_op_sums_in_lanes(n->op)) {
         /* Its outputs' lanes (lowering.h): pc.n_items counts the invocations. */

@@ -213,8 +213,8 @@ mlff_status vk_kernel_for(mlff_backend *be, const mlff_exec_node *n, VkPipeline 
     mlff_node_signature(n, &sig);
     if (mlff_op_is_gemm(n->op))
         sig.variant = (int32_t)vk_gemm_for(be, n);
-    if (mlff_op_is_mlp(n->op) && vk_mlp_wide(be, n))
-        sig.variant = MLFF_VARIANT_MLP_WIDE;
+    if (mlff_op_is_mlp(n->op))
+        sig.variant = (int32_t)vk_mlp_kernel(be, n);
     return pipeline_for_sig(be, &sig, out, err);
 }
 
