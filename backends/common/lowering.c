@@ -505,7 +505,8 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
 #define MLFF_ANGULAR_LOCAL_BYTES 8192
 /* With the radial features (N_SHIFTS), RADIAL_SPLIT items share each radial
  * shift, each over a part of the atom's pairs; their partial sums (one per
- * neighbour species) take at most this much of the triples' local memory. */
+ * neighbour species) take at most this much of the triples' local memory,
+ * which also holds a chunk of the pairs. */
 #define MLFF_ANGULAR_RADIAL_BYTES 2048
 _Static_assert(MLFF_ANI_MAX_SHIFTS <= MLFF_ANGULAR_LANES, "an item for each radial shift");
 static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
@@ -515,7 +516,9 @@ static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
     int64_t split = n_shifts ? MLFF_ANGULAR_LANES / n_shifts : 1;
     while (split > 1 && split * n_shifts * s->attrs.i[0] * real > MLFF_ANGULAR_RADIAL_BYTES)
         split--;
-    const int64_t radial_bytes = split > 1 ? split * n_shifts * s->attrs.i[0] * real : 0;
+    /* Their partial sums, and a chunk of pairs (ani_angular.cl). */
+    const int64_t radial_bytes = (split > 1 ? split * n_shifts * s->attrs.i[0] * real : 0) +
+                                 (n_shifts ? MLFF_ANGULAR_LANES / split * split * (2 * real + 4) : 0);
     mlff_text_put(t, "#define RADIAL_SPLIT %lld\n", (long long)split);
     int64_t chunk = (MLFF_ANGULAR_LOCAL_BYTES - radial_bytes) / ((n_z + n_ra) * real + 4);
     chunk = chunk > MLFF_ANGULAR_LANES ? MLFF_ANGULAR_LANES : chunk < 1 ? 1 : chunk;

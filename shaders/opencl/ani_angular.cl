@@ -10,13 +10,18 @@
  * chunk's products to the features it owns (columns c = lane, lane +
  * GROUP_LANES, ... of the radial-shift-major (s, z) block), one sum per
  * unordered species pair, in triple order.
- * The radial features come first: RADIAL_SPLIT items a shift, each walking
+ * The radial features come first: RADIAL_SPLIT items a shift, each taking
  * every RADIAL_SPLIT-th of the atom's radial pairs (seg2: pairs by center)
- * with one sum per neighbour species, added in local memory in split order. */
+ * with one sum per neighbour species, added in local memory in split order.
+ * The pairs come RADIAL_CHUNK at a time (a whole number of splits, so each
+ * item meets its pairs in list order), each item loading one pair's
+ * distance, cutoff and neighbour species into local memory: one round of
+ * dependent loads a chunk, not one a pair. */
 #define N_SLOTS (I0 * (I0 + 1) / 2)
 #define N_COLS (N_RA * N_Z)
 #define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
 #define HEAD_COLS (OUT_COLS - N_SLOTS * N_COLS) /* the radial features' */
+#define RADIAL_CHUNK (GROUP_LANES / RADIAL_SPLIT * RADIAL_SPLIT)
 #if ANGULAR_SUMS_LOCAL
 #define SUM(k, slot) sums[(slot) * N_COLS + lane + (k) * GROUP_LANES]
 #else
@@ -27,8 +32,12 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
     KTENSORS
     local TO angular[ANGULAR_CHUNK][N_Z], radial[ANGULAR_CHUNK][N_RA];
     local int slot_of[ANGULAR_CHUNK];
-#if HEAD_COLS > 0 && RADIAL_SPLIT > 1
+#if HEAD_COLS > 0
+    local TO pair_d[RADIAL_CHUNK], pair_fc[RADIAL_CHUNK];
+    local int pair_species[RADIAL_CHUNK];
+#if RADIAL_SPLIT > 1
     local TO radial_part[RADIAL_SPLIT * N_SHIFTS * I0];
+#endif
 #endif
 #if ANGULAR_SUMS_LOCAL
     local TO sums[N_SLOTS * N_COLS];
@@ -46,18 +55,28 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
 #pragma unroll
         for (int s = 0; s < I0; s++)
             sum[s] = 0;
-        const int last_pair = part < RADIAL_SPLIT ? seg2_off[i + 1] : 0;
-        for (int q = seg2_off[i] + part; q < last_pair; q += RADIAL_SPLIT) {
-            const long p = seg2_items[q];
-            const TO d = (TO)LENGTH3(in6 + 3 * p);
-            const TO fc = CUTOFF_FN(TO, d, rc_r);
-            if (fc == 0)
-                continue;
-            const TO t = d - shift, term = (TO)0.25 * exp(-eta_r * t * t) * fc;
-            const int species = in3[in7[2 * p + 1]];
+        const int last_pair = seg2_off[i + 1];
+        for (int q0 = seg2_off[i]; q0 < last_pair; q0 += RADIAL_CHUNK) {
+            const int m = min(RADIAL_CHUNK, last_pair - q0);
+            if (lane < m) {
+                const long p = seg2_items[q0 + lane];
+                const TO d = (TO)LENGTH3(in6 + 3 * p);
+                pair_d[lane] = d;
+                pair_fc[lane] = CUTOFF_FN(TO, d, rc_r);
+                pair_species[lane] = in3[in7[2 * p + 1]];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int j = part < RADIAL_SPLIT ? part : m; j < m; j += RADIAL_SPLIT) {
+                const TO fc = pair_fc[j];
+                if (fc == 0)
+                    continue;
+                const TO t = pair_d[j] - shift, term = (TO)0.25 * exp(-eta_r * t * t) * fc;
+                const int species = pair_species[j];
 #pragma unroll
-            for (int s = 0; s < I0; s++) /* unrolled: the sums stay in registers */
-                sum[s] += s == species ? term : (TO)0;
+                for (int s = 0; s < I0; s++) /* unrolled: the sums stay in registers */
+                    sum[s] += s == species ? term : (TO)0;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
 #if RADIAL_SPLIT > 1
         if (part < RADIAL_SPLIT)
@@ -127,4 +146,5 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
 #undef N_COLS
 #undef PER_LANE
 #undef HEAD_COLS
+#undef RADIAL_CHUNK
 #undef SUM

@@ -10,21 +10,30 @@
  * chunk's products to the features it owns (columns c = lane, lane +
  * GROUP_LANES, ... of the radial-shift-major (s, z) block), one sum per
  * unordered species pair, in triple order.
- * The radial features come first: RADIAL_SPLIT items a shift, each walking
+ * The radial features come first: RADIAL_SPLIT items a shift, each taking
  * every RADIAL_SPLIT-th of the atom's radial pairs (seg2: pairs by center)
- * with one sum per neighbour species, added in shared memory in split order. */
+ * with one sum per neighbour species, added in shared memory in split order.
+ * The pairs come RADIAL_CHUNK at a time (a whole number of splits, so each
+ * item meets its pairs in list order), each item loading one pair's
+ * distance, cutoff and neighbour species into shared memory: one round of
+ * dependent loads a chunk, not one a pair. */
 #define N_SLOTS (I0 * (I0 + 1) / 2)
 #define N_COLS (N_RA * N_Z)
 #define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
 #define HEAD_COLS (OUT_COLS - N_SLOTS * N_COLS) /* the radial features' */
+#define RADIAL_CHUNK (GROUP_LANES / RADIAL_SPLIT * RADIAL_SPLIT)
 /* Entry k of the triple's two vectors (at va and vb in in0). */
 #define VA(k) TO(in0[va + (k)])
 #define VB(k) TO(in0[vb + (k)])
 shared TO angular[ANGULAR_CHUNK][N_Z];
 shared TO radial[ANGULAR_CHUNK][N_RA];
 shared int slot_of[ANGULAR_CHUNK];
-#if HEAD_COLS > 0 && RADIAL_SPLIT > 1
+#if HEAD_COLS > 0
+shared TO pair_d[RADIAL_CHUNK], pair_fc[RADIAL_CHUNK];
+shared int pair_species[RADIAL_CHUNK];
+#if RADIAL_SPLIT > 1
 shared TO radial_part[RADIAL_SPLIT * N_SHIFTS * I0];
+#endif
 #endif
 #if ANGULAR_SUMS_LOCAL
 shared TO sums[N_SLOTS * N_COLS];
@@ -46,17 +55,27 @@ void main()
         TO sum[I0];
         [[unroll]] for (int s = 0; s < I0; s++)
             sum[s] = TO(0);
-        const int last_pair = part < RADIAL_SPLIT ? seg2_off[i + 1] : 0;
-        for (int q = seg2_off[i] + int(part); q < last_pair; q += RADIAL_SPLIT) {
-            const uint p = uint(seg2_items[q]);
-            const TO d = TO(LENGTH3(in6, 3 * p));
-            const TO fc = CUTOFF_FN(TO, d, rc_r);
-            if (fc == 0)
-                continue;
-            const TO t = d - shift, term = TO(0.25) * exp_(-eta_r * t * t) * fc;
-            const int species = in3[in7[2 * p + 1]];
-            [[unroll]] for (int s = 0; s < I0; s++) /* the sums stay in registers */
-                sum[s] += s == species ? term : TO(0);
+        const int last_pair = seg2_off[i + 1];
+        for (int q0 = seg2_off[i]; q0 < last_pair; q0 += RADIAL_CHUNK) {
+            const int m = min(RADIAL_CHUNK, last_pair - q0);
+            if (int(lane) < m) {
+                const uint p = uint(seg2_items[q0 + int(lane)]);
+                const TO d = TO(LENGTH3(in6, 3 * p));
+                pair_d[lane] = d;
+                pair_fc[lane] = CUTOFF_FN(TO, d, rc_r);
+                pair_species[lane] = in3[in7[2 * p + 1]];
+            }
+            barrier();
+            for (int j = part < RADIAL_SPLIT ? int(part) : m; j < m; j += RADIAL_SPLIT) {
+                const TO fc = pair_fc[j];
+                if (fc == 0)
+                    continue;
+                const TO t = pair_d[j] - shift, term = TO(0.25) * exp_(-eta_r * t * t) * fc;
+                const int species = pair_species[j];
+                [[unroll]] for (int s = 0; s < I0; s++) /* the sums stay in registers */
+                    sum[s] += s == species ? term : TO(0);
+            }
+            barrier();
         }
 #if RADIAL_SPLIT > 1
         if (part < RADIAL_SPLIT)

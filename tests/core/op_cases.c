@@ -553,6 +553,25 @@ CASE(case_ani_angular_pair_triples)
                             mlff_op_pair_triples(g, pairs, index_param(g, 20, 1, first), MLFF_FIXED_ROWS, 30), NULL);
 }
 
+/* The AEV with 70 radial pairs a center (each neighbour listed again and
+ * again, as the op allows): more than a GPU group takes at a time
+ * (ani_angular.cl's RADIAL_CHUNK), the last chunk partial. */
+CASE(case_ani_aev_many_pairs)
+{
+    enum { PER_CENTER = 70, PAIRS = 5 * PER_CENTER };
+    static const double shifts[5] = {0.9, 1.4, 1.9, 2.4, 2.9};
+    int32_t pairs[2 * PAIRS];
+    for (int p = 0; p < PAIRS; p++) {
+        pairs[2 * p] = p / PER_CENTER;
+        pairs[2 * p + 1] = (p / PER_CENTER + 1 + p % 4) % 5;
+    }
+    int vec = random_vectors(g, rng, 20, 0.9, 3.2), radial_vec = random_vectors(g, rng, PAIRS, 0.9, 3.7);
+    WRT2(vec, radial_vec);
+    const mlff_ani_radial_inputs radial = {radial_vec, index_param(g, PAIRS, 2, pairs), column(g, 5, shifts), 4.0,
+                                           3.5};
+    return angular_features(g, vec, all_pairs(g), every_triple(g), &radial);
+}
+
 /* Fourteen atoms, each the center of 13 pairs: 78 triples a center, more
  * than a GPU group works out at a time, built by pair_triples (the
  * gradient's walk along long runs of pairs). */
@@ -639,5 +658,6 @@ const op_case op_cases[] = {
     {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples, 0},
     {"ani_angular (with the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0},
     {"ani_angular (the AEV, 40 radial shifts)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_shifts, 0},
+    {"ani_angular (the AEV, 70 radial pairs a center)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_pairs, 0},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;
