@@ -7,6 +7,7 @@
  * they follow from the run of pairs with this pair's center instead:
  * triples (b, p) for the pairs b before p, then (p, c) for the pairs c
  * after it. */
+#define RUN_WINDOW 8
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
     KTENSORS
@@ -15,12 +16,31 @@ kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
     const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;
     acc_t grad[3] = {0, 0, 0};
 #if I1
+    /* The run of pairs with this pair's center, found RUN_WINDOW entries a
+     * step each way: a step's loads do not wait on each other, where a walk
+     * of one entry a step waits on every load in turn. */
     const int center_of_item = live ? in2[2 * item] : -1;
     long run_first = item, run_end = live ? item + 1 : item;
-    while (live && run_first > 0 && in2[2 * (run_first - 1)] == center_of_item)
-        run_first--;
-    while (live && run_end < n_items && in2[2 * run_end] == center_of_item)
-        run_end++;
+    for (int step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_first -= step) {
+        int centers[RUN_WINDOW], same = 1;
+#pragma unroll
+        for (int k = 0; k < RUN_WINDOW; k++)
+            centers[k] = run_first - 1 - k >= 0 ? in2[2 * (run_first - 1 - k)] : -1;
+        step = 0;
+#pragma unroll
+        for (int k = 0; k < RUN_WINDOW; k++)
+            step += same = same && centers[k] == center_of_item;
+    }
+    for (int step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_end += step) {
+        int centers[RUN_WINDOW], same = 1;
+#pragma unroll
+        for (int k = 0; k < RUN_WINDOW; k++)
+            centers[k] = run_end + k < n_items ? in2[2 * (run_end + k)] : -1;
+        step = 0;
+#pragma unroll
+        for (int k = 0; k < RUN_WINDOW; k++)
+            step += same = same && centers[k] == center_of_item;
+    }
     for (long other = run_first + lane; other < run_end; other += lanes) {
         if (other == item)
             continue;
@@ -88,3 +108,4 @@ kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
         for (int k = 0; k < 3; k++)
             out[3 * item + k] = (TO)grad[k];
 }
+#undef RUN_WINDOW

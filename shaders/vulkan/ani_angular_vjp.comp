@@ -10,6 +10,7 @@
 /* Entry k of the triple's two vectors (at va and vb in in1). */
 #define VA(k) TO(in1[va + (k)])
 #define VB(k) TO(in1[vb + (k)])
+#define RUN_WINDOW 8
 shared acc_t part[3 * SUM_GROUP];
 void main()
 {
@@ -17,12 +18,33 @@ void main()
     const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2);
     acc_t grad[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
 #if I1
+    /* The run of pairs with this pair's center, found RUN_WINDOW entries a
+     * step each way: a step's loads do not wait on each other, where a walk
+     * of one entry a step waits on every load in turn. */
     const int center_of_item = live ? in2[2 * item] : -1;
     uint run_first = item, run_end = live ? item + 1 : item;
-    while (live && run_first > 0 && in2[2 * (run_first - 1)] == center_of_item)
-        run_first--;
-    while (live && run_end < n_outputs && in2[2 * run_end] == center_of_item)
-        run_end++;
+    for (uint step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_first -= step) {
+        int centers[RUN_WINDOW];
+        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++)
+            centers[k] = run_first >= k + 1 ? in2[2 * (run_first - 1 - k)] : -1;
+        bool same = true;
+        step = 0;
+        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++) {
+            same = same && centers[k] == center_of_item;
+            step += same ? 1 : 0;
+        }
+    }
+    for (uint step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_end += step) {
+        int centers[RUN_WINDOW];
+        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++)
+            centers[k] = run_end + k < n_outputs ? in2[2 * (run_end + k)] : -1;
+        bool same = true;
+        step = 0;
+        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++) {
+            same = same && centers[k] == center_of_item;
+            step += same ? 1 : 0;
+        }
+    }
     for (uint other = run_first + lane; other < run_end; other += pc.lanes) {
         if (other == item)
             continue;
