@@ -290,11 +290,9 @@ static int mlp_rows(const mlff_mlp_shape *m, mlff_op op, int32_t dtype, mlff_ker
     int rows = form == MLFF_MLP_KERNEL_WIDE        ? MLFF_MLP_WIDE_ROWS
                : dialect == MLFF_DIALECT_GLSL ? MLFF_MLP_ROWS_GLSL
                                               : MLFF_MLP_ROWS;
-    if (form == MLFF_MLP_KERNEL_HALF)
-        rows /= 2;
     while (rows > 1 && rows * per_row > MLFF_MLP_LOCAL_BYTES)
         rows /= 2;
-    return rows;
+    return form == MLFF_MLP_KERNEL_HALF && rows > 1 ? rows / 2 : rows; /* the narrow form's, halved */
 }
 
 int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, mlff_mlp_kernel form)
@@ -506,7 +504,7 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
 /* With the radial features (N_SHIFTS), RADIAL_SPLIT items share each radial
  * shift, each over a part of the atom's pairs; their partial sums (one per
  * neighbour species) take at most this much of the triples' local memory,
- * which also holds a chunk of the pairs. */
+ * and a chunk of the pairs (RADIAL_CHUNK) some more. */
 #define MLFF_ANGULAR_RADIAL_BYTES 2048
 _Static_assert(MLFF_ANI_MAX_SHIFTS <= MLFF_ANGULAR_LANES, "an item for each radial shift");
 static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)

@@ -101,7 +101,8 @@ typedef struct cl_prepared {
  * and at any row count, as on Vulkan. H200, the gradient's us with its
  * sums, few rows / tiled and split (bench/RESULTS.md): 1536 atoms (50
  * tiles) 92 / 60; the 64 molecules (117) 135 / 95; 5184 atoms (164) 257 /
- * 188; H100, the 100-water cluster (12) 52 / 29. */
+ * 188; the 100-water cluster (12) 25 / 30, but on the H100 (the issues'
+ * card, and after the tiled kernel's 4-word reads) 52 / 29. */
 #define CL_VJP_TILED_FROM_TILES 8
 /* K is split while the tiles times the splits stay within this many
  * work-groups a compute unit: the best of 1, 2, 4 and 8 splits at each of

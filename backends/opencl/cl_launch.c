@@ -197,6 +197,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     }
     mlff_mlp_kernel form;
     cl_kernel kernel = mlp_kernel(be, prep, k, n, &form);
+    if (!kernel)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     if ((s = set_args(be, kernel, arena, &a, err)) != MLFF_OK)
         return s;
     cl_int rc = launch_mlp(be, kernel, form, n);

@@ -44,18 +44,19 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
 /* One kernel: its name and parameters, the constants, the template, the
  * #undefs. Variant 1 of a dense layer is the bias and activation after a
  * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP); variant 2
- * our tiled GEMM; variant 3 of a CELU_MLP node its wide form; variant 4 of
- * a LINEAR_VJP the sums of its split K (gemm_splits.cl), in0 the partial
- * sums. */
+ * our tiled GEMM; variants 3 and 5 of a CELU_MLP node its wide and half
+ * forms; variant 4 of a LINEAR_VJP the sums of its split K
+ * (gemm_splits.cl), in0 the partial sums. */
 enum {
     VARIANT_OWN,
     VARIANT_EPILOGUE,
     VARIANT_TILED,
     VARIANT_WIDE = MLFF_VARIANT_MLP_WIDE,
-    VARIANT_SPLITS,
+    VARIANT_SPLITS = 4,
     VARIANT_HALF = MLFF_VARIANT_MLP_HALF,
     VARIANTS
 };
+_Static_assert(VARIANT_WIDE == 3 && VARIANT_HALF == 5, "variant_wanted tells the variants apart by number");
 
 /* A kernel's buffer parameter: element type and name. */
 typedef struct buffer_param {
@@ -143,8 +144,9 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
     if (s->variant == VARIANT_WIDE) /* beside the narrow form, which larger launches take */
         return mlff_op_is_mlp((mlff_op)s->op) &&
                (be->mlp == MLFF_MLP_WIDE || (be->mlp == MLFF_MLP_AUTO && be->is_gpu && be->mlp_wide_fits));
-    if (s->variant == VARIANT_HALF)
-        return mlff_op_is_mlp((mlff_op)s->op) && (be->mlp == MLFF_MLP_HALF || (be->mlp == MLFF_MLP_AUTO && be->is_gpu));
+    if (s->variant == VARIANT_HALF) /* likewise (compiled whatever the sizes, as the wide form) */
+        return mlff_op_is_mlp((mlff_op)s->op) &&
+               (be->mlp == MLFF_MLP_HALF || (be->mlp == MLFF_MLP_AUTO && be->is_gpu));
     if (!is_gemm(s->op))
         return s->variant == VARIANT_OWN;
     const int stacked = mlff_op_stacks(&s->attrs) > 1;
@@ -380,7 +382,7 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
             if (be->mlp == MLFF_MLP_WIDE)
                 s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs the wide kernels with %zu "
                               "items a group at most", most);
-            p->wide[k] = NULL; /* auto: the narrow form */
+            p->wide[k] = NULL; /* auto: the narrow or half form */
         }
         p->group[k] = cl_group_size(be, p->kernels[k]);
         p->epilogue_group[k] = cl_group_size(be, p->epilogue[k]);

@@ -7,7 +7,23 @@
  * they follow from the run of pairs with this pair's center instead:
  * triples (b, p) for the pairs b before p, then (p, c) for the pairs c
  * after it. */
+/* Moves `end` (run_first back, dir -1, or run_end on, dir 1) past the
+ * pairs with this pair's center, RUN_WINDOW entries a step from `entry`:
+ * a step's loads do not wait on each other, where a walk of one entry a
+ * step waits on every load in turn. -1 (no center) marks entries out of
+ * range. */
 #define RUN_WINDOW 8
+#define RUN_WALK(end, entry, dir)                                                     \
+    for (int step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; end += (dir)*step) {   \
+        int centers[RUN_WINDOW], same = 1;                                            \
+        _Pragma("unroll") for (int k = 0; k < RUN_WINDOW; k++) {                      \
+            const long e = (entry) + (dir)*k;                                         \
+            centers[k] = e >= 0 && e < n_items ? in2[2 * e] : -1;                     \
+        }                                                                             \
+        step = 0;                                                                     \
+        _Pragma("unroll") for (int k = 0; k < RUN_WINDOW; k++)                        \
+            step += same = same && centers[k] == center_of_item;                      \
+    }
 kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
 {
     KTENSORS
@@ -16,31 +32,11 @@ kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
     const TO zeta = (TO)F0, eta = (TO)F1, rc = (TO)F2;
     acc_t grad[3] = {0, 0, 0};
 #if I1
-    /* The run of pairs with this pair's center, found RUN_WINDOW entries a
-     * step each way: a step's loads do not wait on each other, where a walk
-     * of one entry a step waits on every load in turn. */
+    /* The run of pairs with this pair's center. */
     const int center_of_item = live ? in2[2 * item] : -1;
     long run_first = item, run_end = live ? item + 1 : item;
-    for (int step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_first -= step) {
-        int centers[RUN_WINDOW], same = 1;
-#pragma unroll
-        for (int k = 0; k < RUN_WINDOW; k++)
-            centers[k] = run_first - 1 - k >= 0 ? in2[2 * (run_first - 1 - k)] : -1;
-        step = 0;
-#pragma unroll
-        for (int k = 0; k < RUN_WINDOW; k++)
-            step += same = same && centers[k] == center_of_item;
-    }
-    for (int step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_end += step) {
-        int centers[RUN_WINDOW], same = 1;
-#pragma unroll
-        for (int k = 0; k < RUN_WINDOW; k++)
-            centers[k] = run_end + k < n_items ? in2[2 * (run_end + k)] : -1;
-        step = 0;
-#pragma unroll
-        for (int k = 0; k < RUN_WINDOW; k++)
-            step += same = same && centers[k] == center_of_item;
-    }
+    RUN_WALK(run_first, run_first - 1, -1)
+    RUN_WALK(run_end, run_end, 1)
     for (long other = run_first + lane; other < run_end; other += lanes) {
         if (other == item)
             continue;
@@ -109,3 +105,4 @@ kernel __attribute__((reqd_work_group_size(SUM_GROUP, 1, 1))) void KNAME(KARGS)
             out[3 * item + k] = (TO)grad[k];
 }
 #undef RUN_WINDOW
+#undef RUN_WALK

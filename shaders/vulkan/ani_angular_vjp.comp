@@ -10,7 +10,26 @@
 /* Entry k of the triple's two vectors (at va and vb in in1). */
 #define VA(k) TO(in1[va + (k)])
 #define VB(k) TO(in1[vb + (k)])
+/* Moves `end` (run_first back, dir -1, or run_end on, dir 1) past the
+ * pairs with this pair's center, RUN_WINDOW entries a step from `entry`:
+ * a step's loads do not wait on each other, where a walk of one entry a
+ * step waits on every load in turn. -1 (no center) marks entries out of
+ * range. */
 #define RUN_WINDOW 8
+#define RUN_WALK(end, entry, dir)                                                     \
+    for (int step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; end += (dir)*step) {   \
+        int centers[RUN_WINDOW];                                                      \
+        [[unroll]] for (int k = 0; k < RUN_WINDOW; k++) {                             \
+            const int e = int(entry) + (dir)*k;                                       \
+            centers[k] = e >= 0 && uint(e) < n_outputs ? in2[2 * e] : -1;             \
+        }                                                                             \
+        bool same = true;                                                             \
+        step = 0;                                                                     \
+        [[unroll]] for (int k = 0; k < RUN_WINDOW; k++) {                             \
+            same = same && centers[k] == center_of_item;                              \
+            step += same ? 1 : 0;                                                     \
+        }                                                                             \
+    }
 shared acc_t part[3 * SUM_GROUP];
 void main()
 {
@@ -18,34 +37,12 @@ void main()
     const TO zeta = TO(F0), eta = TO(F1), rc = TO(F2);
     acc_t grad[3] = acc_t[3](acc_t(0), acc_t(0), acc_t(0));
 #if I1
-    /* The run of pairs with this pair's center, found RUN_WINDOW entries a
-     * step each way: a step's loads do not wait on each other, where a walk
-     * of one entry a step waits on every load in turn. */
+    /* The run of pairs with this pair's center. */
     const int center_of_item = live ? in2[2 * item] : -1;
-    uint run_first = item, run_end = live ? item + 1 : item;
-    for (uint step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_first -= step) {
-        int centers[RUN_WINDOW];
-        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++)
-            centers[k] = run_first >= k + 1 ? in2[2 * (run_first - 1 - k)] : -1;
-        bool same = true;
-        step = 0;
-        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++) {
-            same = same && centers[k] == center_of_item;
-            step += same ? 1 : 0;
-        }
-    }
-    for (uint step = live ? RUN_WINDOW : 0; step == RUN_WINDOW; run_end += step) {
-        int centers[RUN_WINDOW];
-        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++)
-            centers[k] = run_end + k < n_outputs ? in2[2 * (run_end + k)] : -1;
-        bool same = true;
-        step = 0;
-        [[unroll]] for (uint k = 0; k < RUN_WINDOW; k++) {
-            same = same && centers[k] == center_of_item;
-            step += same ? 1 : 0;
-        }
-    }
-    for (uint other = run_first + lane; other < run_end; other += pc.lanes) {
+    int run_first = int(item), run_end = live ? int(item) + 1 : int(item);
+    RUN_WALK(run_first, run_first - 1, -1)
+    RUN_WALK(run_end, run_end, 1)
+    for (uint other = uint(run_first) + lane; other < uint(run_end); other += pc.lanes) {
         if (other == item)
             continue;
         const bool second = other < item; /* this pair is the triple's second */
