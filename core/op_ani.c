@@ -7,6 +7,19 @@ static int is_real_column(const mlff_graph *g, int t, mlff_dtype dtype)
     return x->kind == MLFF_TENSOR_PARAM && x->cols == 1 && x->dtype == dtype;
 }
 
+/* Pair vectors [P, 3] in dtype and their pairs [P, 2]. */
+static int pairs_valid(mlff_graph *g, int vec, int pairs, mlff_dtype dtype)
+{
+    const mlff_graph_tensor *v = op_tensor(g, vec);
+    return v->cols == 3 && v->dtype == dtype && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs);
+}
+
+/* A parameter column of at most MLFF_ANI_MAX_SHIFTS shifts in dtype. */
+static int shifts_valid(mlff_graph *g, int shifts, mlff_dtype dtype)
+{
+    return is_real_column(g, shifts, dtype) && op_tensor(g, shifts)->rows <= MLFF_ANI_MAX_SHIFTS;
+}
+
 int mlff_op_ani_radial(mlff_graph *g, int vec, int pairs, int species, int shifts, double eta,
                        double rc, int64_t n_species)
 {
@@ -14,9 +27,8 @@ int mlff_op_ani_radial(mlff_graph *g, int vec, int pairs, int species, int shift
     if (!op_inputs_valid(g, in, 4))
         return -1;
     const mlff_graph_tensor *v = op_tensor(g, vec);
-    int ok = v->cols == 3 && op_tensor(g, pairs)->cols == 2 && mlff_graph_same_rows(g, vec, pairs) &&
-             op_tensor(g, species)->dtype == MLFF_DTYPE_I32 && is_real_column(g, shifts, v->dtype) &&
-             op_tensor(g, shifts)->rows <= MLFF_ANI_MAX_SHIFTS && n_species > 0 &&
+    int ok = pairs_valid(g, vec, pairs, v->dtype) && op_tensor(g, species)->dtype == MLFF_DTYPE_I32 &&
+             shifts_valid(g, shifts, v->dtype) && n_species > 0 &&
              n_species * op_tensor(g, shifts)->rows <= MLFF_ANI_MAX_FEATURES && rc > 0.0;
     if (!op_require(g, ok, MLFF_OP_ANI_RADIAL, "bad inputs"))
         return -1;
@@ -39,12 +51,10 @@ OP_VJP(mlff_vjp_ani_radial)
 
 static int angular_inputs_valid(mlff_graph *g, const int in[6])
 {
-    const mlff_graph_tensor *v = op_tensor(g, in[0]);
-    return v->cols == 3 && op_tensor(g, in[1])->cols == 2 && mlff_graph_same_rows(g, in[0], in[1]) &&
-           op_tensor(g, in[2])->cols == 2 && op_tensor(g, in[2])->dtype == MLFF_DTYPE_I32 &&
-           op_tensor(g, in[3])->dtype == MLFF_DTYPE_I32 && is_real_column(g, in[4], v->dtype) &&
-           is_real_column(g, in[5], v->dtype) && op_tensor(g, in[4])->rows <= MLFF_ANI_MAX_SHIFTS &&
-           op_tensor(g, in[5])->rows <= MLFF_ANI_MAX_SHIFTS;
+    const mlff_dtype dtype = op_tensor(g, in[0])->dtype;
+    return pairs_valid(g, in[0], in[1], dtype) && op_tensor(g, in[2])->cols == 2 &&
+           op_tensor(g, in[2])->dtype == MLFF_DTYPE_I32 && op_tensor(g, in[3])->dtype == MLFF_DTYPE_I32 &&
+           shifts_valid(g, in[4], dtype) && shifts_valid(g, in[5], dtype);
 }
 
 /* n_in 6, or 9 with the radial features' inputs (core/ops.h). */
@@ -56,10 +66,8 @@ static int angular_node(mlff_graph *g, const int *in, int n_in, const mlff_op_at
     int ok = angular_inputs_valid(g, in) && n_species > 0 && a->f[2] > 0.0;
     int64_t radial_cols = 0;
     if (mlff_angular_has_radial(n_in)) {
-        const mlff_graph_tensor *v = op_tensor(g, in[6]);
-        ok = ok && v->cols == 3 && v->dtype == op_tensor(g, in[0])->dtype && op_tensor(g, in[7])->cols == 2 &&
-             mlff_graph_same_rows(g, in[6], in[7]) && is_real_column(g, in[8], v->dtype) &&
-             op_tensor(g, in[8])->rows <= MLFF_ANI_MAX_SHIFTS && a->f[4] > 0.0;
+        const mlff_dtype dtype = op_tensor(g, in[0])->dtype;
+        ok = ok && pairs_valid(g, in[6], in[7], dtype) && shifts_valid(g, in[8], dtype) && a->f[4] > 0.0;
         radial_cols = n_species * op_tensor(g, in[8])->rows;
     }
     if (!op_require(g, ok, MLFF_OP_ANI_ANGULAR, "bad inputs"))
