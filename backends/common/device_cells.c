@@ -325,6 +325,40 @@ static void to_float4(const void *task, void *extra, int64_t k0, int64_t k1)
     }
 }
 
+/* Step 1's positions for a system that is one bin (no periodic axes, at
+ * most ONE_BIN_MOST atoms): as float4, unwrapped, in one pass (the
+ * general path's cost per system added up to 0.3 us a molecule in a batch
+ * of small ones), and *magnitude, the largest coordinate's, as
+ * mlff_cell_grid_wrap finds it; 0 for a coordinate that is not finite (the
+ * general path then says which). */
+static int one_bin_positions(mlff_device_cells *c, const double *pos, const system_run *runs, int64_t n_runs,
+                             int64_t s, double *magnitude)
+{
+    double most = 0.0;
+    int finite = 1;
+    for (int64_t r = 0; r < n_runs; r++)
+        for (int64_t l = runs[r].l0; l < runs[r].l1; l++) {
+            for (int d = 0; d < 3; d++) {
+                const double x = pos[3 * l + d];
+                finite &= isfinite(x) != 0;
+                most = fabs(x) > most ? fabs(x) : most;
+                c->positions[4 * l + d] = (float)x;
+            }
+            c->positions[4 * l + 3] = (float)s;
+        }
+    if (finite)
+        *magnitude = most;
+    return finite;
+}
+
+/* The least power of two at or above x > 0: exp2(ceil(log2(x))), without their cost. */
+static double power_of_two_above(double x)
+{
+    int e;
+    const double m = frexp(x, &e); /* x = m 2^e, m in [0.5, 1) */
+    return m == 0.5 ? x : ldexp(1.0, e);
+}
+
 /* Step 1 for the system of runs[0 .. n_runs) (positions at pos, by
  * local atom): its rows of SYSTEM_REALS and SYSTEM_INTS, and its atoms'
  * positions; *n_bins advances past its bins. */
@@ -341,7 +375,11 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
         return st;
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY}, magnitude = 0.0;
     int64_t n = 0;
-    for (int64_t r = 0; r < n_runs; r++) {
+    for (int64_t r = 0; r < n_runs; r++)
+        n += runs[r].l1 - runs[r].l0;
+    const int one_bin = !g.periodic[0] && !g.periodic[1] && !g.periodic[2] && n <= ONE_BIN_MOST;
+    const int unwrapped = one_bin && one_bin_positions(c, pos, runs, n_runs, s, &magnitude);
+    for (int64_t r = 0; r < n_runs && !unwrapped; r++) {
         const int64_t l0 = runs[r].l0, count = runs[r].l1 - l0;
         double run_lo[3], run_hi[3], run_magnitude;
         if ((st = mlff_cell_grid_wrap(&g, pos + 3 * l0, count, s, NULL, NULL, run_lo, run_hi, &run_magnitude,
@@ -354,7 +392,6 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
         magnitude = fmax(magnitude, run_magnitude);
         const float_positions task = {c->positions, pos, l0, (float)s};
         mlff_thread_pool_for(c->pool, count, MLFF_POOL_ATOMS_SERIAL_BELOW, to_float4, &task, NULL);
-        n += count;
     }
     /* |m . H| over the images within reach of the radius (a bound: the bins are not known yet). */
     double image_length = 0.0;
@@ -365,8 +402,8 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
         }
     /* The slack up to a power of two: a molecule's row stays the same
      * while it moves, and is not uploaded again (reserve_buffer). */
-    const double radius = cutoff + exp2(ceil(log2(FLOAT_SLACK * (cutoff + 4.0 * magnitude + 2.0 * image_length))));
-    if (!g.periodic[0] && !g.periodic[1] && !g.periodic[2] && n <= ONE_BIN_MOST) {
+    const double radius = cutoff + power_of_two_above(FLOAT_SLACK * (cutoff + 4.0 * magnitude + 2.0 * image_length));
+    if (one_bin) {
         for (int k = 0; k < 3; k++) {
             g.nb[k] = 1;
             g.reach[k] = 0;
@@ -475,41 +512,56 @@ static mlff_status upload_placement(mlff_device_cells *c, mlff_error *err)
  * a pair too close flagged, as cell_count would. In the device's floats:
  * its positions, its squared radii, and its expression for r^2 in its
  * order, without contraction (meson.build), so that cell_pairs finds
- * exactly these counts (and list_on_host writes the lists it would). */
+ * exactly these counts (and list_on_host writes the lists it would). Each
+ * pair is measured once, for both atoms: (a, b) and (b, a) differ by the
+ * sign of every difference, which leaves the squares' bits as they are.
+ * An atom's neighbours still come in ascending order: those before it
+ * while earlier atoms are measured, then its own. */
 static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
 {
     if (c->listed && !mlff_grow((void **)&c->found, &c->found_capacity, 2 * c->tests, sizeof *c->found))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
-    const int64_t stride = c->n_atoms + 1;
+    const int64_t stride = c->n_atoms + 1, tests = c->tests;
+    const float *positions = c->positions;
+    int32_t *listed[2] = {c->counts + stride, c->counts + 2 * stride}, *found = c->listed ? c->found : NULL;
+    int too_close = 0;
     int64_t first_test = 0;
     for (int64_t r = 0; r < c->n_runs; r++) {
         const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
-        const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1;
-        for (int64_t a = l0; a < l1; a++, first_test += l1 - l0) {
-            const float *pa = c->positions + 4 * a;
-            int32_t *near[2] = {NULL, NULL};
-            for (int l = 0; c->listed && l < 2; l++)
-                near[l] = c->found + l * c->tests + first_test;
-            int32_t listed[2] = {0, 0};
-            for (int64_t b = l0; b < l1; b++) {
-                const float *pb = c->positions + 4 * b;
+        const float cutoff2[2] = {f[25], f[26]}, closest2 = f[27];
+        const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1, n = l1 - l0;
+        for (int l = 0; l < 2; l++)
+            memset(listed[l] + l0, 0, (size_t)n * sizeof **listed);
+        for (int64_t a = l0; a < l1; a++) {
+            const float *pa = positions + 4 * a;
+            int32_t own[2] = {listed[0][a], listed[1][a]}; /* a's, from the atoms before it on */
+            for (int64_t b = a + 1; b < l1; b++) {
+                const float *pb = positions + 4 * b;
                 const float dx = pb[0] - pa[0], dy = pb[1] - pa[1], dz = pb[2] - pa[2];
                 const float r2 = dx * dx + dy * dy + dz * dz;
-                if (b == a || r2 > f[24])
-                    continue;
-                if (r2 < f[27])
-                    c->params[PARAM_TOO_CLOSE] = 1;
-                for (int l = 0; l < 2; l++)
-                    if (r2 <= f[25 + l]) {
-                        if (near[l])
-                            near[l][listed[l]] = (int32_t)b;
-                        listed[l]++;
+                /* Within a cutoff is within the search radius; closer than
+                 * allowed is within a cutoff. No branch: a molecule's pairs
+                 * fall either way. */
+                const int32_t in[2] = {r2 <= cutoff2[0], r2 <= cutoff2[1]};
+                too_close |= r2 < closest2;
+                for (int l = 0; found && l < 2; l++)
+                    if (in[l]) {
+                        int32_t *near = found + l * tests + first_test;
+                        near[(a - l0) * n + own[l]] = (int32_t)b;
+                        near[(b - l0) * n + listed[l][b]] = (int32_t)a;
                     }
+                for (int l = 0; l < 2; l++) {
+                    own[l] += in[l];
+                    listed[l][b] += in[l];
+                }
             }
-            c->counts[stride + a] = listed[0];
-            c->counts[2 * stride + a] = listed[1];
+            for (int l = 0; l < 2; l++)
+                listed[l][a] = own[l];
         }
+        first_test += n * n;
     }
+    if (too_close)
+        c->params[PARAM_TOO_CLOSE] = 1;
     return MLFF_OK;
 }
 
