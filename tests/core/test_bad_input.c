@@ -82,6 +82,29 @@ int main(int argc, char **argv)
            "overlapping atoms");
     memcpy(pos + 15, keep, sizeof keep);
 
+    /* The same in a cluster of 50 waters, 3.1 A apart: one bin whose
+     * 22500 pairs to test a device's cell lists count on the device, which
+     * must hand the pair too close to the host's search. */
+    {
+        enum { WATERS = 50 };
+        int32_t cz[3 * WATERS];
+        double cpos[9 * WATERS];
+        for (int w = 0; w < WATERS; w++)
+            for (int a = 0; a < 3; a++) {
+                cz[3 * w + a] = z[a];
+                const double grid[3] = {3.1 * (w % 4), 3.1 * (w / 4 % 4), 3.1 * (w / 16)};
+                for (int d = 0; d < 3; d++)
+                    cpos[9 * w + 3 * a + d] = pos[3 * a + d] + grid[d];
+            }
+        memcpy(cpos + 3 * 60, cpos + 3 * 30, 3 * sizeof *cpos);
+        cpos[3 * 60] += 0.05;
+        int64_t cluster_offsets[2] = {0, 3 * WATERS};
+        mlff_batch cluster = {1, cluster_offsets, cz, cpos, NULL, NULL};
+        double ce[1], cf[9 * WATERS];
+        expect(ctx, mlff_evaluate(model, &cluster, ce, cf), MLFF_ERROR_BAD_INPUT, "closer than 0.1 Angstrom", 0, 60,
+               "overlapping atoms in a cluster");
+    }
+
     uint8_t pbc[6] = {0, 0, 0, 1, 1, 1};
     double cells[18] = {0};
     mlff_batch periodic = {2, offsets, z, pos, cells, pbc};
