@@ -56,6 +56,7 @@
 
 #include "../../core/grow.h"
 #include "../../core/pair_lists.h"
+#include "pair_count.h"
 #include "segments.h"
 
 #define SYS_REALS 28
@@ -77,10 +78,11 @@
  * upload costs less than the launches that would sort them. */
 #define PLACED_ON_HOST_MOST 4096
 /* Up to this many pairs to test (the sum over its systems of atoms
- * squared), such a batch has its lists' pairs counted on the host too:
- * fewer tests than the device's count costs in waiting for it (64
- * molecules of 9 atoms make 5184). */
-#define COUNTED_ON_HOST_MOST 16384
+ * squared), such a batch has its lists' pairs counted on the host too
+ * (pair_count.h): fewer tests than the device's count costs in waiting for
+ * it. 64 molecules of 9 atoms make 5184; the 100-water cluster's 90000
+ * took the H100's host as long as the device's count (bench/RESULTS.md). */
+#define COUNTED_ON_HOST_MOST 65536
 /* Up to this many, the host writes the lists too, into the graph's
  * buffers: no launch, and a list as it was (a small molecule's, call after
  * call) costs neither a transfer nor a sort, nor its triples built again.
@@ -145,6 +147,7 @@ struct mlff_device_cells {
     int32_t *place;          /* ... its ATOM_BINS, then SLOT_SHIFTS (4 ints an atom each) */
     int64_t place_capacity;
     int64_t tests;           /* ... its pairs to test (each atom with each of its system's) */
+    mlff_pair_count_scratch pair_count; /* ... for counting them */
     int32_t *found;          /* ... each list's neighbours found in them */
     int32_t *lists;          /* ... the lists made: pairs and images of each, triple starts */
     int64_t found_capacity, lists_capacity;
@@ -193,6 +196,7 @@ void mlff_device_cells_free(mlff_device_cells *c)
     free(c->runs);
     free(c->atom_bins);
     free(c->place);
+    mlff_pair_count_scratch_free(&c->pair_count);
     free(c->found);
     free(c->lists);
     free(c);
@@ -506,59 +510,50 @@ static mlff_status upload_placement(mlff_device_cells *c, mlff_error *err)
     return s == MLFF_OK ? write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)c->n_bins * 4, err) : s;
 }
 
+/* For list_on_host, a listed batch's neighbours: atom a's of list l at
+ * found[l][first_test(a)...], ascending, as count_on_host counted them
+ * (the same r^2 for a pair either way round: pair_count.h). */
+static void keep_neighbours(mlff_device_cells *c, int64_t l0, int64_t l1, const float cutoff2[2],
+                            int64_t first_test)
+{
+    const int64_t n = l1 - l0;
+    for (int64_t a = l0; a < l1; a++) {
+        const float *pa = c->positions + 4 * a;
+        int32_t listed[2] = {0, 0};
+        for (int64_t b = l0; b < l1; b++) {
+            if (b == a)
+                continue;
+            const float *pb = c->positions + 4 * b;
+            const float dx = pb[0] - pa[0], dy = pb[1] - pa[1], dz = pb[2] - pa[2];
+            const float r2 = dx * dx + dy * dy + dz * dz;
+            for (int l = 0; l < 2; l++)
+                if (r2 <= cutoff2[l])
+                    c->found[l * c->tests + first_test + (a - l0) * n + listed[l]++] = (int32_t)b;
+        }
+    }
+}
+
 /* Step 4 on the host for a placed batch: each list's pairs counted into
  * c->counts' columns 1 and 2 (for a listed batch, their neighbours kept
- * for list_on_host: atom a's of list l at found[l][first_test(a)...]), and
- * a pair too close flagged, as cell_count would. In the device's floats:
- * its positions, its squared radii, and its expression for r^2 in its
- * order, without contraction (meson.build), so that cell_pairs finds
- * exactly these counts (and list_on_host writes the lists it would). Each
- * pair is measured once, for both atoms: (a, b) and (b, a) differ by the
- * sign of every difference, which leaves the squares' bits as they are.
- * An atom's neighbours still come in ascending order: those before it
- * while earlier atoms are measured, then its own. */
+ * too), and a pair too close flagged, as cell_count would, in the
+ * device's floats and its squared radii (pair_count.h). */
 static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
 {
     if (c->listed && !mlff_grow((void **)&c->found, &c->found_capacity, 2 * c->tests, sizeof *c->found))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
-    const int64_t stride = c->n_atoms + 1, tests = c->tests;
-    const float *positions = c->positions;
-    int32_t *listed[2] = {c->counts + stride, c->counts + 2 * stride}, *found = c->listed ? c->found : NULL;
+    const int64_t stride = c->n_atoms + 1;
     int too_close = 0;
     int64_t first_test = 0;
     for (int64_t r = 0; r < c->n_runs; r++) {
         const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
-        const float cutoff2[2] = {f[25], f[26]}, closest2 = f[27];
-        const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1, n = l1 - l0;
-        for (int l = 0; l < 2; l++)
-            memset(listed[l] + l0, 0, (size_t)n * sizeof **listed);
-        for (int64_t a = l0; a < l1; a++) {
-            const float *pa = positions + 4 * a;
-            int32_t own[2] = {listed[0][a], listed[1][a]}; /* a's, from the atoms before it on */
-            for (int64_t b = a + 1; b < l1; b++) {
-                const float *pb = positions + 4 * b;
-                const float dx = pb[0] - pa[0], dy = pb[1] - pa[1], dz = pb[2] - pa[2];
-                const float r2 = dx * dx + dy * dy + dz * dz;
-                /* Within a cutoff is within the search radius; closer than
-                 * allowed is within a cutoff. No branch: a molecule's pairs
-                 * fall either way. */
-                const int32_t in[2] = {r2 <= cutoff2[0], r2 <= cutoff2[1]};
-                too_close |= r2 < closest2;
-                for (int l = 0; found && l < 2; l++)
-                    if (in[l]) {
-                        int32_t *near = found + l * tests + first_test;
-                        near[(a - l0) * n + own[l]] = (int32_t)b;
-                        near[(b - l0) * n + listed[l][b]] = (int32_t)a;
-                    }
-                for (int l = 0; l < 2; l++) {
-                    own[l] += in[l];
-                    listed[l][b] += in[l];
-                }
-            }
-            for (int l = 0; l < 2; l++)
-                listed[l][a] = own[l];
-        }
-        first_test += n * n;
+        const float cutoff2[2] = {f[25], f[26]};
+        const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1;
+        int32_t *const counts[2] = {c->counts + stride + l0, c->counts + 2 * stride + l0};
+        if (!mlff_count_pairs(c->positions + 4 * l0, l1 - l0, cutoff2, f[27], counts, &too_close, &c->pair_count))
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
+        if (c->listed)
+            keep_neighbours(c, l0, l1, cutoff2, first_test);
+        first_test += (l1 - l0) * (l1 - l0);
     }
     if (too_close)
         c->params[PARAM_TOO_CLOSE] = 1;

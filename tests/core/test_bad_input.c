@@ -82,9 +82,9 @@ int main(int argc, char **argv)
            "overlapping atoms");
     memcpy(pos + 15, keep, sizeof keep);
 
-    /* The same in a cluster of 50 waters, 3.1 A apart: one bin whose
-     * 22500 pairs to test a device's cell lists count on the device, which
-     * must hand the pair too close to the host's search. */
+    /* The same in a cluster of 50 waters, 3.1 A apart: one bin of 22500
+     * pairs to test, which a device's cell lists count on the host
+     * (pair_count.h) and must hand to the host's search. */
     {
         enum { WATERS = 50 };
         int32_t cz[3 * WATERS];

@@ -793,6 +793,15 @@ int main(int argc, char **argv)
         compare(&bb.b, rc, "cluster far from the origin");
         free_batch(&bb);
         free(s.pos);
+        /* One bin of more pairs to test than the host counts
+         * (COUNTED_ON_HOST_MOST): placed by the host, counted on the device. */
+        cubic(box, 20.0);
+        s = make_sys(400, box, 0, 0, 0);
+        fill_random(&s, 0);
+        bb = make_batch(&s, 1, 0);
+        compare(&bb.b, rc, "cluster of 400 atoms");
+        free_batch(&bb);
+        free(s.pos);
     }
     /* Batches of small molecules, as in MD, each with a lattice whose pairs
      * lie exactly at both cutoffs (2.5 A apart, at 5 A and 3 A). Atoms on
