@@ -355,9 +355,13 @@ static int one_bin_positions(mlff_device_cells *c, const double *pos, const syst
     return finite;
 }
 
-/* The least power of two at or above x > 0: exp2(ceil(log2(x))), without their cost. */
+/* The least power of two at or above x > 0, what exp2(ceil(log2(x)))
+ * meant (which rounds down just above some powers of two), at less cost;
+ * x itself when it is not finite. */
 static double power_of_two_above(double x)
 {
+    if (!(x < INFINITY))
+        return x;
     int e;
     const double m = frexp(x, &e); /* x = m 2^e, m in [0.5, 1) */
     return m == 0.5 ? x : ldexp(1.0, e);
@@ -547,9 +551,11 @@ static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
     for (int64_t r = 0; r < c->n_runs; r++) {
         const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
         const float cutoff2[2] = {f[25], f[26]};
+        /* Too close, as cell_count has it: within the search radius too. */
+        const float closest2 = fminf(f[27], nextafterf(f[24], INFINITY));
         const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1;
         int32_t *const counts[2] = {c->counts + stride + l0, c->counts + 2 * stride + l0};
-        if (!mlff_count_pairs(c->positions + 4 * l0, l1 - l0, cutoff2, f[27], counts, &too_close, &c->pair_count))
+        if (!mlff_count_pairs(c->positions + 4 * l0, l1 - l0, cutoff2, closest2, counts, &too_close, &c->pair_count))
             return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
         if (c->listed)
             keep_neighbours(c, l0, l1, cutoff2, first_test);

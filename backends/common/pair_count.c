@@ -1,5 +1,6 @@
 #include "pair_count.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,13 +8,15 @@
 
 /* 4 lanes as GCC's and Clang's vector extensions have them: SIMD on any
  * x86-64 or ARMv8 (8 lanes without AVX ran 10 times slower), plain code
- * elsewhere, the same bits either way. */
+ * elsewhere, the same bits either way where floats are computed in float
+ * (FLT_EVAL_METHOD 0: not x87). */
 #define LANES 4
 typedef float lanes_f __attribute__((vector_size(LANES * sizeof(float))));
 typedef int32_t lanes_i __attribute__((vector_size(LANES * sizeof(int32_t))));
 
-/* Padding atoms sit far enough for r^2 to overflow: never within a cutoff. */
-#define FAR 1e30f
+/* Padding atoms are nowhere: every comparison with NaN is false, whatever
+ * the positions and cutoffs (a finite far value could meet either). */
+#define NOWHERE NAN
 
 int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float closest2, int32_t *const counts[2],
                      int *too_close, mlff_pair_count_scratch *scratch)
@@ -28,9 +31,9 @@ int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float
     int32_t *within[2] = {scratch->counts, scratch->counts + rows};
     for (int64_t a = 0; a < rows; a++) {
         const int real = a < n;
-        x[a] = real ? xyzw[4 * a] : FAR;
-        y[a] = real ? xyzw[4 * a + 1] : FAR;
-        z[a] = real ? xyzw[4 * a + 2] : FAR;
+        x[a] = real ? xyzw[4 * a] : NOWHERE;
+        y[a] = real ? xyzw[4 * a + 1] : NOWHERE;
+        z[a] = real ? xyzw[4 * a + 2] : NOWHERE;
     }
     memset(scratch->counts, 0, (size_t)(2 * rows) * sizeof(int32_t));
     const lanes_f c0 = cutoff2[0] - (lanes_f){0}, c1 = cutoff2[1] - (lanes_f){0}, closest = closest2 - (lanes_f){0};
