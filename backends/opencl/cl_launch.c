@@ -188,19 +188,15 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     const int arena = cl_regions_in_arena(be, a.regions, a.n);
     if (s != MLFF_OK || (s = program(be, programs, arena, &prep, err)) != MLFF_OK)
         return s;
-    if (!mlff_op_is_mlp(n->op)) {
-        if (!prep->kernels[k])
-            return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
-        if ((s = set_args(be, prep->kernels[k], arena, &a, err)) != MLFF_OK)
-            return s;
-        return launch_1d(be, prep->kernels[k], prep->group[k], items * a.int_scalar, n->op, err);
-    }
-    mlff_mlp_kernel form;
-    cl_kernel kernel = mlp_kernel(be, prep, k, n, &form);
+    const int mlp = mlff_op_is_mlp(n->op);
+    mlff_mlp_kernel form = MLFF_MLP_KERNEL_NARROW;
+    cl_kernel kernel = mlp ? mlp_kernel(be, prep, k, n, &form) : prep->kernels[k];
     if (!kernel)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: no kernel for op %s", mlff_op_get(n->op)->name);
     if ((s = set_args(be, kernel, arena, &a, err)) != MLFF_OK)
         return s;
+    if (!mlp)
+        return launch_1d(be, kernel, prep->group[k], items * a.int_scalar, n->op, err);
     cl_int rc = launch_mlp(be, kernel, form, n);
     if (form == MLFF_MLP_KERNEL_WIDE && be->mlp == MLFF_MLP_AUTO &&
         (rc == CL_INVALID_WORK_GROUP_SIZE || rc == CL_OUT_OF_RESOURCES)) {
