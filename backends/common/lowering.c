@@ -254,27 +254,47 @@ int mlff_mlp_reads_transposed(mlff_op op, mlff_kernel_dialect dialect)
     return op == MLFF_OP_CELU_MLP && dialect == MLFF_DIALECT_OPENCL; /* lowering.h */
 }
 
-/* The lanes of layer l's sums (lowering.h): forward the outputs' (layer
- * l's width), back the gradients' of its inputs (layer l-1's), each sum over
- * the other width. The wide form gives a layer as many as its sums leave
- * room for, each lane at least 4 terms. */
-static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form, int l)
+/* Lanes for `sums` sums of `terms` terms among `items` items: as many as
+ * the sums leave room for, each at least 4 terms, up to MLFF_MLP_WIDE_LANES. */
+static int lanes_within(int64_t sums, int64_t terms, int64_t items)
 {
-    const int vjp = op == MLFF_OP_CELU_MLP_VJP;
-    if (form != MLFF_MLP_KERNEL_WIDE)
-        return vjp || mlff_mlp_reads_transposed(op, dialect) ? 1 : MLFF_MLP_LANES;
-    const int64_t sums = vjp ? m->width[l - 1] : m->width[l], terms = vjp ? m->width[l] : m->width[l - 1];
-    int64_t lanes = MLFF_MLP_WIDE_THREADS / sums;
+    int64_t lanes = items / sums;
     lanes = lanes < (terms + 3) / 4 ? lanes : (terms + 3) / 4;
     lanes = lanes < MLFF_MLP_WIDE_LANES ? lanes : MLFF_MLP_WIDE_LANES;
     return lanes > 1 ? (int)lanes : 1;
 }
 
-/* Whether the kernel keeps partial sums: a layer has more than one lane,
- * or it is Vulkan's forward kernel, which always adds its lanes' sums. */
+/* The lanes of layer l's sums (lowering.h): forward the outputs' (layer
+ * l's width), back the gradients' of its inputs (layer l-1's), each sum over
+ * the other width. The wide form gives a layer as many as fit. OpenCL's
+ * forward pass gives them to its last layer alone (ANI's: one output, whose
+ * sums one item a row took alone), whose partial sums then lie where its
+ * input did (mlp_sums.cl): up to MLP_STRIDE a row. */
+static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form, int l)
+{
+    const int vjp = op == MLFF_OP_CELU_MLP_VJP;
+    if (form == MLFF_MLP_KERNEL_WIDE)
+        return lanes_within(vjp ? m->width[l - 1] : m->width[l], vjp ? m->width[l] : m->width[l - 1],
+                            MLFF_MLP_WIDE_THREADS);
+    if (mlff_mlp_reads_transposed(op, dialect)) {
+        const int64_t stride = mlp_stride(m);
+        return l == m->layers ? lanes_within(m->width[l], m->width[l - 1],
+                                             stride < MLFF_MLP_THREADS ? stride : MLFF_MLP_THREADS)
+                              : 1;
+    }
+    return vjp ? 1 : MLFF_MLP_LANES;
+}
+
+/* Whether the kernel keeps partial sums apart (a `part` array): a layer has
+ * more than one lane, or it is Vulkan's forward kernel, which always adds
+ * its lanes' sums; not OpenCL's forward kernel in the narrow and half
+ * forms (mlp_lanes). */
 static int mlp_parts(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form)
 {
-    int parts = op == MLFF_OP_CELU_MLP && !mlff_mlp_reads_transposed(op, dialect);
+    const int transposed = mlff_mlp_reads_transposed(op, dialect);
+    if (transposed && form != MLFF_MLP_KERNEL_WIDE)
+        return 0;
+    int parts = op == MLFF_OP_CELU_MLP && !transposed;
     for (int l = 1; l <= m->layers; l++)
         parts |= mlp_lanes(m, op, dialect, form, l) > 1;
     return parts;

@@ -101,8 +101,10 @@ int mlff_sum_lanes_max(int forced, int gpu);
  * gradient of an input back) is taken by the layer's lanes, items that each
  * sum a slice of its terms and add their partial sums in local memory in a
  * fixed order. The reverse pass, and the forward pass on OpenCL (which reads
- * the weights transposed per group), give each sum one lane; Vulkan's
- * forward pass MLFF_MLP_LANES, which read its weight row side by side (the
+ * the weights transposed per group), give each sum one lane, but OpenCL's
+ * last layer as many as fit (ANI's single output had one item a row sum it
+ * alone, while the others waited); Vulkan's forward pass MLFF_MLP_LANES,
+ * which read its weight row side by side (the
  * transposed form, twice as fast through OpenCL on the H200, was slower
  * through NVIDIA's Vulkan driver except at the largest sizes: RESULTS.md).
  * The narrow form takes MLFF_MLP_ROWS rows a work-group on OpenCL (fewer

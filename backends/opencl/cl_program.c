@@ -119,7 +119,7 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
     if (dense)
         mlff_text_put(t, "#undef ROW_BLOCK\n");
     if (mlff_op_is_mlp((mlff_op)s->op))
-        mlff_text_put(t, "#undef MLP_SLICE\n#undef MLP_SUM\n#undef MLP_SUMS\n");
+        mlff_text_put(t, "#undef MLP_SLICE\n#undef MLP_SUM\n#undef MLP_SUMS\n#undef MLP_PART\n");
     if (our_gemm)
         mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)

@@ -5,7 +5,8 @@
  * transposed per group (W^T [IN_W, OUT_W]: backends/opencl/cl_gemm.c), so
  * that the items summing neighbouring outputs read neighbouring words
  * (MLP_SUMS, mlp_sums.cl); a layer's LANES items an output each sum a slice
- * of the inputs (lowering.h: one in the narrow form; in the wide form,
+ * of the inputs (lowering.c: in the narrow and half forms one, but as
+ * many as fit for the last layer, whose outputs are few; in the wide form,
  * for few rows, as many as fit). Absent rows are skipped. (Summing each
  * output with 4 items that read a row of W side by side took twice as long
  * at 12288 atoms on the H200, and no less for a molecule.) */

@@ -26,6 +26,15 @@
                         }                                                                             \
         }                                                                                             \
     }
+/* Partial sum i of row r: in part, or without it (MLP_PARTS 0: the last
+ * layer of the forward pass in the narrow and half forms, lowering.c) in
+ * the rows of the layer's input V, which nothing reads after that layer,
+ * once every item is done with them (LANES * N <= MLP_STRIDE). */
+#if MLP_PARTS
+#define MLP_PART(V, r, i) part[(r)*MLP_THREADS + (i)]
+#else
+#define MLP_PART(V, r, i) (V)[(r)*MLP_STRIDE + (i)]
+#endif
 /* The N sums of a layer for every row: sum s over column s of M (K
  * terms), by LANES items each (items t = lane * N + s; LANES * N <= MLP_THREADS
  * where LANES > 1, whose partial sums are added in lane order), each total
@@ -48,14 +57,17 @@
             acc[r] = 0;                                                                               \
         if (lane < (LANES))                                                                           \
             MLP_SUM((M) + t % (N), K, N, LANES, V, lane, acc)                                         \
-        for (int r = 0; r < MLP_ROWS; r++)                                                            \
-            part[r * MLP_THREADS + t] = acc[r];                                                       \
+        if (!MLP_PARTS)                                                                               \
+            barrier(CLK_LOCAL_MEM_FENCE); /* every item done with V, where the sums go */              \
+        if (t < (LANES) * (N))                                                                        \
+            for (int r = 0; r < MLP_ROWS; r++)                                                        \
+                MLP_PART(V, r, t) = acc[r];                                                           \
         barrier(CLK_LOCAL_MEM_FENCE);                                                                 \
         for (int k = t; k < MLP_ROWS * (N); k += MLP_THREADS) {                                       \
             const int r = k / (N), s = k % (N);                                                       \
             TO total = 0;                                                                             \
             for (int l = 0; l < (LANES); l++)                                                         \
-                total += part[r * MLP_THREADS + l * (N) + s];                                         \
+                total += MLP_PART(V, r, l * (N) + s);                                                 \
             FINISH(r, s, total, N, P, BLOCK, HIDDEN)                                                  \
         }                                                                                             \
     }
