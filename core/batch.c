@@ -337,22 +337,26 @@ static mlff_status build_element_atoms(const mlff_graph *g, int t, const int32_t
 }
 
 /* The owned atoms by species (ascending within each) into t, and where each
- * species starts among them into t_starts. */
+ * species starts among them into t_starts (-1 for a graph of one element,
+ * which has no starts: its atoms are all of them). */
 static mlff_status build_element_order(const mlff_graph *g, int t, int t_starts, const int32_t *species,
                                        const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
 {
-    if (t_starts < 0)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "the atoms by element without their starts");
-    const int64_t n_elements = g->tensors[t_starts].rows - 1;
+    const int64_t n_elements = t_starts >= 0 ? g->tensors[t_starts].rows - 1 : 1;
+    int32_t one_element[2];
     int32_t *atoms = reserve(w, t, (size_t)v->n_owned * sizeof(int32_t), err);
-    int32_t *starts = atoms ? reserve(w, t_starts, (size_t)(n_elements + 1) * sizeof(int32_t), err) : NULL;
+    int32_t *starts = !atoms          ? NULL
+                      : t_starts >= 0 ? reserve(w, t_starts, (size_t)(n_elements + 1) * sizeof(int32_t), err)
+                                      : one_element;
     if (!starts)
         return err->status;
     const int64_t bad = mlff_counting_sort(species, 1, v->n_owned, n_elements, starts, atoms);
     if (bad >= 0)
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "species %d beyond the graph's %lld elements", species[bad],
                          (long long)n_elements);
-    w->input_dtypes[t] = w->input_dtypes[t_starts] = MLFF_DTYPE_I32;
+    w->input_dtypes[t] = MLFF_DTYPE_I32;
+    if (t_starts >= 0)
+        w->input_dtypes[t_starts] = MLFF_DTYPE_I32;
     w->symbols[g->tensors[t].rows_symbol] = v->n_owned;
     return MLFF_OK;
 }

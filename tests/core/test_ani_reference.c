@@ -160,9 +160,41 @@ static void check_every_element(mlff_model *model, const char *dir)
  * merged (every element's networks on every atom, each atom's own picked by
  * its species) and separate. TorchANI's numbers, also with the batch cut
  * into chunks of 4 atoms, whose ghost atoms the element lists and the pick
- * must leave out. */
+ * must leave out. A batch of one element (benzene's carbons: its graph has
+ * no element starts) gives the separate networks' numbers each way. */
+static void one_element(const reference *benzene, reference *carbons)
+{
+    memset(carbons, 0, sizeof *carbons);
+    snprintf(carbons->name, sizeof carbons->name, "benzene's carbons");
+    carbons->species = malloc((size_t)benzene->n_atoms * sizeof *carbons->species);
+    carbons->positions = malloc((size_t)benzene->n_atoms * 3 * sizeof *carbons->positions);
+    carbons->forces = malloc((size_t)benzene->n_atoms * 3 * sizeof *carbons->forces);
+    for (int a = 0; a < benzene->n_atoms; a++)
+        if (benzene->species[a] == 6) {
+            memcpy(carbons->positions + 3 * carbons->n_atoms, benzene->positions + 3 * a, 3 * sizeof(double));
+            carbons->species[carbons->n_atoms++] = 6;
+        }
+}
+
 static void check_network_forms(const char *dir, mlff_precision precision)
 {
+    reference benzene, carbons;
+    if (!reference_load(&benzene, dir, "g2_C6H6")) {
+        failures++;
+        return;
+    }
+    one_element(&benzene, &carbons);
+    reference_free(&benzene);
+    {
+        setenv("MLFF_ELEMENT_NETWORKS", "separate", 1);
+        mlff_context *ctx;
+        mlff_model *model = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
+        int64_t offsets[2] = {0, carbons.n_atoms};
+        mlff_batch b = {1, offsets, carbons.species, carbons.positions, NULL, NULL};
+        CHECK(mlff_evaluate(model, &b, &carbons.energy, carbons.forces) == MLFF_OK, "%s: %s", carbons.name,
+              mlff_last_error(ctx));
+        mlff_context_destroy(ctx);
+    }
     static const char *const names[] = {"g2_CH4", "g2_CH3CONH2"};
     static const char *const forms[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
     for (int form = 1; form < 4; form++)
@@ -186,8 +218,10 @@ static void check_network_forms(const char *dir, mlff_precision precision)
                   forms[form]);
             reference_free(&r);
         }
+        check_structure(model, &carbons, precision);
         mlff_context_destroy(ctx);
     }
+    reference_free(&carbons);
     setenv("MLFF_ELEMENT_NETWORKS", "fused", 1);
     mlff_settings settings;
     mlff_default_settings(&settings);
