@@ -80,9 +80,10 @@ typedef struct mlff_settings {
     mlff_neighbors neighbors;
     double skin;              /* Verlet skin in Angstrom (sparse path): the neighbour list is
                                * reused until some atom moved more than skin / 2; 0 rebuilds it
-                               * every call. For MD; results do not depend on it. Where a GPU
-                               * makes the pair lists itself, it makes them every call, which
-                               * costs less there (since 0.5) */
+                               * every call. For MD (0.3 suits molecules); results do not depend
+                               * on it beyond rounding. A GPU that makes the pair lists itself
+                               * keeps them in its buffers too (since 0.5), for less while two
+                               * atoms are within the skin of the closest distance allowed */
     int64_t max_chunk_atoms;  /* 0: a batch is evaluated in as few passes as the device's memory
                                * allows; N > 0: at most N atoms per pass. Results do not depend
                                * on it (since 0.4) */

@@ -44,6 +44,7 @@ typedef struct mlff_batch_work {
 typedef struct mlff_batch_device_lists {
     mlff_device_lists lists;
     int pairs[MLFF_DEVICE_LISTS], images[MLFF_DEVICE_LISTS], triple_starts; /* graph inputs (-1: none) */
+    int kept; /* the inputs hold these lists already (kept through the skin): nothing to write */
 } mlff_batch_device_lists;
 
 /* The atoms one plan execution sees: owned atoms first, then ghosts (see

@@ -12,6 +12,7 @@
 #include "mlff.h"
 #include "plan.h"
 #include "profile.h"
+#include "verlet.h"
 
 struct mlff_context {
     mlff_settings settings;
@@ -57,6 +58,7 @@ struct mlff_model {
     int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
     mlff_element_networks networks;         /* MLFF_ELEMENT_NETWORKS, or AUTO: by size (model_plans.c) */
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
+    mlff_verlet device_searched;            /* what the active plan's device lists were searched for */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */

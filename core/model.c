@@ -178,6 +178,7 @@ void mlff_model_discard(mlff_model *m)
     if (!m)
         return;
     mlff_device_cells_free(m->device_cells);
+    mlff_verlet_free(&m->device_searched);
     mlff_model_plans_free(m);
     mlff_batch_work_free(&m->work);
     mlff_chunks_free(&m->chunks);
@@ -314,7 +315,8 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
         s = mlff_plan_write(plan, t, m->work.input_dtypes[t], data, err);
     }
     phase_done(m, PHASE_UPLOAD, "upload", &t);
-    if (s == MLFF_OK && v->device_lists) {
+    const int write_lists = v->device_lists && !v->device_lists->kept;
+    if (s == MLFF_OK && write_lists) {
         s = write_device_lists(m, v, err);
         phase_done(m, PHASE_DEVICE_LISTS, "device: pair lists written", &t);
     }
@@ -322,7 +324,7 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
     if (s == MLFF_OK)
         s = mlff_plan_run(plan, outputs, err);
     ctx->stats.nodes_reused += mlff_plan_reused(plan) - reused;
-    if (s == MLFF_OK && v->device_lists)
+    if (s == MLFF_OK && write_lists)
         s = mlff_device_cells_read_check(m->device_cells, err);
     if (s == MLFF_OK) {
         phase_done(m, PHASE_COMPUTE, "device work (run, or enqueued)", &t);
@@ -341,7 +343,7 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, unsigned o
     const mlff_status waited = mlff_plan_wait(plan, s == MLFF_OK ? err : &ignored);
     if (s == MLFF_OK)
         s = waited;
-    if (s == MLFF_OK && v->device_lists)
+    if (s == MLFF_OK && write_lists)
         s = mlff_device_cells_check_lists(m->device_cells, err);
     phase_done(m, PHASE_DOWNLOAD, "download (waits for the device)", &t);
     return s;
@@ -445,6 +447,7 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, uns
     mlff_context *ctx = m->ctx;
     mlff_model_plan *p = m->active;
     mlff_chunks *chunks = &m->chunks;
+    p->device_lists.lists.skin = 0.0; /* a chunk's lists are not kept */
     double t = mlff_seconds();
     mlff_cell_census census;
     mlff_status s = mlff_device_cells_census(m->device_cells, &census, &ctx->error);
@@ -480,12 +483,14 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, uns
 /*
  * The batch with the graph's pair lists made on the device (cell lists,
  * device_cells.h), in one pass or in chunks: nothing per pair crosses the
- * bus. Every call, skin or not: a skin's list, kept on the host, is still
- * measured and filtered per cutoff there at every call, which costs more
- * than the device's search (the 100-water cluster on an H200: 0.66-1.09 ms
- * a call with a 0.5 or 1 A skin, 0.34-0.36 without; bench/RESULTS.md).
- * *done stays 0 when the host's search must run instead: the device saw
- * something (atoms too close) that the host must judge.
+ * bus. With a skin, the lists of a batch in one pass hold the pairs within
+ * each cutoff + skin, and stay in the plan's inputs while no atom has moved
+ * more than half of it (core/verlet.h): every kernel gives nothing beyond
+ * its own cutoff, so the extra pairs change no result, and such a call
+ * costs neither the search, with its wait for the counts, nor the sorts of
+ * the lists' segments (their buffers are not written). *done stays 0 when
+ * the host's search must run instead: the device saw something (atoms too
+ * close) that the host must judge.
  */
 static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch, unsigned outputs,
                                          const mlff_chunk_limits *limits, double *energies, double *forces,
@@ -493,21 +498,39 @@ static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch,
 {
     mlff_context *ctx = m->ctx;
     mlff_batch_work *w = &m->work;
+    mlff_batch_device_lists *d = &m->active->device_lists;
+    const double radius = m->cutoff + ctx->settings.skin;
     *done = 0;
     w->pool = ctx->pool;
-    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms,
-                                  .device_lists = &m->active->device_lists};
-    int listed, fits;
-    mlff_status s = count_on_device(m, batch, NULL, &whole, limits, &listed, &fits);
-    if (s != MLFF_OK || !listed)
-        return s;
-    w->pairs.valid = 0; /* the host's list is not this batch's */
-    if (!fits)
-        return run_device_chunks(m, batch, outputs, limits, energies, forces, cell_forces, done);
-    ctx->stats.neighbor_builds++;
-    ctx->stats.device_pair_lists++;
-    *done = 1;
-    return run_filled(m, &whole, outputs, energies, forces, cell_forces);
+    const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms, .device_lists = d};
+    mlff_status s;
+    d->kept = mlff_verlet_holds(&m->device_searched, batch, radius);
+    if (d->kept) {
+        double t = mlff_seconds();
+        s = mlff_batch_fill(m->active->graph, batch, &whole, w, &ctx->error);
+        phase_done(m, PHASE_FILL, "host: inputs", &t);
+    } else {
+        m->device_searched.valid = 0;
+        d->lists.skin = ctx->settings.skin;
+        int listed, fits;
+        s = count_on_device(m, batch, NULL, &whole, limits, &listed, &fits);
+        if (s != MLFF_OK || !listed)
+            return s;
+        w->pairs.searched.valid = 0; /* the host's list is not this batch's */
+        if (!fits)
+            return run_device_chunks(m, batch, outputs, limits, energies, forces, cell_forces, done);
+        ctx->stats.neighbor_builds++;
+    }
+    if (s == MLFF_OK) {
+        ctx->stats.device_pair_lists++;
+        *done = 1;
+        s = run_filled(m, &whole, outputs, energies, forces, cell_forces);
+    }
+    if (s == MLFF_OK && !d->kept && d->lists.kept_skin > 0)
+        s = mlff_verlet_remember(&m->device_searched, batch, radius, d->lists.kept_skin, &ctx->error);
+    if (s != MLFF_OK)
+        m->device_searched.valid = 0;
+    return s;
 }
 
 /* The batch through the host's pair search: in one pass or in chunks. */
@@ -517,6 +540,7 @@ static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, u
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
+    m->device_searched.valid = 0; /* the plan's pair inputs are written anew */
     const mlff_neighbor_search device_search = mlff_device_cells_search(m->device_cells);
     const mlff_pair_options pairs = {use_dense(m, batch), ctx->settings.skin, ctx->pool,
                                      m->device_cells ? &device_search : NULL};

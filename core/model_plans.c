@@ -177,10 +177,11 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
     }
     /* One plan holds working buffers at a time: memory stays what one
      * batch needs, whatever the number of sets. */
-    if (m->active != p) {
-        if (m->active)
+    if (m->active != p || !found) {
+        if (m->active && m->active != p)
             mlff_plan_release(m->active->plan);
         mlff_chunks_forget_plan(&m->chunks);
+        m->device_searched.valid = 0; /* the lists were in the buffers of the plan before */
     }
     m->active = p;
     p->last_used = ++m->runs;

@@ -103,64 +103,6 @@ static mlff_status dense_search(const mlff_batch *b, const int32_t *system, doub
     return s;
 }
 
-/* True when the last search still holds: same systems, cells and
- * periodicity, and no atom moved more than half the skin since. */
-static int reusable(const mlff_pair_lists *pl, const mlff_batch *b, double cutoff, double skin, int dense)
-{
-    const int64_t n_atoms = b->system_offsets[b->n_systems];
-    if (!pl->valid || skin <= 0.0 || pl->dense != dense || pl->cutoff != cutoff + skin ||
-        pl->n_atoms != n_atoms || pl->n_systems != b->n_systems)
-        return 0;
-    if (memcmp(pl->offsets, b->system_offsets, (size_t)(b->n_systems + 1) * sizeof *pl->offsets) != 0)
-        return 0;
-    for (int64_t s = 0; s < b->n_systems; s++) {
-        uint8_t pbc[3] = {0, 0, 0};
-        if (b->pbc)
-            memcpy(pbc, b->pbc + 3 * s, 3);
-        if (memcmp(pbc, pl->pbc + 3 * s, 3) != 0 ||
-            (mlff_batch_is_periodic(b, s) && memcmp(b->cells + 9 * s, pl->cells + 9 * s, 9 * sizeof(double)) != 0))
-            return 0;
-    }
-    const double limit = 0.25 * skin * skin;
-    for (int64_t k = 0; k < n_atoms; k++) {
-        const double dx = b->positions[3 * k] - pl->positions[3 * k];
-        const double dy = b->positions[3 * k + 1] - pl->positions[3 * k + 1];
-        const double dz = b->positions[3 * k + 2] - pl->positions[3 * k + 2];
-        if (dx * dx + dy * dy + dz * dz > limit)
-            return 0;
-    }
-    return 1;
-}
-
-static mlff_status remember(mlff_pair_lists *pl, const mlff_batch *b, double cutoff, double skin,
-                            int dense, mlff_error *err)
-{
-    const int64_t n_atoms = b->system_offsets[b->n_systems], n_sys = b->n_systems;
-    /* offsets, cells and pbc share one capacity (in systems). */
-    int64_t offsets_cap = pl->systems_capacity, cells_cap = pl->systems_capacity;
-    if (!mlff_grow((void **)&pl->positions, &pl->atoms_capacity, n_atoms, 3 * sizeof(double)) ||
-        !mlff_grow((void **)&pl->offsets, &offsets_cap, n_sys + 1, sizeof(int64_t)) ||
-        !mlff_grow((void **)&pl->cells, &cells_cap, n_sys + 1, 9 * sizeof(double)) ||
-        !mlff_grow((void **)&pl->pbc, &pl->systems_capacity, n_sys + 1, 3))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the neighbour list");
-    memcpy(pl->positions, b->positions, (size_t)n_atoms * 3 * sizeof(double));
-    memcpy(pl->offsets, b->system_offsets, (size_t)(n_sys + 1) * sizeof(int64_t));
-    for (int64_t s = 0; s < n_sys; s++) {
-        memset(pl->pbc + 3 * s, 0, 3);
-        if (b->pbc)
-            memcpy(pl->pbc + 3 * s, b->pbc + 3 * s, 3);
-        if (b->cells)
-            memcpy(pl->cells + 9 * s, b->cells + 9 * s, 9 * sizeof(double));
-    }
-    pl->n_atoms = n_atoms;
-    pl->n_systems = n_sys;
-    pl->cutoff = cutoff + skin;
-    pl->skin = skin;
-    pl->dense = dense;
-    pl->valid = 1;
-    return MLFF_OK;
-}
-
 typedef struct measure_job {
     mlff_pair_lists *pl;
     const mlff_batch *b;
@@ -255,16 +197,17 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
 {
     const double skin = options->skin;
     const int dense = options->dense;
-    if (!reusable(pl, b, cutoff, skin, dense)) {
-        pl->valid = 0;
+    if (pl->dense != dense || !mlff_verlet_holds(&pl->searched, b, cutoff + skin)) {
+        pl->searched.valid = 0;
         const mlff_neighbor_search *device = options->device;
         mlff_status s = dense    ? dense_search(b, system, cutoff + skin, options->pool, &pl->master, err)
                         : device ? device->build(device->self, b, cutoff + skin, &pl->master, err)
                                  : mlff_neighbors_build(b, cutoff + skin, options->pool, &pl->master, err);
         if (s == MLFF_OK)
-            s = remember(pl, b, cutoff, skin, dense, err);
+            s = mlff_verlet_remember(&pl->searched, b, cutoff + skin, skin, err);
         if (s != MLFF_OK)
             return s;
+        pl->dense = dense;
         pl->searches++;
     }
     return measure(pl, b, system, options->pool, err);
@@ -273,10 +216,7 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
 void mlff_pair_lists_free(mlff_pair_lists *pl)
 {
     mlff_neighbor_list_free(&pl->master);
+    mlff_verlet_free(&pl->searched);
     free(pl->distances);
-    free(pl->positions);
-    free(pl->offsets);
-    free(pl->cells);
-    free(pl->pbc);
     memset(pl, 0, sizeof *pl);
 }

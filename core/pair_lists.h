@@ -14,6 +14,7 @@
 #include "error.h"
 #include "mlff.h"
 #include "neighbors.h"
+#include "verlet.h"
 
 /* Atoms closer than this are rejected: no model is meaningful there. */
 #define MLFF_MIN_DISTANCE 0.1
@@ -22,14 +23,8 @@ typedef struct mlff_pair_lists {
     mlff_neighbor_list master;
     double *distances;      /* |r_j - r_i + n . cell| of every master pair */
     int64_t distances_capacity;
-    /* What the master list was built for, to know when it can be reused. */
-    int valid, dense;
-    double cutoff, skin;
-    double *positions;      /* at the last search */
-    int64_t *offsets;
-    double *cells;
-    uint8_t *pbc;
-    int64_t n_atoms, n_systems, atoms_capacity, systems_capacity;
+    mlff_verlet searched;   /* what the master list was searched for */
+    int dense;              /* by the dense search */
     uint64_t searches;      /* neighbour searches done (reuses not counted) */
 } mlff_pair_lists;
 

@@ -30,12 +30,14 @@
  *   PARAMS           int[10]: first atom of the range; a flag cell_pairs sets
  *                    when it finds another count than cell_count; n; what
  *                    cell_pairs writes (0 the master list, 1 the cutoff
- *                    lists); the list with triple starts (or -1); flags for
- *                    a pair too close and for images that do not pack; the
- *                    bins; the atoms cell_scan found in them
+ *                    lists); the list with triple starts (or -1); the
+ *                    least r^2 of a pair closer than SYSTEM_REALS' closer^2
+ *                    (a float's bits); a flag for images that do not pack;
+ *                    the bins; the atoms cell_scan found in them
  *   POSITIONS        float4[n]: x, y, z, system index
  *   SYSTEM_REALS     float[S][28]: H[9], rec[9], origin[3], to_bin[3], radius^2,
- *                    the lists' cutoff^2 (-1: no list), the closest distance^2
+ *                    the lists' cutoff^2 (-1: no list), closer^2: the
+ *                    (distance limit + skin)^2 below which pairs are recorded
  *   SYSTEM_INTS      int[S][8]: nb[3], reach[3], periodic axes (bit k), first bin
  *   ATOM_BINS        int4[n]: bin (numbered across the batch), shift[3]
  *   BIN_ENDS         int[bins]: counts, then starts, then ends
@@ -98,7 +100,7 @@ enum {
     PARAM_ATOMS,
     PARAM_WRITE_LISTS,
     PARAM_TRIPLES_OF,
-    PARAM_TOO_CLOSE,
+    PARAM_CLOSER,
     PARAM_FAR,
     PARAM_BINS,
     PARAM_BINNED
@@ -106,6 +108,22 @@ enum {
 /* Pairs the device sees closer than this make the host check them (its
  * limit in double, MLFF_MIN_DISTANCE, with room for float rounding). */
 #define CLOSEST (MLFF_MIN_DISTANCE * 1.001)
+
+/* PARAM_CLOSER holds a float r^2 >= 0 as an int's bits: atomic_min on
+ * them is the min of the floats. */
+static int32_t float_bits(float x)
+{
+    int32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
+static float bits_float(int32_t bits)
+{
+    float x;
+    memcpy(&x, &bits, sizeof x);
+    return x;
+}
 
 /* Local atoms [l0, l1) of one system: a system's atoms are one run in a
  * whole batch, two in a chunk (owned atoms, then ghosts). */
@@ -433,9 +451,13 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
         ints[6] |= g.periodic[k] << k;
     }
     reals[24] = (float)(radius * radius);
-    for (int l = 0; l < MLFF_DEVICE_LISTS; l++)
-        reals[25 + l] = lists && l < lists->n_lists ? (float)(lists->cutoff[l] * lists->cutoff[l]) : -1.0f;
-    reals[27] = (float)(CLOSEST * CLOSEST);
+    const double skin = lists ? lists->skin : 0.0;
+    for (int l = 0; l < MLFF_DEVICE_LISTS; l++) {
+        const double list_radius = lists && l < lists->n_lists ? lists->cutoff[l] + skin : -1.0;
+        reals[25 + l] = list_radius < 0 ? -1.0f : (float)(list_radius * list_radius);
+    }
+    /* With a skin, the pairs that could come too close before the next search. */
+    reals[27] = (float)((CLOSEST + skin) * (CLOSEST + skin));
     ints[7] = (int32_t)*n_bins;
     *n_bins += g.nb[0] * g.nb[1] * g.nb[2];
     return MLFF_OK;
@@ -539,30 +561,32 @@ static void keep_neighbours(mlff_device_cells *c, int64_t l0, int64_t l1, const 
 
 /* Step 4 on the host for a placed batch: each list's pairs counted into
  * c->counts' columns 1 and 2 (for a listed batch, their neighbours kept
- * too), and a pair too close flagged, as cell_count would, in the
- * device's floats and its squared radii (pair_count.h). */
+ * too), and the closest pair under closer^2 recorded, as cell_count
+ * would, in the device's floats and its squared radii (pair_count.h). */
 static mlff_status count_on_host(mlff_device_cells *c, mlff_error *err)
 {
     if (c->listed && !mlff_grow((void **)&c->found, &c->found_capacity, 2 * c->tests, sizeof *c->found))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
     const int64_t stride = c->n_atoms + 1;
-    int too_close = 0;
+    float closer2 = INFINITY;
     int64_t first_test = 0;
     for (int64_t r = 0; r < c->n_runs; r++) {
         const float *f = c->sys_reals + SYS_REALS * c->runs[r].system;
         const float cutoff2[2] = {f[25], f[26]};
-        /* Too close, as cell_count has it: within the search radius too. */
-        const float closest2 = fminf(f[27], nextafterf(f[24], INFINITY));
+        /* Recorded as cell_count has it: within the search radius too. */
+        const float recorded2 = fminf(f[27], nextafterf(f[24], INFINITY));
+        float least2 = recorded2;
         const int64_t l0 = c->runs[r].l0, l1 = c->runs[r].l1;
         int32_t *const counts[2] = {c->counts + stride + l0, c->counts + 2 * stride + l0};
-        if (!mlff_count_pairs(c->positions + 4 * l0, l1 - l0, cutoff2, closest2, counts, &too_close, &c->pair_count))
+        if (!mlff_count_pairs(c->positions + 4 * l0, l1 - l0, cutoff2, counts, &least2, &c->pair_count))
             return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the pair lists");
         if (c->listed)
             keep_neighbours(c, l0, l1, cutoff2, first_test);
         first_test += (l1 - l0) * (l1 - l0);
+        if (least2 < recorded2)
+            closer2 = fminf(closer2, least2);
     }
-    if (too_close)
-        c->params[PARAM_TOO_CLOSE] = 1;
+    c->params[PARAM_CLOSER] = float_bits(closer2);
     return MLFF_OK;
 }
 
@@ -665,6 +689,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
         s = reserve_buffer(c, sizes[k].k, sizes[k].bytes, err);
     memset(c->bins, 0, (size_t)n_bins * sizeof *c->bins);
     memset(c->params, 0, sizeof c->params);
+    c->params[PARAM_CLOSER] = float_bits(INFINITY);
     c->params[PARAM_ATOMS] = (int32_t)n;
     c->params[PARAM_WRITE_LISTS] = lists != NULL; /* for cell_pairs, after the count */
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
@@ -815,7 +840,7 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
     for (int l = 0; l < lists->n_lists; l++)
         cutoff = lists->cutoff[l] > cutoff ? lists->cutoff[l] : cutoff;
     int on_host;
-    mlff_status s = count_pairs(c, b, atoms, cutoff, lists, &on_host, err);
+    mlff_status s = count_pairs(c, b, atoms, cutoff + lists->skin, lists, &on_host, err);
     if (s != MLFF_OK || on_host)
         return s;
     const int64_t n = c->n_atoms, stride = n + 1;
@@ -826,8 +851,12 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
          (s = read(c, MLFF_CELL_BUF_COUNTS, (size_t)stride * 4, c->counts + stride, (size_t)(2 * stride) * 4, err)) !=
              MLFF_OK))
         return s;
-    if ((s = check_binned(params, err)) != MLFF_OK || params[PARAM_TOO_CLOSE] || params[PARAM_FAR])
+    const float closer2 = bits_float(params[PARAM_CLOSER]);
+    if ((s = check_binned(params, err)) != MLFF_OK || closer2 < (float)(CLOSEST * CLOSEST) || params[PARAM_FAR])
         return s;
+    /* Each pair may shrink by twice what an atom moves: by no more than
+     * the skin, nor than takes it within the limit. */
+    lists->kept_skin = fmin(lists->skin, sqrt(closer2) - CLOSEST);
     /* Ghosts have no pairs (cell_count left their rows as they were). */
     for (int l = 0; l < lists->n_lists; l++)
         memset(c->counts + (l + 1) * stride + c->centers, 0, (size_t)(n - c->centers) * sizeof *c->counts);

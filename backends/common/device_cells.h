@@ -48,9 +48,12 @@ int mlff_device_cells_listed_on_host(const mlff_batch *batch);
 typedef struct mlff_device_lists {
     int n_lists;                     /* 1 or 2 */
     double cutoff[MLFF_DEVICE_LISTS];
+    double skin;                     /* each list holds the pairs within its cutoff + skin */
     int triples_of;                  /* the list whose triple starts are wanted, or -1 */
     /* Counted by mlff_device_cells_count_lists: */
     int64_t n_pairs[MLFF_DEVICE_LISTS], n_triples;
+    double kept_skin; /* the lists may be kept while no atom moves more than half of it: the skin,
+                       * or less where a pair is within the skin of the distance limit */
     /* The buffers mlff_device_cells_write_lists fills (triple_starts only with triples_of >= 0). */
     void *pairs[MLFF_DEVICE_LISTS], *images[MLFF_DEVICE_LISTS], *triple_starts;
 } mlff_device_lists;
@@ -66,9 +69,10 @@ typedef struct mlff_cell_atoms {
 
 /* Bins the batch's atoms (or, with `atoms`, a chunk's) and counts each
  * list's pairs. *usable is 0 when the host search must take over: atoms
- * that may be too close, images too far to pack, more pairs or triples
- * than int32 indices or one pass hold; the host's search then says what,
- * if anything, is wrong. */
+ * that may be too close (closer than the skin more than the limit: pairs
+ * that could be too close before the next search), images too far to
+ * pack, more pairs or triples than int32 indices or one pass hold; the
+ * host's search then says what, if anything, is wrong. */
 mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_batch *batch,
                                           const mlff_cell_atoms *atoms, mlff_device_lists *lists, int *usable,
                                           mlff_error *err);

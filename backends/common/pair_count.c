@@ -18,8 +18,8 @@ typedef int32_t lanes_i __attribute__((vector_size(LANES * sizeof(int32_t))));
  * the positions and cutoffs (a finite far value could meet either). */
 #define NOWHERE NAN
 
-int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float closest2, int32_t *const counts[2],
-                     int *too_close, mlff_pair_count_scratch *scratch)
+int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], int32_t *const counts[2], float *least2,
+                     mlff_pair_count_scratch *scratch)
 {
     /* A whole number of lanes past every atom's last partner. */
     const int64_t rows = n + LANES;
@@ -36,8 +36,8 @@ int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float
         z[a] = real ? xyzw[4 * a + 2] : NOWHERE;
     }
     memset(scratch->counts, 0, (size_t)(2 * rows) * sizeof(int32_t));
-    const lanes_f c0 = cutoff2[0] - (lanes_f){0}, c1 = cutoff2[1] - (lanes_f){0}, closest = closest2 - (lanes_f){0};
-    lanes_i close = {0};
+    const lanes_f c0 = cutoff2[0] - (lanes_f){0}, c1 = cutoff2[1] - (lanes_f){0};
+    lanes_f least = *least2 - (lanes_f){0};
     for (int64_t a = 0; a < n; a++) {
         const lanes_f xa = x[a] - (lanes_f){0}, ya = y[a] - (lanes_f){0}, za = z[a] - (lanes_f){0};
         lanes_i own0 = {0}, own1 = {0};
@@ -51,7 +51,8 @@ int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float
             const lanes_f r2 = dx * dx + dy * dy + dz * dz;
             /* Comparisons give -1 where true. */
             const lanes_i in0 = r2 <= c0, in1 = r2 <= c1;
-            close |= r2 < closest;
+            const lanes_i lower = r2 < least; /* never for padding's NaN */
+            least = (lanes_f)((lower & (lanes_i)r2) | (~lower & (lanes_i)least));
             own0 -= in0;
             own1 -= in1;
             memcpy(&w0, within[0] + b, sizeof w0);
@@ -67,7 +68,7 @@ int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float
         }
     }
     for (int k = 0; k < LANES; k++)
-        *too_close |= close[k] != 0;
+        *least2 = fminf(*least2, least[k]);
     for (int l = 0; l < 2; l++)
         memcpy(counts[l], within[l], (size_t)n * sizeof(int32_t));
     return 1;

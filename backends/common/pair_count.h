@@ -22,10 +22,10 @@ typedef struct mlff_pair_count_scratch {
 
 /* For the n atoms at xyzw (x, y, z, w each) of one system: in counts[l][a]
  * the atoms within sqrt(cutoff2[l]) of atom a (l = 0, 1; a cutoff2 below
- * zero counts none), and in *too_close 1 when a pair's r^2 is below
- * closest2 (else it is left as it is). 0 when out of memory. */
-int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], float closest2, int32_t *const counts[2],
-                     int *too_close, mlff_pair_count_scratch *scratch);
+ * zero counts none), and *least2 lowered to the least r^2 of a pair below
+ * it. 0 when out of memory. */
+int mlff_count_pairs(const float *xyzw, int64_t n, const float cutoff2[2], int32_t *const counts[2], float *least2,
+                     mlff_pair_count_scratch *scratch);
 
 void mlff_pair_count_scratch_free(mlff_pair_count_scratch *scratch);
 

@@ -69,11 +69,10 @@ class Model:
     neighbors: 'auto', 'dense' (all pairs; molecules only) or 'sparse'
     (cell lists; needed for periodic systems). skin: Verlet skin in Angstrom
     for the sparse path (the neighbour list is reused until an atom moved
-    more than skin / 2; results do not depend on it; a GPU makes its own
-    lists every call, which costs less there), None for the library's
-    default. max_chunk_atoms: at most that many atoms per pass
-    (None: as many as the device's memory allows; results do not depend
-    on it).
+    more than skin / 2; results do not depend on it beyond rounding; for
+    MD, 0.3 suits molecules), None for the library's default.
+    max_chunk_atoms: at most that many atoms per pass (None: as many as the
+    device's memory allows; results do not depend on it).
 
     A Model may be shared between threads; calls are serialised, because a
     libmlff context must not be used from two threads at once.

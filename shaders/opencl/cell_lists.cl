@@ -10,7 +10,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0 and 1, closest^2 */
+#define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0, 1, closer^2 (pair_at) */
 #define SYS_INTS 8   /* nb[3], reach[3], periodic axes (bits), first bin */
 
 /* Every kernel's buffers, in the order of mlff_cell_buffer (backend.h),
@@ -206,7 +206,9 @@ inline int stencil_bin(const atom_view *v, const int c, int3 *m)
 
 /* The atom in `slot` seen through image m: its squared distance, or -1
  * when it is beyond the search radius or the atom itself; *n the image
- * offset of the pair. Raises params[5] for a pair closer than allowed.
+ * offset of the pair. Lowers params[5] (a float's bits: for r^2 >= 0 the
+ * order of ints is the order of floats) to the r^2 of a pair closer than
+ * SYSTEM_REALS f[27].
  * The same bits for (i, j, n) and (j, i, -n): both wrapped positions come
  * from the same expression (cell_place, view_of), the reverse pair sees
  * image -m, and negation commutes with rounding, so each list holds a pair
@@ -223,7 +225,7 @@ inline float pair_at(const atom_view *v, const int slot, const int3 m, global in
     if (sj->w == v->a && n->x == 0 && n->y == 0 && n->z == 0)
         return -1.0f;
     if (r2 < v->f[27])
-        params[5] = 1;
+        atomic_min(&params[5], as_int(r2));
     return r2;
 }
 

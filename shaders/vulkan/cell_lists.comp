@@ -12,7 +12,7 @@
 #endif
 layout(local_size_x = LANES) in;
 
-#define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0 and 1, closest^2 */
+#define SYS_REALS 28 /* H[9], rec[9], origin[3], to_bin[3], radius^2, cutoff^2 of lists 0, 1, closer^2 (pair_at) */
 #define SYS_INTS 8   /* nb[3], reach[3], periodic axes (bits), first bin */
 
 layout(std430, set = 0, binding = 0) buffer ParamsB { int params[]; };
@@ -109,7 +109,8 @@ int stencil_bin(AtomView v, int c, out ivec3 m)
 
 /* The atom in `slot` seen through image m: its squared distance, or -1
  * when beyond the search radius or the atom itself; sj its slot, n the
- * pair's image offset. Raises params[5] for a pair closer than allowed.
+ * pair's image offset. Lowers params[5] to the r^2 of a pair closer than
+ * sys_f[27], as float bits (pair_at of cell_lists.cl).
  * The same bits for (i, j, n) and (j, i, -n) (pair_at of cell_lists.cl). */
 float pair_at(AtomView v, int slot, ivec3 m, out ivec4 sj, out ivec3 n)
 {
@@ -124,7 +125,7 @@ float pair_at(AtomView v, int slot, ivec3 m, out ivec4 sj, out ivec3 n)
     if (sj.w == v.a && n == ivec3(0))
         return -1.0;
     if (r2 < sys_f[v.f + 27])
-        params[5] = 1;
+        atomicMin(params[5], floatBitsToInt(r2));
     return r2;
 }
 

@@ -11,7 +11,12 @@
  * computed again. An MD step of molecules whose lists stay the same sorts
  * nothing again on a GPU backend, whichever made the lists (MLFF_CELL_LISTS);
  * molecules moved closer, whose lists gain pairs, give a fresh context's
- * numbers.
+ * numbers. With a Verlet skin, the lists are kept while no atom moved more
+ * than half of it, whoever made them: pairs that cross a cutoff meanwhile
+ * change no number (a fresh context's, to rounding: the device's lists add
+ * zeros in another order), and the device sorts nothing again; but atoms
+ * within the skin of the distance limit cut the lists' life short, so that
+ * two atoms brought too close are refused though neither moved half the skin.
  * Usage: test_reuse REFERENCE_DIR
  */
 #include <math.h>
@@ -153,6 +158,86 @@ static void check_wrapped(mlff_precision precision, const reference *water)
     mlff_context_destroy(ctx);
 }
 
+/* Energies and forces of l moved by `shift` along x (the second molecule
+ * only: the first system's atoms after the first molecule), and a fresh
+ * context's without a skin, agree to `tolerance`. */
+static int evaluate_shifted(mlff_model *m, const layout *l, int64_t first_moved, double shift, double tolerance,
+                            mlff_precision precision)
+{
+    layout moved = *l;
+    for (int64_t k = first_moved; k < l->offsets[1]; k++)
+        moved.pos[3 * k] += shift;
+    double e[MOLECULES], f[3 * MOST_ATOMS], e_fresh[MOLECULES], f_fresh[3 * MOST_ATOMS];
+    mlff_context *fresh_ctx;
+    mlff_model *fresh = test_open_model(&fresh_ctx, precision, MLFF_NEIGHBORS_SPARSE, 0.0);
+    const int ok = evaluate(m, &moved, 0, e, f) && evaluate(fresh, &moved, 0, e_fresh, f_fresh);
+    mlff_context_destroy(fresh_ctx);
+    const int64_t n = l->offsets[l->n_systems];
+    double worst = 0.0;
+    for (int s = 0; s < l->n_systems; s++)
+        worst = fmax(worst, fabs(e[s] - e_fresh[s]));
+    for (int64_t k = 0; k < 3 * n; k++)
+        worst = fmax(worst, fabs(f[k] - f_fresh[k]));
+    if (worst > tolerance)
+        fprintf(stderr, "shifted %.2f A: differs from a fresh context's by %.3g\n", shift, worst);
+    return ok && worst <= tolerance;
+}
+
+/* An H2 of bond length r at the origin, along x. */
+static int evaluate_h2(mlff_model *m, double r)
+{
+    const int64_t offsets[2] = {0, 2};
+    const int32_t z[2] = {1, 1};
+    const double pos[6] = {0, 0, 0, r, 0, 0};
+    mlff_batch b = {1, offsets, z, pos, NULL, NULL};
+    double e, f[6];
+    if (mlff_evaluate(m, &b, &e, f) == MLFF_OK)
+        return 1;
+    fprintf(stderr, "H2 of %.2f A: %s\n", r, mlff_last_error(m->ctx));
+    return 0;
+}
+
+static void check_skin(mlff_precision precision, const reference *refs)
+{
+    const reference *order[MOLECULES] = {&refs[0], &refs[1], &refs[2]};
+    layout l;
+    make(&l, order, 1); /* methane and water 5.75 A apart, as one system: their closest atoms 5.13 A */
+    const int64_t water = refs[0].n_atoms;
+    for (int64_t k = water; k < l.offsets[1]; k++)
+        l.pos[3 * k] -= 0.25;
+    const double skin = 0.5, tolerance = precision == MLFF_PRECISION_FLOAT64 ? 1e-10 : 1e-4;
+    mlff_context *ctx;
+    mlff_model *m = test_open_model(&ctx, precision, MLFF_NEIGHBORS_SPARSE, skin);
+    mlff_stats searched, kept;
+    check(evaluate_shifted(m, &l, water, 0.0, tolerance, precision), "a skin's first call");
+    mlff_get_stats(ctx, &searched);
+    const uint64_t sorts = segment_sorts(ctx);
+    /* The water 0.24 A closer: pairs cross ANI's radial cutoff (5.1 A), and no atom moved skin / 2. */
+    layout closer = l;
+    for (int64_t k = water; k < l.offsets[1]; k++)
+        closer.pos[3 * k] -= 0.24;
+    check(pairs_within(&closer, 5.1) > pairs_within(&l, 5.1), "pairs cross the cutoff");
+    check(evaluate_shifted(m, &l, water, -0.24, tolerance, precision),
+          "pairs that crossed a cutoff within the skin: a fresh context's numbers");
+    mlff_get_stats(ctx, &kept);
+    check(kept.neighbor_builds == searched.neighbor_builds, "the skin keeps the lists");
+    check(searched.device_pair_lists == 0 || segment_sorts(ctx) == sorts,
+          "lists kept on the device are not sorted again");
+    /* Moved more than half the skin: searched again. */
+    check(evaluate_shifted(m, &l, water, -0.6, tolerance, precision), "moved beyond the skin");
+    mlff_get_stats(ctx, &kept);
+    check(kept.neighbor_builds == searched.neighbor_builds + 1, "moved beyond the skin: a new search");
+    /* H2 at 0.3 A, 0.2 A from the limit (0.1): its atoms may move 0.1 A
+     * before a new search, not skin / 2. */
+    mlff_get_stats(ctx, &searched);
+    check(evaluate_h2(m, 0.3) && evaluate_h2(m, 0.22), "an H2 of 0.3 A, then 0.22 A");
+    mlff_get_stats(ctx, &kept);
+    check(kept.neighbor_builds == searched.neighbor_builds + 1, "atoms 0.2 A from the limit moved 0.08 A: kept");
+    check(!evaluate_h2(m, 0.08) && strstr(mlff_last_error(ctx), "Angstrom from atom"),
+          "atoms brought too close within the skin are refused");
+    mlff_context_destroy(ctx);
+}
+
 static void run(mlff_precision precision, const reference *refs)
 {
     const reference *order_a[MOLECULES] = {&refs[0], &refs[1], &refs[2]};
@@ -195,6 +280,7 @@ static void run(mlff_precision precision, const reference *refs)
     check_fresh(precision, &a, 4, e, f, "the first batch again");
     mlff_context_destroy(ctx);
     check_wrapped(precision, &refs[1]);
+    check_skin(precision, refs);
 }
 
 int main(int argc, char **argv)
