@@ -68,11 +68,10 @@ typedef struct mlff_cell_atoms {
 } mlff_cell_atoms;
 
 /* Bins the batch's atoms (or, with `atoms`, a chunk's) and counts each
- * list's pairs. *usable is 0 when the host search must take over: atoms
- * that may be too close (closer than the skin more than the limit: pairs
- * that could be too close before the next search), images too far to
- * pack, more pairs or triples than int32 indices or one pass hold; the
- * host's search then says what, if anything, is wrong. */
+ * list's pairs (within cutoff + skin), and sets lists->kept_skin. *usable
+ * is 0 when the host search must take over: atoms that may be too close,
+ * images too far to pack, more pairs or triples than int32 indices or one
+ * pass hold; the host's search then says what, if anything, is wrong. */
 mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_batch *batch,
                                           const mlff_cell_atoms *atoms, mlff_device_lists *lists, int *usable,
                                           mlff_error *err);
