@@ -115,30 +115,10 @@ int mlff_op_sum_first_cols(mlff_graph *g, int x, int64_t count, double factor)
     return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, 1);
 }
 
-int mlff_op_sum_first_cols_weighted(mlff_graph *g, int x, int w, int64_t count, double factor)
-{
-    int in[2] = {x, w};
-    if (!op_inputs_valid(g, in, 2))
-        return -1;
-    const mlff_graph_tensor *tx = op_tensor(g, x), *tw = op_tensor(g, w);
-    if (!op_require(g, count > 0 && count <= tx->cols && tw->cols == tx->cols && tw->dtype == tx->dtype &&
-                           mlff_graph_same_rows(g, x, w),
-                    MLFF_OP_SUM_COLS, "needs x and weights of one shape, and a column count within it"))
-        return -1;
-    mlff_op_attrs a = {.f = {factor}, .i = {count}};
-    return op_node_like(g, MLFF_OP_SUM_COLS, in, 2, &a, tx->dtype, x, 1);
-}
-
 OP_VJP(mlff_vjp_sum_cols)
 {
     mlff_graph_node n = op_node(g, node);
-    const int spread = mlff_op_broadcast_cols(g, gy, op_tensor(g, n.inputs[0])->cols, n.attrs.i[0], n.attrs.f[0]);
-    if (n.n_inputs == 1) {
-        grads[0] = spread;
-        return;
-    }
-    grads[0] = mlff_op_mul(g, spread, n.inputs[1]);
-    grads[1] = mlff_op_mul(g, spread, n.inputs[0]);
+    grads[0] = mlff_op_broadcast_cols(g, gy, op_tensor(g, n.inputs[0])->cols, n.attrs.i[0], n.attrs.f[0]);
 }
 
 int mlff_op_broadcast_cols(mlff_graph *g, int x, int64_t cols, int64_t filled, double factor)

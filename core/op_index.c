@@ -26,36 +26,69 @@ OP_VJP(mlff_vjp_gather_rows)
     grads[0] = mlff_op_scatter_add_rows(g, gy, n.inputs[1], x->rows_symbol, x->rows, x->dtype);
 }
 
-static int scatter_add_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows, mlff_dtype out_dtype,
-                            int few_rows)
+static int scatter_add_rows(mlff_graph *g, const int *in, int n_in, const mlff_op_attrs *a, int rows_symbol,
+                            int64_t rows, mlff_dtype out_dtype)
 {
-    int in[2] = {x, index};
-    if (!op_inputs_valid(g, in, 2))
+    const int x = in[0], index = in[1];
+    if (!op_inputs_valid(g, in, n_in))
         return -1;
     if (!op_require(g, is_index_column(g, index) && mlff_graph_same_rows(g, x, index) &&
                            op_tensor(g, x)->dtype != MLFF_DTYPE_I32 && out_dtype != MLFF_DTYPE_I32,
                     MLFF_OP_SCATTER_ADD_ROWS, "needs real rows and an I32 index per row"))
         return -1;
-    mlff_op_attrs a = {0};
-    a.i[0] = few_rows;
-    return mlff_graph_add_node(g, MLFF_OP_SCATTER_ADD_ROWS, in, 2, &a, out_dtype, rows_symbol,
-                               rows, op_tensor(g, x)->cols);
+    return mlff_graph_add_node(g, MLFF_OP_SCATTER_ADD_ROWS, in, n_in, a, out_dtype, rows_symbol, rows,
+                               a->i[1] ? 1 : op_tensor(g, x)->cols);
 }
 
 int mlff_op_scatter_add_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
                              mlff_dtype out_dtype)
 {
-    return scatter_add_rows(g, x, index, rows_symbol, rows, out_dtype, 0);
+    const int in[2] = {x, index};
+    const mlff_op_attrs a = {0};
+    return scatter_add_rows(g, in, 2, &a, rows_symbol, rows, out_dtype);
 }
 
 int mlff_op_scatter_add_few_rows(mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
                                  mlff_dtype out_dtype)
 {
-    return scatter_add_rows(g, x, index, rows_symbol, rows, out_dtype, 1);
+    const int in[2] = {x, index};
+    const mlff_op_attrs a = {.i = {1}};
+    return scatter_add_rows(g, in, 2, &a, rows_symbol, rows, out_dtype);
 }
 
+int mlff_op_scatter_add_row_sums(mlff_graph *g, int x, int w, int64_t count, double factor, int index,
+                                 int rows_symbol, int64_t rows, mlff_dtype out_dtype, int few_rows)
+{
+    const int in[3] = {x, index, w};
+    const int n_in = w >= 0 ? 3 : 2;
+    if (!op_inputs_valid(g, in, n_in))
+        return -1;
+    const mlff_graph_tensor *tx = op_tensor(g, x);
+    const int weights_fit = n_in == 2 || (mlff_graph_same_rows(g, x, w) && op_tensor(g, w)->cols == tx->cols &&
+                                          op_tensor(g, w)->dtype == tx->dtype);
+    if (!op_require(g, count > 0 && count <= tx->cols && weights_fit, MLFF_OP_SCATTER_ADD_ROWS,
+                    "needs a column count within x, and weights shaped like x"))
+        return -1;
+    const mlff_op_attrs a = {.f = {factor}, .i = {few_rows != 0, count}};
+    return scatter_add_rows(g, in, n_in, &a, rows_symbol, rows, out_dtype);
+}
+
+/* The rows gathered back; with row sums, spread over the summed columns
+ * (and times the weights) as SUM_COLS's gradient is. */
 OP_VJP(mlff_vjp_scatter_add_rows)
 {
     mlff_graph_node n = op_node(g, node);
-    grads[0] = mlff_op_gather_rows(g, gy, n.inputs[1], op_tensor(g, n.inputs[0])->dtype);
+    const mlff_graph_tensor *x = op_tensor(g, n.inputs[0]);
+    const int rows = mlff_op_gather_rows(g, gy, n.inputs[1], x->dtype);
+    if (!n.attrs.i[1]) {
+        grads[0] = rows;
+        return;
+    }
+    const int spread = mlff_op_broadcast_cols(g, rows, x->cols, n.attrs.i[1], n.attrs.f[0]);
+    if (n.n_inputs == 2) {
+        grads[0] = spread;
+        return;
+    }
+    grads[0] = mlff_op_mul(g, spread, n.inputs[2]);
+    grads[2] = mlff_op_mul(g, spread, n.inputs[0]);
 }

@@ -50,7 +50,9 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(GATHER_ROWS, "gather_rows")                                                                 \
     /* out [n, k] = sum over r with idx[r] = row of x[r, :]; n from the output shape;             \
      * out dtype may be wider than x's (F64 sums of REAL). Deterministic order. i[0] = 1: few     \
-     * rows, each the sum of many (per-system sums; GPUs reduce each entry in a work-group). */   \
+     * rows, each the sum of many (per-system sums; GPUs reduce each entry in a work-group).     \
+     * i[1] > 0: inputs (x, idx [, w shaped like x]), each row first reduced to f[0] times the    \
+     * sum of its first i[1] columns (times w); out [n, 1]. */                                    \
     X(SCATTER_ADD_ROWS, "scatter_add_rows")                                                       \
     /* out [n, 1] = f[0] * sum of x[:, c] for c < i[0] (i[0] = cols: every column). */           \
     X(SUM_COLS, "sum_cols")                                                                       \
@@ -240,11 +242,14 @@ int mlff_op_scatter_add_rows(struct mlff_graph *g, int x, int index, int rows_sy
 /* The same into few rows that each sum many (a row per system). */
 int mlff_op_scatter_add_few_rows(struct mlff_graph *g, int x, int index, int rows_symbol, int64_t rows,
                                  mlff_dtype out_dtype);
+/* Each row of x reduced to factor times the sum of its first `count`
+ * columns (times w, shaped like x, where w >= 0), then scattered as above
+ * (few_rows: as the few-rows form): out [n, 1]. A sum and its scatter in
+ * one launch (an ensemble's atomic energies summed per system). */
+int mlff_op_scatter_add_row_sums(struct mlff_graph *g, int x, int w, int64_t count, double factor, int index,
+                                 int rows_symbol, int64_t rows, mlff_dtype out_dtype, int few_rows);
 int mlff_op_sum_cols(struct mlff_graph *g, int x, double factor);
 int mlff_op_sum_first_cols(struct mlff_graph *g, int x, int64_t count, double factor);
-/* factor * sum over the first `count` columns of x * w (w shaped like x):
- * a mask's pick of each row's entries without a launch of its own. */
-int mlff_op_sum_first_cols_weighted(struct mlff_graph *g, int x, int w, int64_t count, double factor);
 int mlff_op_broadcast_cols(struct mlff_graph *g, int x, int64_t cols, int64_t filled, double factor);
 int mlff_op_linear(struct mlff_graph *g, int x, int weight, int bias, int64_t groups);
 /* starts: -1, or the runs of x's rows for stacked weights ("Stacks" above). */

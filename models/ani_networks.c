@@ -211,8 +211,8 @@ static int separate_network(mlff_graph *g, const char *el, ani_network *net, int
 {
     int rows = mlff_op_gather_rows(g, aev, atoms, MLFF_DTYPE_REAL);
     int h = run_layers(g, el, net->layers, net->n_layers, members, 1, rows, -1);
-    int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
-    return mlff_op_scatter_add_rows(g, energy, atoms, MLFF_SYMBOL_ATOMS, 0, MLFF_DTYPE_REAL);
+    return mlff_op_scatter_add_row_sums(g, h, -1, members, unit / members, atoms, MLFF_SYMBOL_ATOMS, 0,
+                                        MLFF_DTYPE_REAL, 0);
 }
 
 /* The layers of n networks padded to the widest and stacked, element after
@@ -283,14 +283,14 @@ static int stacked_networks(mlff_graph *g, ani_network *nets, int n, int members
     const int starts = n > 1 ? mlff_graph_input_element_starts(g, n) : -1;
     int h = run_layers(g, "stacked", layers, nets[0].n_layers, members, n,
                        mlff_op_gather_rows(g, aev, order, MLFF_DTYPE_REAL), starts);
-    int energy = mlff_op_sum_first_cols(g, h, members, unit / members);
-    return mlff_op_scatter_add_few_rows(g, energy, mlff_graph_input_element_systems(g), MLFF_SYMBOL_SYSTEMS, 0,
-                                        MLFF_DTYPE_F64);
+    return mlff_op_scatter_add_row_sums(g, h, -1, members, unit / members, mlff_graph_input_element_systems(g),
+                                        MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64, 1);
 }
 
 /* Every element's networks on every atom; each atom's own energies (its
- * species' `members` columns of the result) summed through a mask that is 1
- * there for owned atoms and 0 elsewhere. -2: the networks cannot be merged. */
+ * species' `members` columns of the result) summed per system ([systems, 1]
+ * F64) through a mask that is 1 there for owned atoms and 0 elsewhere. -2:
+ * the networks cannot be merged. */
 static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members, int aev, double unit,
                            mlff_error *err)
 {
@@ -312,7 +312,8 @@ static int merged_networks(mlff_graph *g, ani_network *nets, int n, int members,
     int species = mlff_graph_input_species(g);
     int mask = mlff_op_mul(g, mlff_op_gather_rows(g, mask_table, species, MLFF_DTYPE_REAL),
                            mlff_graph_input_owned(g, MLFF_DTYPE_REAL));
-    return mlff_op_sum_first_cols_weighted(g, out, mask, groups, unit / members);
+    return mlff_op_scatter_add_row_sums(g, out, mask, groups, unit / members, mlff_graph_input_system(g),
+                                        MLFF_SYMBOL_SYSTEMS, 0, MLFF_DTYPE_F64, 1);
 }
 
 int ani_network_energies(mlff_graph *g, ani_source *src, char elements[][4], const int *model_element, int n,
@@ -321,25 +322,24 @@ int ani_network_energies(mlff_graph *g, ani_source *src, char elements[][4], con
     ani_network *nets = calloc((size_t)n, sizeof *nets);
     if (!nets)
         return mlff_fail(src->err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory"), -1;
-    int energies = -2, atomic = -2, ok = 1;
+    int energies = -2, ok = 1;
     for (int e = 0; ok && e < n; e++)
         ok = read_network(src, elements[model_element[e]], members, keep, &nets[e]);
     if (ok && networks == MLFF_ELEMENT_NETWORKS_MERGED && n > 1)
-        atomic = merged_networks(g, nets, n, members, aev, unit, src->err);
+        energies = merged_networks(g, nets, n, members, aev, unit, src->err);
     else if (ok && networks != MLFF_ELEMENT_NETWORKS_SEPARATE)
         energies = stacked_networks(g, nets, n, members, aev, unit, src->err);
-    if (ok && energies == -2 && atomic == -2) {
-        atomic = -1;
+    if (ok && energies == -2) {
+        int atomic = -1;
         for (int e = 0; e < n; e++) {
             int per_atom = separate_network(g, elements[model_element[e]], &nets[e], members, aev,
                                             mlff_graph_input_element_atoms(g, e), unit);
             atomic = atomic < 0 ? per_atom : mlff_op_add(g, atomic, per_atom);
         }
-    }
-    /* Sums per system in double. */
-    if (ok && energies == -2)
+        /* Sums per system in double. */
         energies = mlff_op_scatter_add_few_rows(g, atomic, mlff_graph_input_system(g), MLFF_SYMBOL_SYSTEMS, 0,
                                                 MLFF_DTYPE_F64);
+    }
     for (int e = 0; e < n; e++)
         network_free(&nets[e]);
     free(nets);

@@ -17,6 +17,17 @@ mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *n, mlff_erro
     return MLFF_OK;
 }
 
+/* Source row r reduced (row sums, attrs i[1] > 0): f[0] times the sum of
+ * its first i[1] columns, times the weights where there are some. */
+static double row_sum(const mlff_exec_node *n, int64_t r)
+{
+    const mlff_exec_tensor *x = &n->inputs[0], *w = n->n_inputs > 2 ? &n->inputs[2] : NULL;
+    double s = 0.0;
+    for (int64_t c = 0; c < n->attrs.i[1]; c++)
+        s += w ? cpu_load(x, r * x->cols + c) * cpu_load(w, r * x->cols + c) : cpu_load(x, r * x->cols + c);
+    return n->attrs.f[0] * s;
+}
+
 /* Each target row is the sum of its source rows, accumulated in double a
  * block of columns at a time (rows are read contiguously; most targets have
  * one source or none: the gradient of a gather by element). */
@@ -27,6 +38,15 @@ static void scatter_targets(const mlff_exec_node *n, void *extra, int64_t begin,
     const mlff_exec_tensor *x = &n->inputs[0], *y = &n->output;
     const int64_t cols = y->cols;
     double sum[SCATTER_BLOCK];
+    if (n->attrs.i[1]) {
+        for (int64_t t = begin; t < end; t++) {
+            double s = 0.0;
+            for (int64_t q = by_target.offsets[t]; q < by_target.offsets[t + 1]; q++)
+                s += row_sum(n, by_target.items[q]);
+            cpu_store(y, t, s);
+        }
+        return;
+    }
     for (int64_t t = begin; t < end; t++)
         for (int64_t c0 = 0; c0 < cols; c0 += SCATTER_BLOCK) {
             const int64_t width = cols - c0 < SCATTER_BLOCK ? cols - c0 : SCATTER_BLOCK;

@@ -89,12 +89,12 @@ KERNEL(sum_cols)
     UNUSED_ARGS;
     const int64_t rows = n->output.rows, k = n->inputs[0].cols, summed = n->attrs.i[0];
     const double f = n->attrs.f[0];
-    const real *x = IN(0), *w = n->n_inputs > 1 ? IN(1) : NULL; /* weights shaped like x */
+    const real *x = IN(0);
     real *y = OUT;
     for (int64_t r = 0; r < rows; r++) {
         double s = 0.0;
         for (int64_t c = 0; c < summed; c++)
-            s += w ? (double)x[r * k + c] * w[r * k + c] : x[r * k + c];
+            s += x[r * k + c];
         y[r] = (real)(f * s);
     }
     return MLFF_OK;

@@ -4,7 +4,25 @@
  * sum many (GROUP_LANES defined: per-system sums of every atom), a
  * work-group per output entry instead: each item sums every GROUP_LANES-th
  * row of the segment, then the group adds the partial sums in a fixed tree,
- * the same on every run. PLUS_EPI: an add folded in (lowering.c). */
+ * the same on every run. PLUS_EPI: an add folded in (lowering.c).
+ * With row sums (I1 > 0) a row adds F0 times the sum of its first I1
+ * columns (times in2), summed as sum_cols.cl sums them. */
+#if I1 > 0
+#ifdef IN2_COLS
+#define ROW_TERM(r, k) (acc_t)in0[(r) * IN0_COLS + (k)] * in2[(r) * IN0_COLS + (k)]
+#else
+#define ROW_TERM(r, k) (acc_t)in0[(r) * IN0_COLS + (k)]
+#endif
+#define ADD_ROW(sum, r, c)                                                                                 \
+    {                                                                                                      \
+        acc_t s_ = 0;                                                                                      \
+        for (int k_ = 0; k_ < I1; k_++)                                                                    \
+            s_ += ROW_TERM(r, k_);                                                                         \
+        sum += (TO)((acc_t)F0 * s_);                                                                       \
+    }
+#else
+#define ADD_ROW(sum, r, c) sum += (TO)in0[(r) * OUT_COLS + (c)]
+#endif
 #ifdef GROUP_LANES
 kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS)
 {
@@ -15,7 +33,7 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
     const long t = entry / OUT_COLS, c = entry % OUT_COLS;
     TO sum = 0;
     for (int q = seg_off[t] + lane; q < seg_off[t + 1]; q += GROUP_LANES)
-        sum += (TO)in0[(long)seg_items[q] * OUT_COLS + c];
+        ADD_ROW(sum, (long)seg_items[q], c);
     part[lane] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int width = GROUP_LANES / 2; width > 0; width /= 2) {
@@ -34,7 +52,9 @@ kernel void KNAME(KARGS)
     const long t = item / OUT_COLS, c = item % OUT_COLS;
     TO sum = 0;
     for (int q = seg_off[t]; q < seg_off[t + 1]; q++)
-        sum += (TO)in0[(long)seg_items[q] * OUT_COLS + c];
+        ADD_ROW(sum, (long)seg_items[q], c);
     out[item] = PLUS_EPI(sum, item);
 }
 #endif
+#undef ADD_ROW
+#undef ROW_TERM

@@ -5,7 +5,25 @@
  * defined: per-system sums of every atom), a work-group per output entry
  * instead: each item sums every GROUP_LANES-th row of the segment, then the
  * group adds the partial sums in a fixed tree, the same on every run.
- * PLUS_EPI: an add folded in (lowering.c). */
+ * PLUS_EPI: an add folded in (lowering.c). With row sums (I1 > 0) a row
+ * adds F0 times the sum of its first I1 columns (times in2), summed as
+ * sum_cols.comp sums them. */
+#if I1 > 0
+#ifdef IN2_COLS
+#define ROW_TERM(r, k) acc_t(in0[(r) * IN0_COLS + (k)]) * acc_t(in2[(r) * IN0_COLS + (k)])
+#else
+#define ROW_TERM(r, k) acc_t(in0[(r) * IN0_COLS + (k)])
+#endif
+#define ADD_ROW(sum, r, c)                                                                                 \
+    {                                                                                                      \
+        acc_t s_ = acc_t(0);                                                                               \
+        for (uint k_ = 0; k_ < I1; k_++)                                                                   \
+            s_ += ROW_TERM(r, k_);                                                                         \
+        sum += TO(acc_t(F0) * s_);                                                                         \
+    }
+#else
+#define ADD_ROW(sum, r, c) sum += TO(in0[(r) * OUT_COLS + (c)])
+#endif
 #ifdef GROUP_LANES
 shared TO part[GROUP_LANES];
 
@@ -16,7 +34,7 @@ void main()
     const uint t = entry / OUT_COLS, c = entry % OUT_COLS;
     TO sum = TO(0);
     for (int q = seg_off[t] + int(lane); q < seg_off[t + 1]; q += GROUP_LANES)
-        sum += TO(in0[uint(seg_items[q]) * OUT_COLS + c]);
+        ADD_ROW(sum, uint(seg_items[q]), c);
     part[lane] = sum;
     barrier();
     for (uint width = GROUP_LANES / 2; width > 0; width /= 2) {
@@ -34,7 +52,7 @@ void main()
     const uint t = item / OUT_COLS, c = item % OUT_COLS;
     TO sum = TO(0);
     for (int q = seg_off[t]; q < seg_off[t + 1]; q++)
-        sum += TO(in0[uint(seg_items[q]) * OUT_COLS + c]);
+        ADD_ROW(sum, uint(seg_items[q]), c);
     outp[item] = PLUS_EPI(sum, item);
 }
 #endif

@@ -170,6 +170,42 @@ CASE(case_scatter_add_few_rows_plus)
                        z);
 }
 
+/* Rows reduced to sums of their first columns before they are scattered
+ * (an ensemble's atomic energies summed per system): into many rows, then
+ * into few through weights (ANI's mask of each atom's own networks), then
+ * into few with an add folded in. */
+CASE(case_scatter_add_row_sums)
+{
+    static const int32_t idx[7] = {4, 0, 2, 2, 1, 4, 0};
+    int x = random_param(g, rng, 7, 5, -1, 1);
+    WRT1(x);
+    return mlff_op_scatter_add_row_sums(g, x, -1, 3, 0.3, index_param(g, 7, 1, idx), MLFF_FIXED_ROWS, 5,
+                                        MLFF_DTYPE_REAL, 0);
+}
+
+CASE(case_scatter_add_few_row_sums_weighted)
+{
+    int32_t idx[1000];
+    for (int k = 0; k < 1000; k++)
+        idx[k] = k % 4 == 2 ? 3 : k % 4;
+    int x = random_param(g, rng, 1000, 6, -1, 1), w = random_param(g, rng, 1000, 6, -1, 1);
+    WRT2(x, w);
+    return mlff_op_scatter_add_row_sums(g, x, w, 4, 0.7, index_param(g, 1000, 1, idx), MLFF_FIXED_ROWS, 4,
+                                        MLFF_DTYPE_REAL, 1);
+}
+
+CASE(case_scatter_add_few_row_sums_plus)
+{
+    int32_t idx[300];
+    for (int k = 0; k < 300; k++)
+        idx[k] = k % 3;
+    int x = random_param(g, rng, 300, 4, -1, 1), z = random_param(g, rng, 3, 1, -1, 1);
+    WRT2(x, z);
+    return mlff_op_add(g, mlff_op_scatter_add_row_sums(g, x, -1, 4, 0.125, index_param(g, 300, 1, idx),
+                                                       MLFF_FIXED_ROWS, 3, MLFF_DTYPE_REAL, 1),
+                       z);
+}
+
 /* An element the batch lacks (its atom list has no rows, as the tests bind
  * every size symbol to 0): its scatter is zeros, which the plan does not
  * launch; x + 0 is then x itself, and a zero read by another op (the mul)
@@ -196,13 +232,6 @@ CASE(case_sum_first_cols)
     int x = random_param(g, rng, 4, 5, -1, 1);
     WRT1(x);
     return mlff_op_sum_first_cols(g, x, 3, 0.3);
-}
-
-CASE(case_sum_first_cols_weighted)
-{
-    int x = random_param(g, rng, 4, 5, -1, 1), w = random_param(g, rng, 4, 5, -1, 1);
-    WRT2(x, w);
-    return mlff_op_sum_first_cols_weighted(g, x, w, 3, 0.3);
 }
 
 /* Stacks (core/ops.h): 37 rows in runs of 20, 0 and 17 rows (none a whole
@@ -627,9 +656,13 @@ const op_case op_cases[] = {
     {"scatter_add_rows (few rows, long segments)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows, 0},
     {"scatter_add_rows + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_plus, 1},
     {"scatter_add_rows (few rows) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows_plus, 1},
+    {"scatter_add_rows (row sums)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_row_sums, 0},
+    {"scatter_add_rows (few rows, weighted row sums)", MLFF_OP_SCATTER_ADD_ROWS,
+     case_scatter_add_few_row_sums_weighted, 0},
+    {"scatter_add_rows (few rows, row sums) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS,
+     case_scatter_add_few_row_sums_plus, 1},
     {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols, 0},
     {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols, 0},
-    {"sum_cols (first 3, weighted)", MLFF_OP_SUM_COLS, case_sum_first_cols_weighted, 0},
     {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp, 0},
     {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer, 0},
     {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean, 0},
