@@ -30,14 +30,18 @@ kernel void KNAME(KARGS)
     TO acc[ROWS];
     for (int r = 0; r < ROWS; r++)
         acc[r] = 0;
-    if (n < GEMM_N) {
+    if (n < GEMM_N && rows > 0) {
         global const T1 *b = in1 + (long)((e * GROUPS + g) * GEMM_N + n) * GEMM_K;
         global const T0 *a = in0 + m0 * (GROUPS * GEMM_K) + g * GEMM_K;
+        /* Rows past the block's last read its last (their sums are not
+         * stored): no branch in the loop, whose unrolled steps then issue
+         * their loads together instead of waiting out each one's latency
+         * in turn (few work-groups an SM hide none of it). */
+#pragma unroll 4
         for (int k = lane; k < GEMM_K; k += lanes) {
             const TO w = b[k];
             for (int r = 0; r < ROWS; r++)
-                if (r < rows)
-                    acc[r] += a[(long)r * (GROUPS * GEMM_K) + k] * w;
+                acc[r] += a[(long)min(r, rows - 1) * (GROUPS * GEMM_K) + k] * w;
         }
     }
     /* [output][row][lane], a word of padding per lane row against bank conflicts */

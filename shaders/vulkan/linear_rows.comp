@@ -37,16 +37,18 @@ void main()
     TO acc[FR_ROWS];
     [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
         acc[r] = TO(0);
-    if (n < GEMM_N)
+    if (n < GEMM_N && rows > 0)
         for (uint k = lane; k < GEMM_K; k += lanes) {
 #if VJP
             const TO w = TO(in1[(wg * GEMM_K + k) * GEMM_N + n]);
 #else
             const TO w = TO(in1[(wg * GEMM_N + n) * GEMM_K + k]);
 #endif
+            /* Rows past the block's last read its last (their sums are
+             * not stored): no branch between a step's loads and the next's
+             * (linear.cl). */
             [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
-                if (r < rows)
-                    acc[r] += TO(in0[(m0 + r) * A_LD + A_COL + g * GEMM_K + k]) * w;
+                acc[r] += TO(in0[(m0 + min(r, rows - 1)) * A_LD + A_COL + g * GEMM_K + k]) * w;
         }
     [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
         part[(o * FR_ROWS + r) * stride + lane] = acc[r];
