@@ -226,6 +226,11 @@ typedef struct mlff_backend_iface {
     int (*fuses)(const mlff_backend *be, mlff_op op, mlff_epilogue epilogue, mlff_dtype dtype);
     /* True for a GPU (used by the automatic device choice). */
     int (*is_gpu)(const mlff_backend *be);
+    /* Whether each kernel launch costs host time of its own (OpenCL's
+     * enqueues; Vulkan replays a recorded submission, the CPU calls
+     * functions): a model's graph then repeats some work to save a launch
+     * (mlff_graph.radial_gradients_apart). */
+    int launches_cost;
     void (*memory_limits)(const mlff_backend *be, mlff_memory_limits *limits);
 
     mlff_status (*buffer_alloc)(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err);

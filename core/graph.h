@@ -106,6 +106,11 @@ typedef struct mlff_graph {
     int n_symbols, cap_symbols;
     int outputs[MLFF_OUTPUT_COUNT]; /* tensor per output role, -1 if absent */
     mlff_error error;      /* first failure while building */
+    /* The reverse pass keeps ANI's radial pair gradients a node of their
+     * own, which a GPU runs beside the angular ones, rather than making
+     * them twice over in the sum of the pair gradients, a launch fewer
+     * (mlff_op_sum_gradients). */
+    int radial_gradients_apart;
 } mlff_graph;
 
 mlff_graph *mlff_graph_create(void);

@@ -25,6 +25,13 @@
 #include "../models/model_file.h"
 #include "context.h"
 
+/* Whether the reverse pass keeps ANI's radial pair gradients apart
+ * (mlff_graph): unless the device's launches cost (and before it is known). */
+static int radial_gradients_apart(const mlff_model *m)
+{
+    return !m->ctx || !m->ctx->iface->launches_cost;
+}
+
 mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset,
                                    mlff_element_networks networks, mlff_graph **out, mlff_error *err)
 {
@@ -37,6 +44,7 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     mlff_graph *g = mlff_graph_create();
     if (!g)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    g->radial_gradients_apart = radial_gradients_apart(m);
     mlff_status s = mlff_ani_build_graph(mf, subset, networks, g, err);
     if (s == MLFF_OK) {
         /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
@@ -137,7 +145,14 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
-    if (!p->graph) {
+    if (p->graph && p->graph->radial_gradients_apart != radial_gradients_apart(m)) {
+        /* The graph of every element, read before the device was known
+         * (mlff_model_read): made again for this one. */
+        mlff_graph_destroy(p->graph);
+        p->graph = NULL;
+        s = mlff_model_build_graph(m, &p->elements, p->networks, &p->graph, err);
+    }
+    if (s == MLFF_OK && !p->graph) {
         p->elements = *set;
         p->networks = networks;
         s = mlff_model_build_graph(m, set, networks, &p->graph, err);

@@ -84,6 +84,16 @@ static const mlff_graph_node *one_list_vjp(const mlff_graph *g, int t)
     return n && n->op == MLFF_OP_PAIR_VECTORS_VJP && n->n_inputs == 2 ? n : NULL;
 }
 
+/* The ANI_RADIAL_VJP node that made the pair gradients that vjp (of one
+ * list) reads, where the sum may make them itself (mlff_graph), or NULL. */
+static const mlff_graph_node *radial_gradients_of(const mlff_graph *g, const mlff_graph_node *vjp)
+{
+    if (g->radial_gradients_apart)
+        return NULL;
+    const mlff_graph_node *r = mlff_graph_producer(g, vjp->inputs[0]);
+    return r && r->op == MLFF_OP_ANI_RADIAL_VJP && r->inputs[2] == vjp->inputs[1] ? r : NULL;
+}
+
 int mlff_op_sum_gradients(mlff_graph *g, int a, int b)
 {
     int in[2] = {a, b};
@@ -93,6 +103,18 @@ int mlff_op_sum_gradients(mlff_graph *g, int a, int b)
     const mlff_graph_tensor *ta = op_tensor(g, a), *tb = op_tensor(g, b);
     if (!x || !y || ta->dtype != tb->dtype || !mlff_graph_same_rows(g, a, b))
         return mlff_op_add(g, a, b);
+    if (radial_gradients_of(g, x) && !radial_gradients_of(g, y)) {
+        const mlff_graph_node *t = x;
+        x = y;
+        y = t;
+    }
+    const mlff_graph_node *r = radial_gradients_of(g, y);
+    if (r) { /* the radial features' gradients made in the sum: the radial VJP's node is left unread */
+        const int with_radial[7] = {x->inputs[0], x->inputs[1], r->inputs[0], r->inputs[2],
+                                    r->inputs[1], r->inputs[3], r->inputs[4]};
+        const mlff_op_attrs attrs = r->attrs; /* the node array may move */
+        return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, with_radial, 7, &attrs, ta->dtype, a, 3);
+    }
     int both[4] = {x->inputs[0], x->inputs[1], y->inputs[0], y->inputs[1]};
     return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, both, 4, NULL, ta->dtype, a, 3);
 }

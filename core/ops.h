@@ -79,6 +79,9 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(PAIR_VECTORS, "pair_vectors")                                                               \
     /* backward. inputs (g [P, 3], pairs [P, 2]), or two such couples (two lists, summed: the     \
      * reverse pass merges them, mlff_op_sum_gradients); out [A, 3] rows: + g at j, - g at i.    \
+     * Or (g, pairs, gy, pairs2, vec2, species, shifts2) with ANI_RADIAL_VJP's attributes: the   \
+     * second list's g is ANI_RADIAL_VJP(gy, vec2, pairs2, species, shifts2), made here for    \
+     * each side of a pair (the radial features' gradient costs no launch of its own).          \
      */                                                                                           \
     X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
     /* Periodic image shifts. inputs (images [P, 1] I32, cells [S, 9], pairs [P, 2],              \
@@ -212,6 +215,17 @@ static inline int mlff_angular_radial_input(int k)
 static inline mlff_op_attrs mlff_angular_radial_attrs(const mlff_op_attrs *a)
 {
     return (mlff_op_attrs){.f = {a->f[3], a->f[4]}, .i = {a->i[0]}};
+}
+
+/* A PAIR_VECTORS_VJP node's pair lists, and whether its second list's
+ * gradients are the radial features' (made in the node). */
+static inline int mlff_pair_vjp_lists(int n_inputs)
+{
+    return n_inputs > 2 ? 2 : 1;
+}
+static inline int mlff_pair_vjp_has_radial(int n_inputs)
+{
+    return n_inputs == 7;
 }
 
 struct mlff_graph;

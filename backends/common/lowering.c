@@ -13,7 +13,7 @@ int mlff_op_is_gemm(mlff_op op)
 int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs)
 {
     if (op == MLFF_OP_PAIR_VECTORS_VJP)
-        return n_inputs / 2;
+        return mlff_pair_vjp_lists(n_inputs);
     if (op == MLFF_OP_ANI_ANGULAR)
         return mlff_angular_has_radial(n_inputs) ? 2 : 1;
     return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL ||
@@ -63,7 +63,7 @@ static int64_t entries_per_output(const mlff_exec_node *n)
     case MLFF_OP_PAIR_SHIFTS_VJP:
         return n->inputs[0].rows / outputs;
     case MLFF_OP_PAIR_VECTORS_VJP: /* an atom's sides of pairs, of one list or two */
-        return 2 * (n->inputs[0].rows + (n->n_inputs > 2 ? n->inputs[2].rows : 0)) / outputs;
+        return 2 * (n->inputs[1].rows + (n->n_inputs > 2 ? n->inputs[3].rows : 0)) / outputs;
     case MLFF_OP_ANI_ANGULAR_VJP: /* a pair's triples: each triple names two pairs */
         return 2 * (2 * n->inputs[3].rows / outputs);
     default:
@@ -152,6 +152,9 @@ void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
         break;
     case MLFF_OP_ANI_RADIAL_VJP:
         s->fixed[0] = n->inputs[4].rows;
+        break;
+    case MLFF_OP_PAIR_VECTORS_VJP:
+        s->fixed[0] = mlff_pair_vjp_has_radial(n->n_inputs) ? n->inputs[6].rows : 0;
         break;
     case MLFF_OP_ANI_ANGULAR:
         s->fixed[0] = n->inputs[4].rows;
@@ -583,7 +586,8 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define TO4 %s\n",
                       dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     }
-    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP)
+    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP ||
+        (s->op == MLFF_OP_PAIR_VECTORS_VJP && s->fixed[0]))
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
     if (s->op == MLFF_OP_ANI_ANGULAR && s->fixed[2])
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[2]);

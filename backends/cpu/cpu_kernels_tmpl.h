@@ -324,15 +324,21 @@ KERNEL(pair_vectors)
     return MLFF_OK;
 }
 
-/* extra: per list (inputs 2l, 2l + 1), its pairs by center and by neighbour. */
+/* extra: each list's pair gradients, and its pairs by center and by neighbour. */
+typedef struct FN(pair_sides) {
+    const real *g[2];
+    cpu_csr by[4];
+} FN(pair_sides);
+
 RANGE(pair_vectors_vjp_atoms)
 {
-    const cpu_csr *by = extra;
+    const FN(pair_sides) *sides = extra;
+    const cpu_csr *by = sides->by;
     real *gpos = OUT;
     for (int64_t a = begin; a < end; a++) {
         double g[3] = {0, 0, 0};
-        for (int l = 0; l < n->n_inputs / 2; l++) {
-            const real *gv = IN(2 * l);
+        for (int l = 0; l < mlff_pair_vjp_lists(n->n_inputs); l++) {
+            const real *gv = sides->g[l];
             const cpu_csr as_center = by[2 * l], as_neighbour = by[2 * l + 1];
             for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
                 for (int d = 0; d < 3; d++)
@@ -346,20 +352,41 @@ RANGE(pair_vectors_vjp_atoms)
     }
 }
 
+/* The radial features' pair gradients that a PAIR_VECTORS_VJP node of
+ * seven inputs makes for its second list (core/ops.h), as the
+ * ANI_RADIAL_VJP kernel makes them, into scratch memory. */
+static mlff_status FN(radial_pair_gradients)(mlff_backend *be, const mlff_exec_node *n, const real **out,
+                                             mlff_error *err)
+{
+    mlff_exec_node radial = {.op = MLFF_OP_ANI_RADIAL_VJP, .n_inputs = 5, .attrs = n->attrs};
+    static const int from[5] = {2, 4, 3, 5, 6}; /* gy, vec, pairs, species, shifts */
+    for (int k = 0; k < 5; k++)
+        radial.inputs[k] = n->inputs[from[k]];
+    radial.output = (mlff_exec_tensor){.dtype = n->output.dtype, .rows = n->inputs[3].rows, .cols = 3};
+    radial.output.buffer = cpu_arena_alloc(&be->arena, (size_t)(radial.output.rows > 0 ? radial.output.rows : 1) *
+                                                           3 * sizeof(real));
+    if (!radial.output.buffer)
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "cpu: out of memory for radial gradients");
+    *out = radial.output.buffer;
+    return be->kernels[sizeof(real) == 8][MLFF_OP_ANI_RADIAL_VJP](be, &radial, err);
+}
+
 KERNEL(pair_vectors_vjp)
 {
     const int64_t atoms = n->output.rows;
-    cpu_csr by[4];
+    FN(pair_sides) sides = {.g = {IN(0), n->n_inputs > 2 ? IN(2) : NULL}};
     mlff_status s = MLFF_OK;
-    for (int l = 0; l < n->n_inputs / 2 && s == MLFF_OK; l++) {
-        const int64_t pairs = n->inputs[2 * l].rows;
+    if (mlff_pair_vjp_has_radial(n->n_inputs))
+        s = FN(radial_pair_gradients)(be, n, &sides.g[1], err);
+    for (int l = 0; l < mlff_pair_vjp_lists(n->n_inputs) && s == MLFF_OK; l++) {
+        const int64_t pairs = n->inputs[2 * l + 1].rows;
         const int32_t *ij = IDX(2 * l + 1);
-        s = cpu_csr_build(be, ij, 2, pairs, atoms, &by[2 * l], err);
+        s = cpu_csr_build(be, ij, 2, pairs, atoms, &sides.by[2 * l], err);
         if (s == MLFF_OK)
-            s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &by[2 * l + 1], err);
+            s = cpu_csr_build(be, ij + 1, 2, pairs, atoms, &sides.by[2 * l + 1], err);
     }
     if (s == MLFF_OK)
-        cpu_pool_for(be->pool, atoms, SERIAL_BELOW, FN(pair_vectors_vjp_atoms), n, by);
+        cpu_pool_for(be->pool, atoms, SERIAL_BELOW, FN(pair_vectors_vjp_atoms), n, &sides);
     return s;
 }
 

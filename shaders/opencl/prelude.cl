@@ -64,6 +64,26 @@ typedef float acc_t;
 /* |v| of three consecutive entries, in acc_t. */
 #define LENGTH3(v) sqrt((acc_t)(v)[0] * (v)[0] + (acc_t)(v)[1] * (v)[1] + (acc_t)(v)[2] * (v)[2])
 
+/* The radial features' gradient with respect to pair p's vector into
+ * grad[3] (ANI_RADIAL_VJP, core/ops.h): G the AEV's gradient, rows of
+ * G_COLS whose first N_SHIFTS * species columns are the radial features';
+ * F0 = eta, F1 = rc. */
+#define RADIAL_PAIR_GRADIENT(G, G_COLS, VEC, PAIRS, SPECIES, SHIFTS, p, grad)                            \
+    do {                                                                                                \
+        const TO eta_ = (TO)F0, rc_ = (TO)F1, d_ = (TO)LENGTH3((VEC) + 3 * (p));                       \
+        const TO fc_ = CUTOFF_FN(TO, d_, rc_), dfc_ = CUTOFF_GRAD(TO, d_, rc_);                       \
+        TO de_dd_ = 0;                                                                                  \
+        if (fc_ != 0 || dfc_ != 0) {                                                                    \
+            const long g_ = (long)(PAIRS)[2 * (p)] * (G_COLS) + (long)(SPECIES)[(PAIRS)[2 * (p) + 1]] * N_SHIFTS; \
+            for (int r_ = 0; r_ < N_SHIFTS; r_++) {                                                     \
+                const TO t_ = d_ - (SHIFTS)[r_];                                                        \
+                de_dd_ += (G)[g_ + r_] * (TO)0.25 * exp(-eta_ * t_ * t_) * (dfc_ - 2 * eta_ * t_ * fc_); \
+            }                                                                                           \
+        }                                                                                               \
+        for (int k_ = 0; k_ < 3; k_++)                                                                  \
+            (grad)[k_] = d_ > 0 ? de_dd_ * (VEC)[3 * (p) + k_] / d_ : 0;                                \
+    } while (0)
+
 /* Slot of the unordered species pair (a, b) in upper-triangle order. */
 inline int species_pair(int a, int b, int n_species)
 {

@@ -156,6 +156,26 @@ layout(local_size_x = 64) in;
 #define SQ_(buf, i) (acc_t(buf[i]) * acc_t(buf[i]))
 #define LENGTH3(buf, at) sqrt(SQ_(buf, (at)) + SQ_(buf, (at) + 1) + SQ_(buf, (at) + 2))
 
+/* The radial features' gradient with respect to pair p's vector into
+ * grad[3] (ANI_RADIAL_VJP, core/ops.h): G the AEV's gradient, rows of
+ * G_COLS whose first N_SHIFTS * species columns are the radial features';
+ * F0 = eta, F1 = rc. */
+#define RADIAL_PAIR_GRADIENT(G, G_COLS, VEC, PAIRS, SPECIES, SHIFTS, p, grad)                              \
+    {                                                                                                     \
+        const TO eta_ = TO(F0), rc_ = TO(F1), d_ = TO(LENGTH3(VEC, 3 * (p)));                             \
+        const TO fc_ = CUTOFF_FN(TO, d_, rc_), dfc_ = CUTOFF_GRAD(TO, d_, rc_);                           \
+        TO de_dd_ = TO(0);                                                                                \
+        if (fc_ != 0 || dfc_ != 0) {                                                                      \
+            const uint g_ = uint(PAIRS[2 * (p)]) * G_COLS + uint(SPECIES[PAIRS[2 * (p) + 1]]) * N_SHIFTS; \
+            for (uint r_ = 0; r_ < N_SHIFTS; r_++) {                                                      \
+                const TO t_ = d_ - TO(SHIFTS[r_]);                                                        \
+                de_dd_ += TO(G[g_ + r_]) * TO(0.25) * exp_(-eta_ * t_ * t_) * (dfc_ - 2 * eta_ * t_ * fc_); \
+            }                                                                                             \
+        }                                                                                                 \
+        for (uint k_ = 0; k_ < 3; k_++)                                                                   \
+            grad[k_] = d_ > 0 ? de_dd_ * TO(VEC[3 * (p) + k_]) / d_ : TO(0);                              \
+    }
+
 /* Slot of the unordered species pair (a, b) in upper-triangle order. */
 int species_pair(int a, int b, int n_species)
 {

@@ -601,6 +601,22 @@ CASE(case_ani_aev_many_pairs)
     return angular_features(g, vec, all_pairs(g), every_triple(g), &radial);
 }
 
+/* The AEV of positions as ANI builds it: each list's pair vectors (of
+ * random shifts), then the radial and angular features in one node. The
+ * reverse pass makes the radial features' pair gradients in the sum of
+ * both lists' gradients (a pair_vectors_vjp of seven inputs,
+ * mlff_op_sum_gradients), with no ani_radial_vjp of their own. */
+CASE(case_ani_aev_of_positions)
+{
+    static const double shifts[5] = {0.9, 1.4, 1.9, 2.4, 2.9};
+    const int pos = random_param(g, rng, 5, 3, -1.6, 1.6), radial_pairs = all_pairs(g), pairs = all_pairs(g);
+    WRT1(pos);
+    const int radial_vec = mlff_op_pair_vectors(g, pos, radial_pairs, random_param(g, rng, 20, 3, -0.4, 0.4));
+    const int vec = mlff_op_pair_vectors(g, pos, pairs, random_param(g, rng, 20, 3, -0.4, 0.4));
+    const mlff_ani_radial_inputs radial = {radial_vec, radial_pairs, column(g, 5, shifts), 4.0, 3.5};
+    return angular_features(g, vec, pairs, every_triple(g), &radial);
+}
+
 /* Fourteen atoms, each the center of 13 pairs: 78 triples a center, more
  * than a GPU group works out at a time, built by pair_triples (the
  * gradient's walk along long runs of pairs). */
@@ -692,5 +708,6 @@ const op_case op_cases[] = {
     {"ani_angular (with the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0},
     {"ani_angular (the AEV, 40 radial shifts)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_shifts, 0},
     {"ani_angular (the AEV, 70 radial pairs a center)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_pairs, 0},
+    {"ani_angular (the AEV of positions)", MLFF_OP_ANI_ANGULAR, case_ani_aev_of_positions, 0},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;
