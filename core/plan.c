@@ -724,6 +724,15 @@ int mlff_plan_nodes(const mlff_plan *p, unsigned outputs)
     return p->runs[outputs & ((1u << MLFF_OUTPUT_COUNT) - 1)].n;
 }
 
+int mlff_plan_nodes_of(const mlff_plan *p, unsigned outputs, mlff_op op)
+{
+    const node_list *run = &p->runs[outputs & ((1u << MLFF_OUTPUT_COUNT) - 1)];
+    int n = 0;
+    for (int k = 0; k < run->n; k++)
+        n += p->g->nodes[run->nodes[k]].op == op;
+    return n;
+}
+
 void mlff_plan_row_bytes(const mlff_plan *p, int symbol, size_t *total, size_t *widest)
 {
     *total = *widest = 0;

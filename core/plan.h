@@ -68,6 +68,8 @@ uint64_t mlff_plan_reused(const mlff_plan *p);
 /* The nodes a run for `outputs` executes, after the backend's epilogues
  * were folded into the nodes before them. */
 int mlff_plan_nodes(const mlff_plan *p, unsigned outputs);
+/* ... and how many of them are of `op`. */
+int mlff_plan_nodes_of(const mlff_plan *p, unsigned outputs, mlff_op op);
 
 /* The device memory a row of size symbol `symbol` costs: in all working
  * tensors with rows of that symbol together (*total) and in the widest of

@@ -136,9 +136,22 @@ static void check_float64_refused(void)
     mlff_context_destroy(ctx);
 }
 
+/* The forces' reverse pass as the device runs it best
+ * (mlff_graph.radial_gradients_apart): where launches cost (OpenCL), the
+ * radial features' pair gradients are made in the sum of the pair
+ * gradients, with no ani_radial_vjp of their own. */
+static void check_radial_gradients(const mlff_model *model)
+{
+    const int apart = !model->ctx->iface->launches_cost;
+    const int runs = mlff_plan_nodes_of(model->active->plan, 3u, MLFF_OP_ANI_RADIAL_VJP);
+    CHECK(runs == apart, "%s: %d ani_radial_vjp nodes run for the forces, %d expected", model->ctx->iface->name,
+          runs, apart);
+}
+
 /* The graph of a structure's elements (the default) and the graph of every
  * element (MLFF_ELEMENT_PLANS=off): the AEVs as TorchANI's, the energies
- * equal to rounding. */
+ * equal to rounding; and methane's forces through the graph of every
+ * element, which is read before the device is known. */
 static void check_every_element(mlff_model *model, const char *dir)
 {
     double kept[AEV_STRUCTURES], every[AEV_STRUCTURES];
@@ -152,6 +165,14 @@ static void check_every_element(mlff_model *model, const char *dir)
     for (int k = 0; k < AEV_STRUCTURES; k++)
         CHECK(fabs(kept[k] - every[k]) <= 1e-9, "structure %d: %.12f eV with its elements' graph, %.12f "
               "with every element's", k, kept[k], every[k]);
+    reference methane;
+    if (reference_load(&methane, dir, "g2_CH4")) {
+        check_structure(all, &methane, MLFF_PRECISION_FLOAT64);
+        check_radial_gradients(all);
+        reference_free(&methane);
+    } else {
+        failures++;
+    }
     mlff_context_destroy(ctx);
 }
 
@@ -260,6 +281,7 @@ int main(int argc, char **argv)
             check_structure(model, &r, precisions[p]);
             reference_free(&r);
         }
+        check_radial_gradients(model);
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
             check_every_element(model, argv[1]);
         mlff_context_destroy(ctx);
