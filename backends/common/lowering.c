@@ -587,7 +587,7 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
                       dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
     }
     if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP ||
-        (s->op == MLFF_OP_PAIR_VECTORS_VJP && s->fixed[0]))
+        (s->op == MLFF_OP_PAIR_VECTORS_VJP && mlff_pair_vjp_has_radial(s->n_inputs)))
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
     if (s->op == MLFF_OP_ANI_ANGULAR && s->fixed[2])
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[2]);
