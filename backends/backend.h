@@ -47,6 +47,16 @@ static inline int mlff_epilogue_reads_input(mlff_epilogue e)
     return e == MLFF_EPILOGUE_CELU_GRAD || e == MLFF_EPILOGUE_ADD;
 }
 
+/* What PAIR_VECTORS of images reads besides each list's pairs. */
+enum {
+    MLFF_VECTORS_POSITIONS,
+    MLFF_VECTORS_CELLS,
+    MLFF_VECTORS_SYSTEM,
+    MLFF_VECTORS_IMAGES,        /* of the angular list (input 1) */
+    MLFF_VECTORS_RADIAL_IMAGES, /* of the radial list (input 7) */
+    MLFF_VECTOR_SOURCES
+};
+
 typedef struct mlff_exec_node {
     mlff_op op;
     int n_inputs;
@@ -56,6 +66,12 @@ typedef struct mlff_exec_node {
     mlff_epilogue epilogue;
     double epilogue_alpha;
     mlff_exec_tensor epilogue_input; /* CELU_GRAD: y, shaped like the output */
+    /* An ANI_ANGULAR with the radial features where launches cost makes
+     * the pair vectors it reads, inputs 0 and 6 (core/plan.c folds the
+     * PAIR_VECTORS of images of its two lists into it, each pair's vector
+     * written by the group of the pair's center), from these sources. */
+    int makes_vectors;
+    mlff_exec_tensor vector_sources[MLFF_VECTOR_SOURCES];
 } mlff_exec_node;
 
 /* A CELU_MLP (or its VJP) node's layers: widths[0..layers] per group, and
@@ -229,7 +245,8 @@ typedef struct mlff_backend_iface {
     /* Whether each kernel launch costs host time of its own (OpenCL's
      * enqueues; Vulkan replays a recorded submission, the CPU calls
      * functions): a model's graph then repeats some work to save a launch
-     * (mlff_graph.radial_gradients_apart). */
+     * (mlff_graph.radial_gradients_apart), and a plan has the AEV make its
+     * pair vectors (mlff_exec_node.makes_vectors). */
     int launches_cost;
     void (*memory_limits)(const mlff_backend *be, mlff_memory_limits *limits);
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "vectors_in_aev.h"
 
 typedef struct plan_tensor {
     void *buffer;
@@ -61,6 +62,9 @@ struct mlff_plan {
      * the clock of its last run (0: its output holds nothing reusable). */
     uint8_t *constant;
     uint64_t *ran_at;
+    /* Where launches cost, per graph node: the AEV that makes its pair
+     * vectors, or -1 (vectors_in_aev.h); else NULL. */
+    int *vectors_made_in;
     uint64_t clock;
     uint64_t reused;
     mlff_memory_limits limits;
@@ -258,6 +262,34 @@ static mlff_status fuse_epilogues(mlff_plan *p, node_list *list, mlff_error *err
     return MLFF_OK;
 }
 
+/* Whether graph node `node` is an AEV that makes its pair vectors. */
+static int makes_vectors(const mlff_plan *p, int node)
+{
+    const mlff_graph_node *n = &p->g->nodes[node];
+    const mlff_graph_node *v = n->op == MLFF_OP_ANI_ANGULAR ? mlff_aev_vectors_node(p->g, n, 0) : NULL;
+    return v && p->vectors_made_in && p->vectors_made_in[v - p->g->nodes] == node;
+}
+
+/* Leaves out the PAIR_VECTORS nodes whose AEV makes their vectors. */
+static void drop_vectors_made_in_aev(const mlff_plan *p, node_list *list)
+{
+    if (!p->vectors_made_in)
+        return;
+    int kept = 0;
+    for (int k = 0; k < list->n; k++) {
+        const int aev = p->vectors_made_in[list->nodes[k]];
+        int aev_listed = 0;
+        for (int m = k + 1; m < list->n && aev >= 0 && !aev_listed; m++)
+            aev_listed = list->nodes[m] == aev;
+        if (aev_listed)
+            continue;
+        list->nodes[kept] = list->nodes[k];
+        list->partner[kept] = list->partner[k];
+        kept++;
+    }
+    list->n = kept;
+}
+
 static mlff_status ensure_staging(mlff_plan *p, size_t bytes, mlff_error *err)
 {
     if (bytes <= p->staging_size)
@@ -331,11 +363,17 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     p->skip = calloc((size_t)g->n_nodes + 1, 1);
     p->constant = calloc((size_t)g->n_nodes + 1, 1);
     p->ran_at = calloc((size_t)g->n_nodes + 1, sizeof *p->ran_at);
+    if (iface->launches_cost)
+        p->vectors_made_in = malloc(((size_t)g->n_nodes + 1) * sizeof *p->vectors_made_in);
     mlff_status s = MLFF_OK;
-    if (!p->tensors || !p->exec || !p->skip || !p->constant || !p->ran_at)
+    if (!p->tensors || !p->exec || !p->skip || !p->constant || !p->ran_at ||
+        (iface->launches_cost && !p->vectors_made_in)) {
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
-    else
+    } else {
         mark_constant_nodes(p);
+        if (p->vectors_made_in)
+            mlff_vectors_made_in_aev(g, p->vectors_made_in);
+    }
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
         p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
         p->tensors[t].same_as = t;
@@ -345,6 +383,8 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
         s = collect_nodes(p, mask, &p->runs[mask], err);
         if (s == MLFF_OK)
             s = fuse_epilogues(p, &p->runs[mask], err);
+        if (s == MLFF_OK)
+            drop_vectors_made_in_aev(p, &p->runs[mask]);
     }
     if (s == MLFF_OK)
         s = upload_params(p, err);
@@ -375,6 +415,7 @@ void mlff_plan_destroy(mlff_plan *p)
     free(p->skip);
     free(p->constant);
     free(p->ran_at);
+    free(p->vectors_made_in);
     free(p->staging);
     for (int k = 0; k < PLAN_READS; k++)
         free(p->reads[k].staging);
@@ -560,12 +601,27 @@ static int reusable(const mlff_plan *p, int node, int folded)
  * what was folded into it. */
 static int constant_in_list(const mlff_plan *p, const node_list *list, int k)
 {
-    return p->constant[list->nodes[k]] && (list->partner[k] < 0 || p->constant[list->partner[k]]);
+    /* An AEV that makes its vectors reads what they are made of (and
+     * reusable() does not look there): it runs every time. */
+    return p->constant[list->nodes[k]] && (list->partner[k] < 0 || p->constant[list->partner[k]]) &&
+           !makes_vectors(p, list->nodes[k]);
 }
 
 void mlff_plan_set_symmetric(mlff_plan *p, int tensor, int symmetric)
 {
     p->tensors[tensor].symmetric = symmetric;
+}
+
+/* What AEV node n reads to make its pair vectors (vectors_in_aev.h). */
+static void vector_sources(const mlff_plan *p, const mlff_graph_node *n, mlff_exec_node *e)
+{
+    const mlff_graph_node *angular = mlff_aev_vectors_node(p->g, n, 0), *radial = mlff_aev_vectors_node(p->g, n, 6);
+    e->makes_vectors = 1;
+    e->vector_sources[MLFF_VECTORS_POSITIONS] = exec_tensor(p, angular->inputs[0]);
+    e->vector_sources[MLFF_VECTORS_IMAGES] = exec_tensor(p, angular->inputs[2]);
+    e->vector_sources[MLFF_VECTORS_CELLS] = exec_tensor(p, angular->inputs[3]);
+    e->vector_sources[MLFF_VECTORS_SYSTEM] = exec_tensor(p, angular->inputs[4]);
+    e->vector_sources[MLFF_VECTORS_RADIAL_IMAGES] = exec_tensor(p, radial->inputs[2]);
 }
 
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
@@ -603,6 +659,10 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
         p->tensors[g->nodes[node].output].version = ++p->clock;
         if (list->partner[k] >= 0)
             p->tensors[g->nodes[list->partner[k]].output].version = p->clock;
+        if (makes_vectors(p, node)) {
+            p->tensors[g->nodes[node].inputs[0]].version = p->clock;
+            p->tensors[g->nodes[node].inputs[6]].version = p->clock;
+        }
     }
     for (int k = 0; k < list->n; k++) {
         const mlff_graph_node *n = &g->nodes[list->nodes[k]];
@@ -624,6 +684,8 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
                 e->epilogue_input = exec_tensor(p, y);
             e->output = exec_tensor(p, b->output);
         }
+        if (makes_vectors(p, list->nodes[k]))
+            vector_sources(p, n, e);
         if (p->skip[list->nodes[k]]) {
             /* An empty node: every backend launches and sorts nothing for it. */
             e->output.buffer = p->tensors[list->partner[k] >= 0 ? g->nodes[list->partner[k]].output : n->output].buffer;

@@ -66,7 +66,8 @@ uint64_t mlff_plan_builds(const mlff_plan *p);
 uint64_t mlff_plan_reused(const mlff_plan *p);
 
 /* The nodes a run for `outputs` executes, after the backend's epilogues
- * were folded into the nodes before them. */
+ * were folded into the nodes before them (and pair vectors into the AEV
+ * that reads them: vectors_in_aev.h). */
 int mlff_plan_nodes(const mlff_plan *p, unsigned outputs);
 /* ... and how many of them are of `op`. */
 int mlff_plan_nodes_of(const mlff_plan *p, unsigned outputs, mlff_op op);

@@ -129,6 +129,7 @@ void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
     s->epilogue = n->epilogue;
     s->alpha = n->epilogue ? n->epilogue_alpha : 0;
     s->n_inputs = n->n_inputs;
+    s->makes_vectors = n->makes_vectors;
     s->out_dtype = n->output.dtype;
     s->out_cols = n->output.cols;
     for (int k = 0; k < n->n_inputs; k++) {
@@ -205,7 +206,7 @@ const char *const mlff_constant_names[] = {
     "GROUP_LANES", "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2",
     "MLP_W3", "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS",
     "MLP_LANES1", "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4", "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL",
-    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN"};
+    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN", "MAKES_VECTORS"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -598,8 +599,10 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define GROUP_LANES %d\n", lanes);
     if (mlff_op_sums_in_lanes((mlff_op)s->op))
         mlff_text_put(t, "#define SUM_GROUP %d\n", MLFF_SUM_GROUP);
-    if (s->op == MLFF_OP_ANI_ANGULAR)
+    if (s->op == MLFF_OP_ANI_ANGULAR) {
         emit_angular_constants(t, s);
+        mlff_text_put(t, "#define MAKES_VECTORS %d\n", s->makes_vectors);
+    }
     if (mlff_op_is_mlp((mlff_op)s->op))
         emit_mlp_constants(t, s, dialect, fp64);
     /* A result as stored: rounded to TO, then the folded add's other term

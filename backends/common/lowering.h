@@ -18,6 +18,7 @@
 typedef struct mlff_node_sig {
     int32_t op, epilogue, n_inputs;
     int32_t variant; /* a backend's second kernel for the same node (OpenCL: after CLBlast) */
+    int32_t makes_vectors; /* mlff_exec_node.makes_vectors */
     int32_t out_dtype, in_dtype[MLFF_MAX_OP_INPUTS];
     int64_t out_cols, in_cols[MLFF_MAX_OP_INPUTS];
     int64_t fixed[3]; /* row counts of parameters the kernel specialises on */

@@ -1,7 +1,7 @@
 /* Enqueueing one node: its kernel's buffers in the order of cl_program.c's
- * KARGS (out, inputs, segments, epilogue input), each as an offset into
- * the arena or as a buffer (cl_arena.c), then its scalars, and the launch
- * size. */
+ * KARGS (out, inputs, vector sources, segments, epilogue input), each as an
+ * offset into the arena or as a buffer (cl_arena.c), then its scalars, and
+ * the launch size. */
 #include <stdlib.h>
 
 #include "cl_internal.h"
@@ -10,7 +10,7 @@
 /* A kernel's buffers in argument order, then its scalars: the items, and
  * an int where has_int says. */
 typedef struct kernel_args {
-    cl_region *regions[1 + MLFF_MAX_OP_INPUTS + 2 * MLFF_NODE_SEGMENTS + 1];
+    cl_region *regions[1 + MLFF_MAX_OP_INPUTS + MLFF_VECTOR_SOURCES + 2 * MLFF_NODE_SEGMENTS + 1];
     int n;
     cl_long items;
     int has_int;
@@ -178,6 +178,8 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
             s = cl_transposed_weights(be, &n->inputs[j], n->attrs.i[0] * mlff_op_stacks(&n->attrs), &r, err);
         add(&a, r);
     }
+    for (int j = 0; n->makes_vectors && j < MLFF_VECTOR_SOURCES; j++)
+        add(&a, region_of(&n->vector_sources[j]));
     for (int part = 0; part < MLFF_NODE_SEGMENTS && seg[part]; part++) {
         cl_segment_buffers *d = seg[part]->device;
         add(&a, &d->offsets);

@@ -64,7 +64,7 @@ typedef struct buffer_param {
 } buffer_param;
 
 /* The buffers of a node's kernel, in the order of KARGS: out, the inputs,
- * the segments, the epilogue's input. */
+ * what the pair vectors are made of, the segments, the epilogue's input. */
 static int buffer_params(const mlff_node_sig *s, buffer_param *p)
 {
     int n = 0;
@@ -73,8 +73,17 @@ static int buffer_params(const mlff_node_sig *s, buffer_param *p)
         p[n++] = (buffer_param){"const TO", "in0"};
     } else {
         for (int k = 0; k < s->n_inputs; k++, n++) {
-            snprintf(p[n].type, sizeof p[n].type, "const T%d", k);
+            /* An AEV that makes its pair vectors writes them (inputs 0 and 6). */
+            const int written = s->makes_vectors && (k == 0 || k == 6);
+            snprintf(p[n].type, sizeof p[n].type, "%sT%d", written ? "" : "const ", k);
             snprintf(p[n].name, sizeof p[n].name, "in%d", k);
+        }
+        if (s->makes_vectors) { /* mlff_exec_node.vector_sources, in order */
+            p[n++] = (buffer_param){"const T0", "positions"};
+            p[n++] = (buffer_param){"const T0", "cells"};
+            p[n++] = (buffer_param){"const int", "system"};
+            p[n++] = (buffer_param){"const int", "images"};
+            p[n++] = (buffer_param){"const int", "images2"};
         }
         const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
         if (segments) {
@@ -95,7 +104,7 @@ static int buffer_params(const mlff_node_sig *s, buffer_param *p)
  * KTENSORS, the body's first line, makes the pointers), then the scalars. */
 static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const char *template_text)
 {
-    buffer_param params[2 + MLFF_MAX_OP_INPUTS + 2 * MLFF_NODE_SEGMENTS];
+    buffer_param params[2 + MLFF_MAX_OP_INPUTS + MLFF_VECTOR_SOURCES + 2 * MLFF_NODE_SEGMENTS];
     const int n = buffer_params(s, params);
     mlff_text_put(t, "\n#define KNAME mlff_k%d\n#define KARGS ARENA_FIRST", index);
     for (int k = 0; k < n; k++)

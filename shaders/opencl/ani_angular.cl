@@ -16,7 +16,13 @@
  * The pairs come RADIAL_CHUNK at a time (a whole number of splits, so each
  * item meets its pairs in list order), each item loading one pair's
  * distance, cutoff and neighbour species into local memory: one round of
- * dependent loads a chunk, not one a pair. */
+ * dependent loads a chunk, not one a pair.
+ * MAKES_VECTORS: the group also makes the vectors of its atom's pairs (in0,
+ * in6: vectors_in_aev.h) from positions, cells, system, images (the angular
+ * list's) and images2 (the radial list's), as pair_vectors of images does:
+ * each radial pair's as it loads it, the angular pairs' first. The atom's
+ * angular pairs run from its first triple's first pair to its last
+ * triple's second (the triples are pair_triples of the pairs, in order). */
 #define N_SLOTS (I0 * (I0 + 1) / 2)
 #define N_COLS (N_RA * N_Z)
 #define PER_LANE ((N_COLS + GROUP_LANES - 1) / GROUP_LANES)
@@ -60,6 +66,9 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
             const int m = min(RADIAL_CHUNK, last_pair - q0);
             if (lane < m) {
                 const long p = seg2_items[q0 + lane];
+#if MAKES_VECTORS
+                PAIR_VECTOR_OF_IMAGES(in6, positions, in7, images2, cells, system, p);
+#endif
                 const TO d = (TO)LENGTH3(in6 + 3 * p);
                 pair_d[lane] = d;
                 pair_fc[lane] = CUTOFF_FN(TO, d, rc_r);
@@ -103,6 +112,14 @@ kernel __attribute__((reqd_work_group_size(GROUP_LANES, 1, 1))) void KNAME(KARGS
             for (int slot = 0; slot < N_SLOTS; slot++)
                 SUM(k, slot) = 0;
     const long first = seg_off[i], last = seg_off[i + 1];
+#if MAKES_VECTORS
+    if (last > first) {
+        const long last_angular_pair = in2[2 * seg_items[last - 1] + 1];
+        for (long p = in2[2 * seg_items[first]] + lane; p <= last_angular_pair; p += GROUP_LANES)
+            PAIR_VECTOR_OF_IMAGES(in0, positions, in1, images, cells, system, p);
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+#endif
     for (long q0 = first; q0 < last; q0 += ANGULAR_CHUNK) {
         const int m = (int)min((long)ANGULAR_CHUNK, last - q0);
         if (lane < m) {

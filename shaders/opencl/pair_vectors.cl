@@ -4,13 +4,11 @@ kernel void KNAME(KARGS)
 {
     KTENSORS
     ITEM();
-    const long i = in1[2 * item], j = in1[2 * item + 1];
-    for (int d = 0; d < 3; d++) {
 #ifdef IN4_COLS
-        const TO shift = IMAGE_SHIFT(in2[item], in3, 9 * (long)in4[i], d);
+    PAIR_VECTOR_OF_IMAGES(out, in0, in1, in2, in3, in4, item);
 #else
-        const TO shift = in2[3 * item + d];
+    const long i = in1[2 * item], j = in1[2 * item + 1];
+    for (int d = 0; d < 3; d++)
+        out[3 * item + d] = in0[3 * j + d] - in0[3 * i + d] + in2[3 * item + d];
 #endif
-        out[3 * item + d] = in0[3 * j + d] - in0[3 * i + d] + shift;
-    }
 }

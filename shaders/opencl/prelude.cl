@@ -61,6 +61,16 @@ typedef float acc_t;
     ((TO)IMAGE_OFFSET(packed, 0) * (cells)[(at) + (b)] + (TO)IMAGE_OFFSET(packed, 1) * (cells)[(at) + 3 + (b)] + \
      (TO)IMAGE_OFFSET(packed, 2) * (cells)[(at) + 6 + (b)])
 
+/* Pair p's vector r_j - r_i + n . cell into VEC (PAIR_VECTORS of images,
+ * and an AEV that makes its pair vectors). */
+#define PAIR_VECTOR_OF_IMAGES(VEC, POSITIONS, PAIRS, IMAGES, CELLS, SYSTEM, p)                          \
+    do {                                                                                               \
+        const long i_ = (PAIRS)[2 * (p)], j_ = (PAIRS)[2 * (p) + 1];                                   \
+        for (int d_ = 0; d_ < 3; d_++)                                                                 \
+            (VEC)[3 * (p) + d_] = (POSITIONS)[3 * j_ + d_] - (POSITIONS)[3 * i_ + d_] +                \
+                                  IMAGE_SHIFT((IMAGES)[p], CELLS, 9 * (long)(SYSTEM)[i_], d_);         \
+    } while (0)
+
 /* |v| of three consecutive entries, in acc_t. */
 #define LENGTH3(v) sqrt((acc_t)(v)[0] * (v)[0] + (acc_t)(v)[1] * (v)[1] + (acc_t)(v)[2] * (v)[2])
 

@@ -617,6 +617,58 @@ CASE(case_ani_aev_of_positions)
     return angular_features(g, vec, pairs, every_triple(g), &radial);
 }
 
+/* The AEV of positions as a model builds it, in two periodic systems: the
+ * pair vectors of images of both lists, the angular triples pair_triples
+ * of the angular pairs. Where launches cost, the AEV makes the vectors
+ * (core/vectors_in_aev.h). Atom 1 is the center of one angular pair (no
+ * triples), atom 2 of none; some pairs reach into the next cell. */
+CASE(case_ani_aev_of_images)
+{
+    enum { ATOMS = 6, RADIAL = 16, ANGULAR = 10 };
+    static const int32_t system[ATOMS] = {0, 0, 0, 1, 1, 1}, species[ATOMS] = {0, 1, 2, 1, 0, 2};
+    /* (i, j, image offsets), by center */
+    static const int32_t radial[RADIAL][5] = {
+        {0, 0, 1, 0, 0}, {0, 0, -1, 0, 0}, {0, 1, 0, 0, 0}, {0, 2, 0, 0, 0}, {1, 0, 0, 0, 0}, {1, 2, 0, 0, 0},
+        {2, 0, 0, 0, 0}, {2, 1, 0, 0, 0}, {3, 4, 0, 0, 0}, {3, 4, 0, 1, 0}, {3, 5, 0, 0, 0}, {4, 3, 0, 0, 0},
+        {4, 3, 0, -1, 0}, {4, 5, 0, 0, 0}, {5, 3, 0, 0, 0}, {5, 4, 0, 0, 0}};
+    static const int32_t angular[ANGULAR][5] = {{0, 1, 0, 0, 0}, {0, 1, 1, 0, 0}, {0, 2, 0, 0, 0}, {1, 0, 0, 0, 0},
+                                                {3, 4, 0, 0, 0}, {3, 4, 0, 1, 0}, {3, 5, 0, 0, 0}, {4, 3, 0, 0, 0},
+                                                {4, 5, 0, 0, 0}, {5, 3, 0, 0, 0}};
+    int32_t pairs_r[2 * RADIAL], images_r[RADIAL], pairs_a[2 * ANGULAR], images_a[ANGULAR], first[ANGULAR];
+    for (int p = 0; p < RADIAL; p++) {
+        pairs_r[2 * p] = radial[p][0];
+        pairs_r[2 * p + 1] = radial[p][1];
+        images_r[p] = mlff_image_pack(radial[p] + 2);
+    }
+    int32_t triples = 0;
+    for (int p = 0; p < ANGULAR; p++) {
+        pairs_a[2 * p] = angular[p][0];
+        pairs_a[2 * p + 1] = angular[p][1];
+        images_a[p] = mlff_image_pack(angular[p] + 2);
+        first[p] = triples;
+        for (int q = p + 1; q < ANGULAR && angular[q][0] == angular[p][0]; q++)
+            triples++;
+    }
+    double cell_rows[2 * 9];
+    for (int k = 0; k < 2 * 9; k++)
+        cell_rows[k] = (k % 9 % 4 == 0 ? 2.9 : 0) + test_uniform(rng, -0.3, 0.3);
+    const int pos = random_param(g, rng, ATOMS, 3, -0.7, 0.7);
+    const int cells = mlff_graph_param(g, "cells", MLFF_DTYPE_REAL, 2, 9, MLFF_DTYPE_F64, cell_rows);
+    WRT1(pos);
+    const int sys = index_param(g, ATOMS, 1, system), radial_pairs = index_param(g, RADIAL, 2, pairs_r);
+    const int pairs = index_param(g, ANGULAR, 2, pairs_a);
+    static const double shifts[5] = {0.9, 1.4, 1.9, 2.4, 2.9}, shift_theta[4] = {0.39, 1.18, 1.96, 2.75},
+                        shift_r[2] = {1.0, 2.0};
+    const mlff_ani_radial_inputs radial_inputs = {
+        mlff_op_pair_vectors_of_images(g, pos, radial_pairs, index_param(g, RADIAL, 1, images_r), cells, sys),
+        radial_pairs, column(g, 5, shifts), 4.0, 3.5};
+    const int vec = mlff_op_pair_vectors_of_images(g, pos, pairs, index_param(g, ANGULAR, 1, images_a), cells, sys);
+    const int triple_list =
+        mlff_op_pair_triples(g, pairs, index_param(g, ANGULAR, 1, first), MLFF_FIXED_ROWS, triples);
+    return mlff_op_ani_aev(g, &radial_inputs, vec, pairs, triple_list, index_param(g, ATOMS, 1, species),
+                           column(g, 4, shift_theta), column(g, 2, shift_r), 8.0, 2.0, 3.0, 3);
+}
+
 /* Fourteen atoms, each the center of 13 pairs: 78 triples a center, more
  * than a GPU group works out at a time, built by pair_triples (the
  * gradient's walk along long runs of pairs). */
@@ -660,54 +712,55 @@ CASE(case_ani_angular_many_shifts)
 }
 
 const op_case op_cases[] = {
-    {"add", MLFF_OP_ADD, case_add, 0},
-    {"scale", MLFF_OP_SCALE, case_scale, 0},
-    {"mul", MLFF_OP_MUL, case_mul, 0},
-    {"mul (broadcast column)", MLFF_OP_MUL, case_mul_broadcast, 0},
-    {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols, 0},
-    {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows, 0},
-    {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows, 0},
-    {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide, 0},
-    {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element, 0},
-    {"scatter_add_rows (few rows, long segments)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows, 0},
-    {"scatter_add_rows + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_plus, 1},
-    {"scatter_add_rows (few rows) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows_plus, 1},
-    {"scatter_add_rows (row sums)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_row_sums, 0},
+    {"add", MLFF_OP_ADD, case_add, 0, 0},
+    {"scale", MLFF_OP_SCALE, case_scale, 0, 0},
+    {"mul", MLFF_OP_MUL, case_mul, 0, 0},
+    {"mul (broadcast column)", MLFF_OP_MUL, case_mul_broadcast, 0, 0},
+    {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols, 0, 0},
+    {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows, 0, 0},
+    {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows, 0, 0},
+    {"scatter_add_rows (70000 targets)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_wide, 0, 0},
+    {"scatter_add_rows (no rows, elided)", MLFF_OP_SCATTER_ADD_ROWS, case_absent_element, 0, 0},
+    {"scatter_add_rows (few rows, long segments)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows, 0, 0},
+    {"scatter_add_rows + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows_plus, 1, 0},
+    {"scatter_add_rows (few rows) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_few_rows_plus, 1, 0},
+    {"scatter_add_rows (row sums)", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_row_sums, 0, 0},
     {"scatter_add_rows (few rows, weighted row sums)", MLFF_OP_SCATTER_ADD_ROWS,
-     case_scatter_add_few_row_sums_weighted, 0},
+     case_scatter_add_few_row_sums_weighted, 0, 0},
     {"scatter_add_rows (few rows, row sums) + add (folded)", MLFF_OP_SCATTER_ADD_ROWS,
-     case_scatter_add_few_row_sums_plus, 1},
-    {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols, 0},
-    {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols, 0},
-    {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp, 0},
-    {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer, 0},
-    {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean, 0},
-    {"celu_mlp (members' mean, 3 stacks, 64 wide)", MLFF_OP_CELU_MLP, case_celu_mlp_mean_stacked, 0},
-    {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide, 0},
-    {"celu_mlp (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_stacked, 0},
-    {"linear", MLFF_OP_LINEAR, case_linear, 0},
-    {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped, 0},
-    {"linear (long K, few outputs)", MLFF_OP_LINEAR, case_linear_long_k, 0},
-    {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers, 0},
-    {"linear + celu (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_LINEAR, case_dense_layers_stacked, 0},
-    {"celu", MLFF_OP_CELU, case_celu, 0},
-    {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors, 0},
-    {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts, 0},
-    {"pair_vectors (images: shifts made in the same pass)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images, 0},
+     case_scatter_add_few_row_sums_plus, 1, 0},
+    {"sum_cols", MLFF_OP_SUM_COLS, case_sum_cols, 0, 0},
+    {"sum_cols (first 3)", MLFF_OP_SUM_COLS, case_sum_first_cols, 0, 0},
+    {"celu_mlp (3 layers, 2 groups)", MLFF_OP_CELU_MLP, case_celu_mlp, 0, 0},
+    {"celu_mlp (1 layer, 3 groups)", MLFF_OP_CELU_MLP, case_celu_mlp_one_layer, 0, 0},
+    {"celu_mlp (members' mean: gy of the results alone)", MLFF_OP_CELU_MLP, case_celu_mlp_mean, 0, 0},
+    {"celu_mlp (members' mean, 3 stacks, 64 wide)", MLFF_OP_CELU_MLP, case_celu_mlp_mean_stacked, 0, 0},
+    {"celu_mlp (after celu, 300 wide, 13 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_wide, 0, 0},
+    {"celu_mlp (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_CELU_MLP, case_celu_mlp_stacked, 0, 0},
+    {"linear", MLFF_OP_LINEAR, case_linear, 0, 0},
+    {"linear (2 groups)", MLFF_OP_LINEAR, case_linear_grouped, 0, 0},
+    {"linear (long K, few outputs)", MLFF_OP_LINEAR, case_linear_long_k, 0, 0},
+    {"linear + celu (2 layers, partial tiles)", MLFF_OP_LINEAR, case_dense_layers, 0, 0},
+    {"linear + celu (3 stacks: runs of 20, 0, 17 rows)", MLFF_OP_LINEAR, case_dense_layers_stacked, 0, 0},
+    {"celu", MLFF_OP_CELU, case_celu, 0, 0},
+    {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors, 0, 0},
+    {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts, 0, 0},
+    {"pair_vectors (images: shifts made in the same pass)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images, 0, 0},
     {"pair_vectors (three lists: two gradients in one pass, the third added, folded)", MLFF_OP_PAIR_VECTORS,
-     case_pair_vectors_three_lists, 1},
-    {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts, 0},
-    {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long, 0},
-    {"norm3", MLFF_OP_NORM3, case_norm3, 0},
-    {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff, 0},
-    {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial, 0},
-    {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular, 0},
-    {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples, 0},
-    {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts, 0},
-    {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples, 0},
-    {"ani_angular (with the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0},
-    {"ani_angular (the AEV, 40 radial shifts)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_shifts, 0},
-    {"ani_angular (the AEV, 70 radial pairs a center)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_pairs, 0},
-    {"ani_angular (the AEV of positions)", MLFF_OP_ANI_ANGULAR, case_ani_aev_of_positions, 0},
+     case_pair_vectors_three_lists, 1, 0},
+    {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts, 0, 0},
+    {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long, 0, 0},
+    {"norm3", MLFF_OP_NORM3, case_norm3, 0, 0},
+    {"cosine_cutoff", MLFF_OP_COSINE_CUTOFF, case_cosine_cutoff, 0, 0},
+    {"ani_radial", MLFF_OP_ANI_RADIAL, case_ani_radial, 0, 0},
+    {"ani_angular", MLFF_OP_ANI_ANGULAR, case_ani_angular, 0, 0},
+    {"ani_angular (pair_triples)", MLFF_OP_ANI_ANGULAR, case_ani_angular_pair_triples, 0, 0},
+    {"ani_angular (16 x 16 shifts)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_shifts, 0, 0},
+    {"ani_angular (78 triples a center)", MLFF_OP_ANI_ANGULAR, case_ani_angular_many_triples, 0, 0},
+    {"ani_angular (with the radial features: the AEV)", MLFF_OP_ANI_ANGULAR, case_ani_aev, 0, 0},
+    {"ani_angular (the AEV, 40 radial shifts)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_shifts, 0, 0},
+    {"ani_angular (the AEV, 70 radial pairs a center)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_pairs, 0, 0},
+    {"ani_angular (the AEV of positions)", MLFF_OP_ANI_ANGULAR, case_ani_aev_of_positions, 0, 0},
+    {"ani_angular (the AEV of positions in cells)", MLFF_OP_ANI_ANGULAR, case_ani_aev_of_images, 0, 2},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;

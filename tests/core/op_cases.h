@@ -25,6 +25,7 @@ typedef struct op_case {
      * params whose gradients are checked. */
     int (*build)(mlff_graph *g, test_rng *rng, int wrt[OP_CASE_MAX_WRT], int *n_wrt);
     int folded_adds; /* adds the GPU backends fold into the sums before them (MLFF_EPILOGUE_ADD) */
+    int vectors_in_aev; /* pair_vectors made by the AEV where launches cost (core/vectors_in_aev.h) */
 } op_case;
 
 /* loss = sum(y * R) for a fixed random R: a scalar in which every entry of

@@ -136,16 +136,21 @@ static void check_float64_refused(void)
     mlff_context_destroy(ctx);
 }
 
-/* The forces' reverse pass as the device runs it best
- * (mlff_graph.radial_gradients_apart): where launches cost (OpenCL), the
- * radial features' pair gradients are made in the sum of the pair
- * gradients, with no ani_radial_vjp of their own. */
-static void check_radial_gradients(const mlff_model *model)
+/* The forces' launches as the device runs them best: where launches cost
+ * (OpenCL), the radial features' pair gradients are made in the sum of the
+ * pair gradients, with no ani_radial_vjp of their own
+ * (mlff_graph.radial_gradients_apart), and the AEV makes the pair vectors
+ * of both lists, with no pair_vectors (core/vectors_in_aev.h). */
+static void check_launches(const mlff_model *model)
 {
     const int apart = !model->ctx->iface->launches_cost;
-    const int runs = mlff_plan_nodes_of(model->active->plan, 3u, MLFF_OP_ANI_RADIAL_VJP);
-    CHECK(runs == apart, "%s: %d ani_radial_vjp nodes run for the forces, %d expected", model->ctx->iface->name,
-          runs, apart);
+    const mlff_plan *plan = model->active->plan;
+    const int radial = mlff_plan_nodes_of(plan, 3u, MLFF_OP_ANI_RADIAL_VJP);
+    CHECK(radial == apart, "%s: %d ani_radial_vjp nodes run for the forces, %d expected", model->ctx->iface->name,
+          radial, apart);
+    const int vectors = mlff_plan_nodes_of(plan, 3u, MLFF_OP_PAIR_VECTORS);
+    CHECK(vectors == 2 * apart, "%s: %d pair_vectors nodes run for the forces, %d expected",
+          model->ctx->iface->name, vectors, 2 * apart);
 }
 
 /* The graph of a structure's elements (the default) and the graph of every
@@ -168,7 +173,7 @@ static void check_every_element(mlff_model *model, const char *dir)
     reference methane;
     if (reference_load(&methane, dir, "g2_CH4")) {
         check_structure(all, &methane, MLFF_PRECISION_FLOAT64);
-        check_radial_gradients(all);
+        check_launches(all);
         reference_free(&methane);
     } else {
         failures++;
@@ -281,7 +286,7 @@ int main(int argc, char **argv)
             check_structure(model, &r, precisions[p]);
             reference_free(&r);
         }
-        check_radial_gradients(model);
+        check_launches(model);
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
             check_every_element(model, argv[1]);
         mlff_context_destroy(ctx);
