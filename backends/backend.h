@@ -256,6 +256,9 @@ typedef struct mlff_backend_iface {
      * before anything enqueued after it. */
     mlff_status (*buffer_write)(mlff_backend *be, void *buffer, size_t offset, const void *src,
                                 size_t bytes, mlff_error *err);
+    /* A parameter's one write, before the plan first runs: it may wait for
+     * the device. NULL: buffer_write. */
+    mlff_status (*buffer_upload)(mlff_backend *be, void *buffer, const void *src, size_t bytes, mlff_error *err);
     mlff_status (*buffer_read)(mlff_backend *be, const void *buffer, size_t offset, void *dst,
                                size_t bytes, mlff_error *err);
     /* As buffer_read, but it may return before dst was written: dst holds

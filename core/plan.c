@@ -323,6 +323,9 @@ static void convert(void *dst, mlff_dtype to, const void *src, mlff_dtype from, 
     }
 }
 
+static mlff_status write_tensor(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data, int once,
+                                mlff_error *err);
+
 static mlff_status upload_params(mlff_plan *p, mlff_error *err)
 {
     const mlff_graph *g = p->g;
@@ -337,7 +340,7 @@ static mlff_status upload_params(mlff_plan *p, mlff_error *err)
         if (s != MLFF_OK)
             return s;
         pt->capacity = bytes;
-        if ((s = mlff_plan_write(p, t, gt->host_dtype, gt->host_data, err)) != MLFF_OK)
+        if ((s = write_tensor(p, t, gt->host_dtype, gt->host_data, 1, err)) != MLFF_OK)
             return s;
     }
     return MLFF_OK;
@@ -478,8 +481,9 @@ mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_erro
     return MLFF_OK;
 }
 
-mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data,
-                            mlff_error *err)
+/* mlff_plan_write; `once` for a parameter's upload (buffer_upload). */
+static mlff_status write_tensor(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data, int once,
+                                mlff_error *err)
 {
     plan_tensor *pt = &p->tensors[tensor];
     size_t n = (size_t)pt->rows * (size_t)p->g->tensors[tensor].cols;
@@ -501,7 +505,8 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
         return MLFF_OK;
     pt->version = ++p->clock;
     pt->last_bytes = 0;
-    mlff_status s = p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
+    mlff_status s = once && p->iface->buffer_upload ? p->iface->buffer_upload(p->be, pt->buffer, src, bytes, err)
+                                                    : p->iface->buffer_write(p->be, pt->buffer, 0, src, bytes, err);
     if (s != MLFF_OK || !compared) /* positions, large pair lists, or a parameter rewritten (a test's) */
         return s;
     if (bytes > pt->last_capacity) {
@@ -517,6 +522,12 @@ mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, con
     memcpy(pt->last, src, bytes);
     pt->last_bytes = bytes;
     return MLFF_OK;
+}
+
+mlff_status mlff_plan_write(mlff_plan *p, int tensor, mlff_dtype host_dtype, const void *data,
+                            mlff_error *err)
+{
+    return write_tensor(p, tensor, host_dtype, data, 0, err);
 }
 
 /* Tensor t as a kernel sees it: its shape, in the buffer that holds it. */

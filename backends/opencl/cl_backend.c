@@ -180,6 +180,17 @@ static mlff_status cl_buffer_write(mlff_backend *be, void *buffer, size_t offset
                            err);
 }
 
+/* Straight from src, waiting: through the pinned buffer, grown for every
+ * weight in turn, the allocations cost a start 6-7 ms (bench/RESULTS.md). */
+static mlff_status cl_buffer_upload(mlff_backend *be, void *buffer, const void *src, size_t bytes, mlff_error *err)
+{
+    cl_buffer *b = buffer;
+    mlff_index_shadow_write(&b->host, 0, src, bytes);
+    cl_int rc = clEnqueueWriteBuffer(be->queue, cl_region_mem(be, &b->region), CL_TRUE,
+                                     cl_region_offset(&b->region), bytes, src, 0, NULL, NULL);
+    return rc == CL_SUCCESS ? MLFF_OK : cl_fail(err, rc, "writing the parameters");
+}
+
 /* After a wait: the reads under way have arrived, and the sorts' flag with them. */
 static mlff_status settle(mlff_backend *be, mlff_error *err)
 {
@@ -263,6 +274,7 @@ const mlff_backend_iface mlff_backend_opencl = {
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,
     .buffer_write = cl_buffer_write,
+    .buffer_upload = cl_buffer_upload,
     .buffer_read = cl_buffer_read,
     .buffer_read_async = cl_buffer_read_async,
     .finish = cl_finish,
