@@ -63,8 +63,10 @@ struct mlff_plan {
     uint8_t *constant;
     uint64_t *ran_at;
     /* Where launches cost, per graph node: the AEV that makes its pair
-     * vectors, or -1 (vectors_in_aev.h); else NULL. */
+     * vectors, or -1 (vectors_in_aev.h), and whether it is such an AEV;
+     * else NULL. */
     int *vectors_made_in;
+    uint8_t *aev_makes_vectors;
     uint64_t clock;
     uint64_t reused;
     mlff_memory_limits limits;
@@ -265,9 +267,7 @@ static mlff_status fuse_epilogues(mlff_plan *p, node_list *list, mlff_error *err
 /* Whether graph node `node` is an AEV that makes its pair vectors. */
 static int makes_vectors(const mlff_plan *p, int node)
 {
-    const mlff_graph_node *n = &p->g->nodes[node];
-    const mlff_graph_node *v = n->op == MLFF_OP_ANI_ANGULAR ? mlff_aev_vectors_node(p->g, n, 0) : NULL;
-    return v && p->vectors_made_in && p->vectors_made_in[v - p->g->nodes] == node;
+    return p->aev_makes_vectors && p->aev_makes_vectors[node];
 }
 
 /* Leaves out the PAIR_VECTORS nodes whose AEV makes their vectors. */
@@ -366,16 +366,21 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     p->skip = calloc((size_t)g->n_nodes + 1, 1);
     p->constant = calloc((size_t)g->n_nodes + 1, 1);
     p->ran_at = calloc((size_t)g->n_nodes + 1, sizeof *p->ran_at);
-    if (iface->launches_cost)
+    if (iface->launches_cost) {
         p->vectors_made_in = malloc(((size_t)g->n_nodes + 1) * sizeof *p->vectors_made_in);
+        p->aev_makes_vectors = calloc((size_t)g->n_nodes + 1, 1);
+    }
     mlff_status s = MLFF_OK;
     if (!p->tensors || !p->exec || !p->skip || !p->constant || !p->ran_at ||
-        (iface->launches_cost && !p->vectors_made_in)) {
+        (iface->launches_cost && (!p->vectors_made_in || !p->aev_makes_vectors))) {
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
     } else {
         mark_constant_nodes(p);
         if (p->vectors_made_in)
             mlff_vectors_made_in_aev(g, p->vectors_made_in);
+        for (int k = 0; p->vectors_made_in && k < g->n_nodes; k++)
+            if (p->vectors_made_in[k] >= 0)
+                p->aev_makes_vectors[p->vectors_made_in[k]] = 1;
     }
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
         p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
@@ -419,6 +424,7 @@ void mlff_plan_destroy(mlff_plan *p)
     free(p->constant);
     free(p->ran_at);
     free(p->vectors_made_in);
+    free(p->aev_makes_vectors);
     free(p->staging);
     for (int k = 0; k < PLAN_READS; k++)
         free(p->reads[k].staging);
