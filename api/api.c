@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/context.h"
+#include "backends/registry.h"
+#include "runtime/context.h"
 #include "mlff.h"
 
 MLFF_API unsigned mlff_version(void)
@@ -241,23 +242,56 @@ MLFF_API int mlff_element_number(const char *symbol)
     return symbol ? mlff_element_number_internal(symbol) : 0;
 }
 
+MLFF_API mlff_status mlff_count_devices(mlff_device_kind kind, int *devices, int *gpus)
+{
+    int n_gpus = 0, n = 0;
+    if (kind == MLFF_DEVICE_AUTO) {
+        const mlff_backend_entry *e = mlff_first_gpu_api(&n_gpus);
+        n = e ? e->iface->count_devices(&n_gpus) : 0;
+    } else {
+        const mlff_backend_entry *e = mlff_backend_of_kind(kind);
+        if (!e)
+            return MLFF_ERROR_INVALID_ARGUMENT;
+        n = e->iface ? e->iface->count_devices(&n_gpus) : 0;
+    }
+    if (devices)
+        *devices = n;
+    if (gpus)
+        *gpus = n_gpus;
+    return MLFF_OK;
+}
+
+MLFF_API mlff_status mlff_compute_subdomain(mlff_model *model, const mlff_subdomain *subdomain,
+                                            const mlff_subdomain_results *results)
+{
+    if (!model)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_context *ctx = model->ctx;
+    mlff_error_clear(&ctx->error);
+    if (!subdomain || !results)
+        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "subdomain or results is NULL");
+    mlff_status s = mlff_model_run_subdomain(model, subdomain, results);
+    if (s == MLFF_OK)
+        ctx->stats.evaluations++;
+    return s;
+}
+
 MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed)
 {
     if (!buf && size > 0)
         return MLFF_ERROR_INVALID_ARGUMENT;
     /* Like snprintf: the whole list is measured, as much as fits is copied. */
     char list[4096] = "";
-    mlff_backend_cpu.list_devices(list, sizeof list);
-#ifdef MLFF_HAVE_OPENCL
-    mlff_backend_opencl.list_devices(list, sizeof list);
-#else
-    strncat(list, "opencl: not built (no OpenCL headers at build time)\n", sizeof list - strlen(list) - 1);
-#endif
-#ifdef MLFF_HAVE_VULKAN
-    mlff_backend_vulkan.list_devices(list, sizeof list);
-#else
-    strncat(list, "vulkan: not built (no Vulkan headers or shaderc at build time)\n", sizeof list - strlen(list) - 1);
-#endif
+    int n;
+    const mlff_backend_entry *backends = mlff_backend_list(&n);
+    for (int k = n - 1; k >= 0; k--) { /* the CPU first, then the GPU APIs */
+        if (backends[k].iface)
+            backends[k].iface->list_devices(list, sizeof list);
+        else {
+            const size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s: not built (%s)\n", backends[k].name, backends[k].not_built);
+        }
+    }
     if (needed)
         *needed = strlen(list) + 1;
     if (size > 0)

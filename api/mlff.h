@@ -28,9 +28,9 @@ extern "C" {
 #endif
 
 #define MLFF_VERSION_MAJOR 0
-#define MLFF_VERSION_MINOR 5
+#define MLFF_VERSION_MINOR 6
 #define MLFF_VERSION_PATCH 0
-#define MLFF_VERSION_STRING "0.5.0"
+#define MLFF_VERSION_STRING "0.6.0"
 #define MLFF_VERSION_NUMBER(major, minor, patch) (((major) << 16) | ((minor) << 8) | (patch))
 #define MLFF_VERSION MLFF_VERSION_NUMBER(MLFF_VERSION_MAJOR, MLFF_VERSION_MINOR, MLFF_VERSION_PATCH)
 
@@ -87,7 +87,12 @@ typedef struct mlff_settings {
     int64_t max_chunk_atoms;  /* 0: a batch is evaluated in as few passes as the device's memory
                                * allows; N > 0: at most N atoms per pass. Results do not depend
                                * on it (since 0.4) */
-    uint8_t reserved[48];     /* room to grow without breaking the ABI; keep zero */
+    const char *tuning;       /* NULL, or choices of kernel forms and thresholds for this context,
+                               * "key=value" separated by spaces or commas ("mlp=wide
+                               * sum_lanes=4"): applied over the device's tuning record and the
+                               * environment; the keys are listed by `mlff tune --keys`. Read
+                               * when the context is created (since 0.6) */
+    uint8_t reserved[40];     /* room to grow without breaking the ABI; keep zero */
 } mlff_settings;
 
 /* Fill *settings with the defaults (auto device, float32, all threads). */
@@ -178,6 +183,58 @@ MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
 /* mlff_compute for energies and forces (either may be NULL). */
 MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch,
                                    double *energies, double *forces);
+
+/*
+ * One subdomain of a larger system, as a domain decomposition gives it
+ * (LAMMPS under MPI: a rank's atoms, then its ghosts). Atoms 0 .. n_owned-1
+ * are owned; the rest are ghosts: copies of other ranks' atoms and periodic
+ * images, already placed where they act (there is no cell). Every atom
+ * within the model's cutoff (mlff_model_info.cutoff) of an owned atom must
+ * be among them. Only owned atoms' energies count; ghosts are neighbours.
+ * Since 0.6.
+ */
+typedef struct mlff_subdomain {
+    int64_t n_owned;
+    int64_t n_atoms;                /* owned + ghosts */
+    const int32_t *atomic_numbers;  /* n_atoms */
+    const double *positions;        /* n_atoms x 3, Angstrom */
+    int renumbered;                 /* nonzero when the atoms may not be those of the last call in the
+                                     * same order (LAMMPS re-neighboured: it sorts and exchanges
+                                     * atoms then): the pair lists kept through settings.skin are
+                                     * searched again. Between such calls only positions change */
+    uint8_t reserved[28];
+} mlff_subdomain;
+
+/* Where mlff_compute_subdomain writes; NULL skips an output. */
+typedef struct mlff_subdomain_results {
+    double *energy;        /* 1 value: the owned atoms' energies summed, eV */
+    double *forces;        /* n_atoms x 3, eV/Angstrom: -dE/dx of that energy, for every atom, ghosts
+                            * included (their forces belong to the atoms they stand for: LAMMPS's
+                            * reverse communication adds them, newton on) */
+    double *virial;        /* 9 (row-major 3x3), eV: sum over all n_atoms of x (x) F, this
+                            * subdomain's share: the ranks' shares add up to the system's virial */
+    double *atom_energies; /* n_owned, eV: each owned atom's energy (LAMMPS eatom) */
+    double *atom_virials;  /* n_atoms x 9 (row-major 3x3), eV: each atom's share of the virial, the
+                            * asymmetric per-atom form that LAMMPS's centroid/stress/atom and
+                            * heat/flux read (cvatom): the term -r_ij (x) dE_i/dr_ij of centre i's
+                            * energy and its neighbour j goes to j (the heat current of many-body
+                            * potentials, Fan et al., PRB 92, 094301). Ghosts' shares belong to
+                            * their owners; all of them add up to the virial */
+    void *reserved[4];
+} mlff_subdomain_results;
+
+/* Evaluates one subdomain. */
+MLFF_API mlff_status mlff_compute_subdomain(mlff_model *model, const mlff_subdomain *subdomain,
+                                            const mlff_subdomain_results *results);
+
+/*
+ * How many devices a backend sees, and how many of them are GPUs: OpenCL
+ * and Vulkan number GPUs first, so settings.device_index 0 .. gpus-1 are
+ * the GPUs (for one MPI rank per GPU: the rank's index on its node modulo
+ * gpus). MLFF_DEVICE_AUTO: the GPUs of the first API that has any, which
+ * is the one an automatic context with a device_index opens. Since 0.6.
+ */
+MLFF_API mlff_status mlff_count_devices(mlff_device_kind kind, int *devices, int *gpus);
 
 /* Chemical element symbol of atomic number z (1..118), or NULL. */
 MLFF_API const char *mlff_element_symbol(int z);

@@ -9,10 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/dtype.h"
-#include "../core/error.h"
-#include "../core/ops.h"
-#include "../core/thread_pool.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "core/thread_pool.h"
 
 /* A tensor as a backend sees it: concrete dtype (never REAL), concrete rows. */
 typedef struct mlff_exec_tensor {
@@ -233,6 +233,9 @@ typedef struct mlff_backend_iface {
     const char *name;
     /* Append one line per device to buf ("cpu 0: ..."): for `mlff devices`. */
     void (*list_devices)(char *buf, size_t size);
+    /* The devices `open` can be given an index of (CPU implementations
+     * included) and how many of them, numbered first, are GPUs. */
+    int (*count_devices)(int *gpus);
     /* Open a device. A missing device is MLFF_ERROR_DEVICE with a message. */
     mlff_status (*open)(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err);
     void (*close)(mlff_backend *be);
@@ -283,12 +286,9 @@ typedef struct mlff_backend_iface {
     void (*get_stats)(const mlff_backend *be, mlff_backend_stats *stats);
 } mlff_backend_iface;
 
+/* Each backend's table; registry.h lists those this build has. */
 extern const mlff_backend_iface mlff_backend_cpu;
-#ifdef MLFF_HAVE_OPENCL
 extern const mlff_backend_iface mlff_backend_opencl;
-#endif
-#ifdef MLFF_HAVE_VULKAN
 extern const mlff_backend_iface mlff_backend_vulkan;
-#endif
 
 #endif

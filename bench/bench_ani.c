@@ -23,8 +23,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../core/context.h"
-#include "../tests/common/reference.h"
+#include "runtime/context.h"
+#include "tests/common/reference.h"
 #include "bench_util.h"
 #include "mlff.h"
 #include "peak.h"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tests/common/reference.h"
+#include "tests/common/reference.h"
 #include "bench_util.h"
 #include "mlff.h"
 

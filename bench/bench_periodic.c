@@ -17,7 +17,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "../tests/common/reference.h"
+#include "tests/common/reference.h"
 #include "bench_util.h"
 #include "mlff.h"
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../core/elements.h"
+#include "core/elements.h"
 #include "ani_internal.h"
 
 #define HARTREE_TO_EV 27.211386024367243

@@ -30,8 +30,8 @@
 #ifndef MLFF_MODELS_ANI_H
 #define MLFF_MODELS_ANI_H
 
-#include "../core/elements.h"
-#include "../core/graph.h"
+#include "core/elements.h"
+#include "core/graph.h"
 #include "model_file.h"
 
 enum { MLFF_ACTIVATION_IDENTITY = 0, MLFF_ACTIVATION_CELU = 1 };

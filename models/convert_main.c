@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../core/error.h"
+#include "core/error.h"
 #include "model_file.h"
 #include "neurochem.h"
 

@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/sha256.h"
+#include "core/sha256.h"
 
 #define HEADER_SIZE 32   /* magic 8, version 4, reserved 4, n_meta 8, n_tensors 8 */
 #define TRAILER_SIZE 32  /* SHA-256 */

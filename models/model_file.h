@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../core/dtype.h"
-#include "../core/error.h"
+#include "core/dtype.h"
+#include "core/error.h"
 
 #define MLFF_MODEL_FILE_VERSION 1
 

@@ -31,7 +31,7 @@
 #ifndef MLFF_MODELS_NEUROCHEM_H
 #define MLFF_MODELS_NEUROCHEM_H
 
-#include "../core/error.h"
+#include "core/error.h"
 #include "model_file.h"
 
 /* NeuroChem activation codes mlff understands. */

@@ -9,8 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../api/mlff.h"
-#include "../../core/sha256.h"
+#include "mlff.h"
+#include "core/sha256.h"
 
 static const char cache_magic[8] = {'M', 'L', 'F', 'F', 'K', 'C', 'A', 'C'};
 

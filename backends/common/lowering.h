@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backend.h"
+#include "backends/backend.h"
 
 /* Zero-filled, so that it can be compared and hashed as bytes. */
 typedef struct mlff_node_sig {

@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "../backend.h"
+#include "backends/backend.h"
 
 /* device_memory: the device's memory (the host's RAM for CPU devices);
  * max_buffer: its per-buffer limit, 0 if none. */

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "counting_sort.h"
+#include "core/counting_sort.h"
 #include "lowering.h"
 
 typedef struct segment_spec {

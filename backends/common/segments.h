@@ -28,7 +28,7 @@
 
 #include <stdint.h>
 
-#include "../backend.h"
+#include "backends/backend.h"
 
 /* The first member of a GPU backend's buffer: the host copy of an index. */
 typedef struct mlff_index_shadow {

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
-#include "../common/counting_sort.h"
+#include "core/counting_sort.h"
 
 #define ARENA_ALIGN 64
 

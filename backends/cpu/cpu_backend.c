@@ -5,7 +5,13 @@
 #include <string.h>
 
 #include "cpu_internal.h"
-#include "../common/memory_limits.h"
+#include "backends/common/memory_limits.h"
+
+static int cpu_count_devices(int *gpus)
+{
+    *gpus = 0;
+    return 1;
+}
 
 static void cpu_list_devices(char *buf, size_t size)
 {
@@ -151,6 +157,7 @@ static mlff_status cpu_compute(mlff_backend *be, const mlff_exec_node *nodes, in
 const mlff_backend_iface mlff_backend_cpu = {
     .name = "cpu",
     .list_devices = cpu_list_devices,
+    .count_devices = cpu_count_devices,
     .open = cpu_open,
     .close = cpu_close,
     .describe = cpu_describe,

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../backend.h"
+#include "backends/backend.h"
 #include "cpu_pool.h"
 
 /* Scratch memory for one node at a time (index sorts). Reset before each

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "../../core/thread_pool.h"
+#include "core/thread_pool.h"
 
 struct mlff_exec_node;
 

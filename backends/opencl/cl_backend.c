@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cl_internal.h"
-#include "../common/lowering.h"
-#include "../common/memory_limits.h"
+#include "backends/common/lowering.h"
+#include "backends/common/memory_limits.h"
 
 static void cl_close(mlff_backend *be);
 
@@ -263,6 +263,7 @@ static void cl_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
 const mlff_backend_iface mlff_backend_opencl = {
     .name = "opencl",
     .list_devices = cl_list_devices,
+    .count_devices = cl_count_devices,
     .open = cl_open,
     .close = cl_close,
     .describe = cl_describe,

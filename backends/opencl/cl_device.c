@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
-#include "../common/lowering.h"
+#include "backends/common/lowering.h"
 
 #define MAX_DEVICES 64
 
@@ -92,6 +92,16 @@ void cl_list_devices(char *buf, size_t size)
         snprintf(buf + len, size - len, "opencl %d: %s (%s, %s, %s)\n", k, name, platform, version,
                  type_word(devices[k].type));
     }
+}
+
+int cl_count_devices(int *gpus)
+{
+    found_device devices[MAX_DEVICES];
+    const int n = find_devices(devices, MAX_DEVICES);
+    *gpus = 0;
+    while (*gpus < n && type_rank(devices[*gpus].type) == 0)
+        ++*gpus;
+    return n;
 }
 
 static int has_extension(cl_device_id d, const char *ext)

@@ -7,7 +7,7 @@
  * go to the backend's split_sums, then gemm_splits.cl adds them
  * (cl_launch.c sets the arguments of both). */
 #include "cl_internal.h"
-#include "../common/lowering.h"
+#include "backends/common/lowering.h"
 
 static mlff_status build_transpose(mlff_backend *be, mlff_error *err)
 {

@@ -9,12 +9,12 @@
 
 #include <stdint.h>
 
-#include "../backend.h"
-#include "../../core/profile.h"
-#include "../common/kernel_cache.h"
-#include "../common/lowering.h"
-#include "../common/segments.h"
-#include "../common/shader_sources.h"
+#include "backends/backend.h"
+#include "core/profile.h"
+#include "backends/common/kernel_cache.h"
+#include "backends/common/lowering.h"
+#include "backends/common/segments.h"
+#include "backends/common/shader_sources.h"
 
 extern const mlff_shader_source mlff_opencl_shaders[];
 
@@ -199,6 +199,7 @@ mlff_status cl_fail(mlff_error *err, cl_int code, const char *what);
 
 /* cl_device.c */
 void cl_list_devices(char *buf, size_t size);
+int cl_count_devices(int *gpus);
 mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
 
 /* cl_program.c: the kernels for a node list (from memory, the disk cache,

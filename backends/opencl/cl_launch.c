@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "cl_internal.h"
-#include "../common/lowering.h"
+#include "backends/common/lowering.h"
 
 /* A kernel's buffers in argument order, then its scalars: the items, and
  * an int where has_int says. */

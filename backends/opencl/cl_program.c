@@ -14,7 +14,7 @@
 #include <time.h>
 
 #include "cl_internal.h"
-#include "../common/lowering.h"
+#include "backends/common/lowering.h"
 
 static int is_gemm(int32_t op)
 {

@@ -358,6 +358,7 @@ static void vk_get_stats(const mlff_backend *be, mlff_backend_stats *stats)
 const mlff_backend_iface mlff_backend_vulkan = {
     .name = "vulkan",
     .list_devices = vk_list_devices,
+    .count_devices = vk_count_devices,
     .open = vk_open,
     .close = vk_close,
     .describe = vk_describe,

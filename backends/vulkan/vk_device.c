@@ -161,6 +161,26 @@ void vk_list_devices(char *buf, size_t size)
     vkDestroyInstance(instance, NULL);
 }
 
+int vk_count_devices(int *gpus)
+{
+    VkInstance instance;
+    *gpus = 0;
+    if (create_instance(&instance, 0) != VK_SUCCESS)
+        return 0;
+    VkPhysicalDevice devices[32];
+    uint32_t families[32];
+    const int n = ranked_devices(instance, 1, devices, families, 32);
+    for (int k = 0; k < n; k++) {
+        VkPhysicalDeviceProperties p;
+        vkGetPhysicalDeviceProperties(devices[k], &p);
+        *gpus += p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+                 p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+                 p.deviceType == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+    }
+    vkDestroyInstance(instance, NULL);
+    return n;
+}
+
 static mlff_status create_messenger(mlff_backend *be, mlff_error *err)
 {
     PFN_vkCreateDebugUtilsMessengerEXT create =

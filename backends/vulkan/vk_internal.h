@@ -6,13 +6,13 @@
 
 #include <stdint.h>
 
-#include "../backend.h"
-#include "../../core/grow.h"
-#include "../../core/profile.h"
-#include "../common/kernel_cache.h"
-#include "../common/lowering.h"
-#include "../common/segments.h"
-#include "../common/shader_sources.h"
+#include "backends/backend.h"
+#include "core/grow.h"
+#include "core/profile.h"
+#include "backends/common/kernel_cache.h"
+#include "backends/common/lowering.h"
+#include "backends/common/segments.h"
+#include "backends/common/shader_sources.h"
 
 extern const mlff_shader_source mlff_vulkan_shaders[];
 
@@ -241,6 +241,7 @@ mlff_status vk_fail(mlff_error *err, VkResult r, const char *what);
 
 /* vk_device.c */
 void vk_list_devices(char *buf, size_t size);
+int vk_count_devices(int *gpus);
 mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
 
 /* vk_memory.c */

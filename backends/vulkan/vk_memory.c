@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "vk_internal.h"
-#include "../common/memory_limits.h"
+#include "backends/common/memory_limits.h"
 
 /* Uniform and indirect: the table of dispatches (vk_record.c). */
 static const VkBufferUsageFlags usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |

@@ -1,25 +1,10 @@
 #include "device.h"
 
-#include "../common/skip.h"
+#include "tests/common/skip.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const mlff_backend_iface *test_backend_named(const char *name)
-{
-    if (!strcmp(name, "cpu"))
-        return &mlff_backend_cpu;
-#ifdef MLFF_HAVE_OPENCL
-    if (!strcmp(name, "opencl"))
-        return &mlff_backend_opencl;
-#endif
-#ifdef MLFF_HAVE_VULKAN
-    if (!strcmp(name, "vulkan"))
-        return &mlff_backend_vulkan;
-#endif
-    return NULL;
-}
 
 mlff_backend *test_open_backend(const mlff_backend_iface *iface)
 {

@@ -3,11 +3,8 @@
 #ifndef MLFF_TESTS_DEVICE_H
 #define MLFF_TESTS_DEVICE_H
 
-#include "../../backends/backend.h"
-#include "../common/skip.h"
-
-/* The compiled-in backend called name ("cpu", "opencl"), or NULL. */
-const mlff_backend_iface *test_backend_named(const char *name);
+#include "backends/registry.h"
+#include "tests/common/skip.h"
 
 /* Opens it, CPU implementations (PoCL, lavapipe) allowed; exits 77 or 1 if it cannot. */
 mlff_backend *test_open_backend(const mlff_backend_iface *iface);

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/backend.h"
-#include "../common/check.h"
+#include "backends/backend.h"
+#include "tests/common/check.h"
 #include "device.h"
 
 #define BUFFERS 400
@@ -64,7 +64,7 @@ static int make(const mlff_backend_iface *iface, mlff_backend *be, test_buffer *
 
 int main(int argc, char **argv)
 {
-    const mlff_backend_iface *iface = test_backend_named(argc > 1 ? argv[1] : "cpu");
+    const mlff_backend_iface *iface = mlff_backend_named(argc > 1 ? argv[1] : "cpu");
     if (!iface) {
         fprintf(stderr, "usage: test_buffers cpu|opencl|vulkan (one built in)\n");
         return 2;

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/plan.h"
-#include "../common/check.h"
-#include "../common/model.h"
-#include "../core/op_cases.h"
+#include "runtime/plan.h"
+#include "tests/common/check.h"
+#include "tests/common/model.h"
+#include "tests/core/op_cases.h"
 #include "device.h"
 
 /* Runs g (outputs ENERGY and FORCES) and returns both, concatenated,
@@ -297,7 +297,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s BACKEND\n", argv[0]);
         return 2;
     }
-    const mlff_backend_iface *iface = test_backend_named(argv[1]);
+    const mlff_backend_iface *iface = mlff_backend_named(argv[1]);
     if (!iface)
         test_skip("this build has no such backend");
     mlff_backend *be = test_open_backend(iface);

@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/context.h"
-#include "../common/check.h"
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "runtime/context.h"
+#include "tests/common/check.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 static mlff_backend_stats backend_stats(const mlff_context *ctx)

@@ -29,12 +29,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../backends/common/kernel_cache.h"
+#include "backends/common/kernel_cache.h"
 #ifdef MLFF_HAVE_VULKAN
-#include "../../backends/vulkan/vk_internal.h"
+#include "backends/vulkan/vk_internal.h"
 #endif
-#include "../common/check.h"
-#include "../common/skip.h"
+#include "tests/common/check.h"
+#include "tests/common/skip.h"
 #include "mlff.h"
 
 static char cache_dir[256];

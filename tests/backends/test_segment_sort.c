@@ -17,10 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/context.h"
-#include "../common/check.h"
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "runtime/context.h"
+#include "tests/common/check.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 static const char *const systems[] = {"water_box_64_triclinic", "water_box_64", "water_cluster_100", "g2_CH4",

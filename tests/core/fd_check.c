@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/plan.h"
+#include "runtime/plan.h"
 
 static double run_sum(mlff_plan *plan, int out, mlff_error *err, int *ok)
 {

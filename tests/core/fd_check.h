@@ -2,8 +2,8 @@
 #ifndef MLFF_TESTS_FD_CHECK_H
 #define MLFF_TESTS_FD_CHECK_H
 
-#include "../../backends/backend.h"
-#include "../../core/graph.h"
+#include "backends/backend.h"
+#include "core/graph.h"
 
 /*
  * g's ENERGY output is the scalar function (summed over its rows) and its

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "../../core/graph.h"
+#include "core/graph.h"
 
 typedef struct test_rng {
     uint64_t state;

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/context.h"
-#include "../common/json_lite.h"
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "runtime/context.h"
+#include "tests/common/json_lite.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
-#include "../common/check.h"
+#include "tests/common/check.h"
 
 
 static void check_structure(mlff_model *model, const reference *r, mlff_precision precision)

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/model.h"
+#include "tests/common/model.h"
 #include "mlff.h"
 
 static int failures;

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 static int failures;

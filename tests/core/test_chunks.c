@@ -21,10 +21,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/context.h"
-#include "../common/check.h"
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "runtime/context.h"
+#include "tests/common/check.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 /* Systems of references concatenated into one batch. */

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/common/counting_sort.h"
-#include "../common/check.h"
+#include "core/counting_sort.h"
+#include "tests/common/check.h"
 #include "op_cases.h"
 
 static void check_size(mlff_thread_pool *pool, int64_t n, int64_t n_keys, int64_t stride)

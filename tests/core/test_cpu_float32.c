@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../backends/cpu/cpu_internal.h"
+#include "backends/cpu/cpu_internal.h"
 
 static int failures;
 

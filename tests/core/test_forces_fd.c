@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 int main(int argc, char **argv)

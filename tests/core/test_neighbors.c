@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "backends/common/device_cells.h"
+#include "runtime/device_cells.h"
 #include "core/neighbors.h"
 #include "tests/backends/device.h"
 
@@ -636,7 +636,7 @@ int main(int argc, char **argv)
     threads = mlff_thread_pool_create(3);
     check(threads != NULL, "3 threads start");
     if (argc > 1) {
-        if (!(device_iface = test_backend_named(argv[1]))) {
+        if (!(device_iface = mlff_backend_named(argv[1]))) {
             fprintf(stderr, "unknown backend %s\n", argv[1]);
             return 1;
         }

@@ -21,9 +21,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../common/check.h"
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "tests/common/check.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 typedef struct system_data {

@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/context.h"
-#include "../common/model.h"
-#include "../common/reference.h"
+#include "runtime/context.h"
+#include "tests/common/model.h"
+#include "tests/common/reference.h"
 #include "mlff.h"
 
 static int failures;

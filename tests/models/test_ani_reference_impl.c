@@ -18,7 +18,7 @@
 #include "models/model_file.h"
 #include "models/neurochem.h"
 #include "neurochem_writer.h"
-#include "../common/check.h"
+#include "tests/common/check.h"
 
 #define HARTREE_TO_EV 27.211386024367243
 #define MAX_ATOMS 16

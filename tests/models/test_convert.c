@@ -15,7 +15,7 @@
 #include "core/sha256.h"
 #include "models/model_file.h"
 #include "neurochem_writer.h"
-#include "../common/check.h"
+#include "tests/common/check.h"
 
 
 /* Runs argv[0] with argv; returns its exit status (-1 if it did not exit). */

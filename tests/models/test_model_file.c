@@ -14,7 +14,7 @@
 
 #include "core/sha256.h"
 #include "models/model_file.h"
-#include "../common/check.h"
+#include "tests/common/check.h"
 #include "neurochem_writer.h" /* temp dirs and whole-file helpers */
 
 

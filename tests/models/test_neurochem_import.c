@@ -15,7 +15,7 @@
 #include "models/model_file.h"
 #include "models/neurochem.h"
 #include "neurochem_writer.h"
-#include "../common/check.h"
+#include "tests/common/check.h"
 
 
 static char *root; /* temp directory for the whole test */

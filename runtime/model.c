@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../backends/common/device_cells.h"
-#include "../models/model_file.h"
+#include "device_cells.h"
+#include "models/model_file.h"
 #include "context.h"
 
 /* True when the code of this library was loaded from inside the build tree
@@ -601,4 +601,11 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     if (s == MLFF_OK && outputs && results->virials)
         assemble_virials(batch, forces, cell_forces, results->virials);
     return s;
+}
+
+mlff_status mlff_model_run_subdomain(mlff_model *m, const mlff_subdomain *sub, const mlff_subdomain_results *results)
+{
+    (void)sub;
+    (void)results;
+    return mlff_fail(&m->ctx->error, MLFF_ERROR_UNSUPPORTED, "subdomains: not yet");
 }

@@ -1,12 +1,12 @@
 /* The index sort behind every deterministic scatter, shared by the backends:
  * work is split by target, and each target sums its entries in entry order. */
-#ifndef MLFF_BACKENDS_COUNTING_SORT_H
-#define MLFF_BACKENDS_COUNTING_SORT_H
+#ifndef MLFF_CORE_COUNTING_SORT_H
+#define MLFF_CORE_COUNTING_SORT_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../core/thread_pool.h"
+#include "thread_pool.h"
 
 /*
  * Stable counting sort of n entries by key (keys[e * stride], which must lie

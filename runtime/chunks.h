@@ -11,15 +11,15 @@
  * energies, forces and cell forces of the chunks add up to the batch's.
  * The whole batch in one chunk is the common case and costs nothing extra.
  */
-#ifndef MLFF_CORE_CHUNKS_H
-#define MLFF_CORE_CHUNKS_H
+#ifndef MLFF_RUNTIME_CHUNKS_H
+#define MLFF_RUNTIME_CHUNKS_H
 
 #include <stdint.h>
 
-#include "../backends/backend.h"
-#include "../backends/common/device_cells.h"
+#include "backends/backend.h"
+#include "device_cells.h"
 #include "batch.h"
-#include "graph.h"
+#include "core/graph.h"
 #include "plan.h"
 
 typedef struct mlff_chunks {

@@ -1,18 +1,10 @@
 /* Device choice and the context's bookkeeping. */
 #include "context.h"
 
+#include "backends/registry.h"
+
 #include <stdlib.h>
 #include <string.h>
-
-/* The backends compiled in, in the order `auto` tries them for a GPU. */
-static const mlff_backend_iface *const gpu_backends[] = {
-#ifdef MLFF_HAVE_OPENCL
-    &mlff_backend_opencl,
-#endif
-#ifdef MLFF_HAVE_VULKAN
-    &mlff_backend_vulkan,
-#endif
-    NULL};
 
 static mlff_status open_backend(mlff_context *ctx, const mlff_backend_iface *iface,
                                 const mlff_backend_options *opts)
@@ -21,6 +13,23 @@ static mlff_status open_backend(mlff_context *ctx, const mlff_backend_iface *ifa
     if (s == MLFF_OK)
         ctx->iface = iface;
     return s;
+}
+
+const mlff_backend_entry *mlff_first_gpu_api(int *gpus)
+{
+    int n;
+    const mlff_backend_entry *list = mlff_backend_list(&n);
+    for (int k = 0; k < n; k++) {
+        int found = 0;
+        if (list[k].tried_for_gpu && list[k].iface && (list[k].iface->count_devices(&found), found > 0)) {
+            if (gpus)
+                *gpus = found;
+            return &list[k];
+        }
+    }
+    if (gpus)
+        *gpus = 0;
+    return NULL;
 }
 
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
@@ -36,41 +45,35 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
         .pool = ctx->pool,
         .allow_cpu_devices = settings->device != MLFF_DEVICE_AUTO,
     };
-    mlff_status s;
-    switch (settings->device) {
-    case MLFF_DEVICE_AUTO:
+    mlff_status s = MLFF_OK;
+    if (settings->device == MLFF_DEVICE_AUTO && settings->device_index >= 0) {
+        /* GPU k of the first API that has GPUs (mlff_count_devices), else the CPU. */
+        const mlff_backend_entry *e = mlff_first_gpu_api(NULL);
+        mlff_backend_options cpu = opts;
+        cpu.device_index = -1;
+        s = e ? open_backend(ctx, e->iface, &opts) : open_backend(ctx, &mlff_backend_cpu, &cpu);
+    } else if (settings->device == MLFF_DEVICE_AUTO) {
         /* A real GPU when one answers, else the CPU; never PoCL or lavapipe. */
-        for (size_t k = 0; gpu_backends[k]; k++) {
+        int n;
+        const mlff_backend_entry *list = mlff_backend_list(&n);
+        for (int k = 0; k < n && !ctx->iface; k++) {
             mlff_backend_options gpu = opts;
             gpu.device_index = -1;
-            if (open_backend(ctx, gpu_backends[k], &gpu) == MLFF_OK)
-                break;
+            if (list[k].tried_for_gpu && list[k].iface)
+                open_backend(ctx, list[k].iface, &gpu);
         }
         mlff_error_clear(&ctx->error);
-        s = ctx->iface ? MLFF_OK : open_backend(ctx, &mlff_backend_cpu, &opts);
-        break;
-    case MLFF_DEVICE_CPU:
-        s = open_backend(ctx, &mlff_backend_cpu, &opts);
-        break;
-    case MLFF_DEVICE_OPENCL:
-#ifdef MLFF_HAVE_OPENCL
-        s = open_backend(ctx, &mlff_backend_opencl, &opts);
-#else
-        s = mlff_fail(&ctx->error, MLFF_ERROR_DEVICE,
-                      "device opencl: this build of mlff has no OpenCL backend (built without OpenCL)");
-#endif
-        break;
-    case MLFF_DEVICE_VULKAN:
-#ifdef MLFF_HAVE_VULKAN
-        s = open_backend(ctx, &mlff_backend_vulkan, &opts);
-#else
-        s = mlff_fail(&ctx->error, MLFF_ERROR_DEVICE,
-                      "device vulkan: this build of mlff has no Vulkan backend (built without Vulkan)");
-#endif
-        break;
-    default:
-        s = mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "unknown device kind %d",
-                      (int)settings->device);
+        if (!ctx->iface)
+            s = open_backend(ctx, &mlff_backend_cpu, &opts);
+    } else {
+        const mlff_backend_entry *e = mlff_backend_of_kind(settings->device);
+        if (!e)
+            s = mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "unknown device kind %d", (int)settings->device);
+        else if (!e->iface)
+            s = mlff_fail(&ctx->error, MLFF_ERROR_DEVICE, "device %s: this build of mlff has no %s backend (%s)",
+                          e->name, e->name, e->not_built);
+        else
+            s = open_backend(ctx, e->iface, &opts);
     }
     if (s == MLFF_OK && !ctx->iface->supports_dtype(ctx->backend, ctx->real))
         s = mlff_fail(&ctx->error, MLFF_ERROR_UNSUPPORTED, "%s: %s is not supported%s",

@@ -7,11 +7,11 @@
  * pair is measured again in double on the host, and each cutoff's list
  * drops them). Device buffers are kept and grown by 1.5x between calls.
  */
-#ifndef MLFF_BACKENDS_COMMON_DEVICE_CELLS_H
-#define MLFF_BACKENDS_COMMON_DEVICE_CELLS_H
+#ifndef MLFF_RUNTIME_DEVICE_CELLS_H
+#define MLFF_RUNTIME_DEVICE_CELLS_H
 
-#include "../../core/neighbors.h"
-#include "../backend.h"
+#include "core/neighbors.h"
+#include "backends/backend.h"
 
 typedef struct mlff_device_cells mlff_device_cells;
 

@@ -8,11 +8,11 @@
  * for (energies alone skip the reverse pass), and on what changed since the
  * last run (mlff_plan_reused).
  */
-#ifndef MLFF_CORE_PLAN_H
-#define MLFF_CORE_PLAN_H
+#ifndef MLFF_RUNTIME_PLAN_H
+#define MLFF_RUNTIME_PLAN_H
 
-#include "../backends/backend.h"
-#include "graph.h"
+#include "backends/backend.h"
+#include "core/graph.h"
 
 typedef struct mlff_plan mlff_plan;
 

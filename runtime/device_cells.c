@@ -56,10 +56,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/grow.h"
-#include "../../core/pair_lists.h"
+#include "core/grow.h"
+#include "pair_lists.h"
 #include "pair_count.h"
-#include "segments.h"
+#include "backends/common/segments.h"
 
 #define SYS_REALS 28
 #define SYS_INTS MLFF_CELL_GRID_INTS

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "core/grow.h"
 
 /* What one row of each size symbol means, read from the graph's inputs. */
 typedef enum symbol_kind {

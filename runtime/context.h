@@ -1,17 +1,17 @@
 /* The context and model objects behind the public handles. */
-#ifndef MLFF_CORE_CONTEXT_H
-#define MLFF_CORE_CONTEXT_H
+#ifndef MLFF_RUNTIME_CONTEXT_H
+#define MLFF_RUNTIME_CONTEXT_H
 
-#include "../backends/backend.h"
-#include "../models/ani.h"
+#include "backends/backend.h"
+#include "models/ani.h"
 #include "batch.h"
 #include "chunks.h"
-#include "elements.h"
-#include "error.h"
-#include "graph.h"
+#include "core/elements.h"
+#include "core/error.h"
+#include "core/graph.h"
 #include "mlff.h"
 #include "plan.h"
-#include "profile.h"
+#include "core/profile.h"
 #include "verlet.h"
 
 struct mlff_context {
@@ -67,6 +67,9 @@ struct mlff_model {
 };
 
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings);
+/* The backend an automatic context with a device index opens: the first
+ * GPU API with GPUs (*gpus of them; may be NULL), or NULL. */
+const struct mlff_backend_entry *mlff_first_gpu_api(int *gpus);
 void mlff_context_close(mlff_context *ctx);
 mlff_status mlff_context_add_model(mlff_context *ctx, mlff_model *model);
 void mlff_context_remove_model(mlff_context *ctx, mlff_model *model);
@@ -81,6 +84,8 @@ mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **ou
 void mlff_model_discard(mlff_model *model);
 void mlff_model_close(mlff_model *model);
 mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlff_results *results);
+/* mlff_compute_subdomain (api/mlff.h). */
+mlff_status mlff_model_run_subdomain(mlff_model *model, const mlff_subdomain *sub, const mlff_subdomain_results *results);
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */

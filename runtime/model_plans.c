@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backends/common/device_cells.h"
-#include "../models/ani.h"
-#include "../models/model_file.h"
+#include "device_cells.h"
+#include "models/ani.h"
+#include "models/model_file.h"
 #include "context.h"
 
 /* Whether the reverse pass keeps ANI's radial pair gradients apart

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "core/grow.h"
 #include "vectors_in_aev.h"
 
 typedef struct plan_tensor {

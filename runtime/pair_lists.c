@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "core/grow.h"
 
 int mlff_batch_is_periodic(const mlff_batch *b, int64_t s)
 {

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../core/grow.h"
+#include "core/grow.h"
 
 /* 4 lanes as GCC's and Clang's vector extensions have them: SIMD on any
  * x86-64 or ARMv8 (8 lanes without AVX ran 10 times slower), plain code

@@ -6,12 +6,12 @@
  * (pair_lists.h) and the lists a GPU keeps in its buffers (core/model.c)
  * both ask it before searching again.
  */
-#ifndef MLFF_CORE_VERLET_H
-#define MLFF_CORE_VERLET_H
+#ifndef MLFF_RUNTIME_VERLET_H
+#define MLFF_RUNTIME_VERLET_H
 
 #include <stdint.h>
 
-#include "error.h"
+#include "core/error.h"
 #include "mlff.h"
 
 typedef struct mlff_verlet {

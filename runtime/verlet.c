@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "core/grow.h"
 #include "pair_lists.h"
 
 int mlff_verlet_holds(const mlff_verlet *v, const mlff_batch *b, double radius)

@@ -6,14 +6,14 @@
  * master filtered by distance, so dense and sparse, with or without skin,
  * give the same pairs in the same order and hence the same numbers.
  */
-#ifndef MLFF_CORE_PAIR_LISTS_H
-#define MLFF_CORE_PAIR_LISTS_H
+#ifndef MLFF_RUNTIME_PAIR_LISTS_H
+#define MLFF_RUNTIME_PAIR_LISTS_H
 
 #include <stdint.h>
 
-#include "error.h"
+#include "core/error.h"
 #include "mlff.h"
-#include "neighbors.h"
+#include "core/neighbors.h"
 #include "verlet.h"
 
 /* Atoms closer than this are rejected: no model is meaningful there. */

@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../backends/common/counting_sort.h"
-#include "elements.h"
-#include "grow.h"
+#include "core/counting_sort.h"
+#include "core/elements.h"
+#include "core/grow.h"
 
 mlff_status mlff_batch_work_fit(mlff_batch_work *w, const mlff_graph *g, mlff_error *err)
 {

@@ -8,8 +8,8 @@
  * which leaves the squares' bits as they are, so cell_pairs then finds
  * exactly these counts.
  */
-#ifndef MLFF_BACKENDS_COMMON_PAIR_COUNT_H
-#define MLFF_BACKENDS_COMMON_PAIR_COUNT_H
+#ifndef MLFF_RUNTIME_PAIR_COUNT_H
+#define MLFF_RUNTIME_PAIR_COUNT_H
 
 #include <stdint.h>
 

@@ -7,10 +7,10 @@
  * launches fewer an evaluation; the reverse pass reads the vectors as
  * before.
  */
-#ifndef MLFF_CORE_VECTORS_IN_AEV_H
-#define MLFF_CORE_VECTORS_IN_AEV_H
+#ifndef MLFF_RUNTIME_VECTORS_IN_AEV_H
+#define MLFF_RUNTIME_VECTORS_IN_AEV_H
 
-#include "graph.h"
+#include "core/graph.h"
 
 /* made_in[k] for every node k of g: the ANI_ANGULAR node that can make
  * node k's pair vectors, or -1. */

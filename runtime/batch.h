@@ -7,11 +7,11 @@
  * and the size of every size symbol. Host arrays live in a work area that is
  * reused between calls.
  */
-#ifndef MLFF_CORE_BATCH_H
-#define MLFF_CORE_BATCH_H
+#ifndef MLFF_RUNTIME_BATCH_H
+#define MLFF_RUNTIME_BATCH_H
 
-#include "../backends/common/device_cells.h"
-#include "graph.h"
+#include "device_cells.h"
+#include "core/graph.h"
 #include "mlff.h"
 #include "pair_lists.h"
 
