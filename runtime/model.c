@@ -69,7 +69,7 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
 static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
     mlff_graph *g;
-    mlff_status s = mlff_model_build_graph(m, NULL, MLFF_ELEMENT_NETWORKS_SEPARATE, &g, err);
+    mlff_status s = mlff_model_build_graph(m, NULL, m->family->default_form, &g, err);
     if (s != MLFF_OK)
         return s;
     for (int t = 0; t < g->n_tensors; t++)
@@ -77,7 +77,7 @@ static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
             g->tensors[t].cutoff > m->cutoff)
             m->cutoff = g->tensors[t].cutoff;
     m->plans[0].graph = g;
-    m->plans[0].networks = MLFF_ELEMENT_NETWORKS_SEPARATE;
+    m->plans[0].form = m->family->default_form;
     for (int e = 0; e < m->n_elements; e++)
         mlff_element_set_add(&m->plans[0].elements, e);
     return MLFF_OK;
@@ -98,6 +98,8 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
     }
     mlff_profile_init(&m->profile, m->name);
     mlff_status s = mlff_model_file_read(path, &m->file, err);
+    if (s == MLFF_OK && !(m->family = mlff_model_family_of(m->file, path, err)))
+        s = err->status;
     if (s == MLFF_OK)
         s = read_identity(m, m->file, err);
     if (s == MLFF_OK)
@@ -128,32 +130,13 @@ static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_erro
     return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
 }
 
-/* MLFF_ELEMENT_NETWORKS=stacked|merged|separate forces how element networks run. */
-static mlff_status read_element_networks(mlff_model *m, mlff_error *err)
-{
-    static const char *const names[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
-    const char *env = getenv("MLFF_ELEMENT_NETWORKS");
-    m->networks = MLFF_ELEMENT_NETWORKS_AUTO;
-    if (!env || !*env)
-        return MLFF_OK;
-    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
-        if (!strcmp(env, names[k])) {
-            m->networks = (mlff_element_networks)k;
-            return MLFF_OK;
-        }
-    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
-                     "MLFF_ELEMENT_NETWORKS=%s: use stacked, merged, separate or auto", env);
-}
-
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
     const char *plans = getenv("MLFF_ELEMENT_PLANS");
     m->all_elements = plans && !strcmp(plans, "off");
-    mlff_status s = read_element_networks(m, err);
-    if (s == MLFF_OK)
-        s = open_device_cells(ctx, m, err);
+    mlff_status s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)
         s = mlff_context_add_model(ctx, m);
     if (s != MLFF_OK) {
