@@ -33,6 +33,7 @@ struct mlff_context {
 typedef struct mlff_model_plan {
     mlff_element_set elements;
     int form;                             /* the family's form of the graph (plan_form) */
+    int pair_gradients;                   /* the graph also gives -dE/dr_ij (per-atom virials) */
     mlff_graph *graph;
     mlff_plan *plan;                      /* NULL until a batch needs it */
     int lists_on_device;                  /* the device may make the graph's pair lists */
@@ -64,7 +65,8 @@ struct mlff_model {
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */
-    mlff_host_array chunk_results; /* one chunk's energies, cell forces and forces */
+    mlff_host_array chunk_results; /* one chunk's energies, cell forces, forces and atom virials */
+    mlff_host_array pair_gradients; /* per-atom virials' -dE/dr_ij of every pair */
     mlff_profile profile;          /* MLFF_LOG=profile */
 };
 
@@ -92,11 +94,12 @@ mlff_status mlff_model_run_subdomain(mlff_model *model, const mlff_subdomain *su
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */
 mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, int form,
-                                   mlff_graph **out, mlff_error *err);
+                                   int pair_gradients, mlff_graph **out, mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
- * model->work (made if needed) and renumbers work.species to its graph's
- * elements. */
-mlff_status mlff_model_use_elements(mlff_model *model, mlff_error *err);
+ * model->work (made if needed; with pair_gradients, one whose graph gives
+ * them: MLFF_OUTPUT_PAIR_GRADIENTS) and renumbers work.species to its
+ * graph's elements. */
+mlff_status mlff_model_use_elements(mlff_model *model, int pair_gradients, mlff_error *err);
 /* Device bytes of the weights of the plans other than the active one. */
 size_t mlff_model_parked_bytes(const mlff_model *model);
 void mlff_model_plans_free(mlff_model *model);

@@ -31,8 +31,51 @@ static int radial_gradients_apart(const mlff_model *m)
     return !m->ctx || !m->ctx->iface->launches_cost;
 }
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int form, mlff_graph **out,
-                                   mlff_error *err)
+/* The vectors of each pair list (the PAIR_VECTORS that read it), in the
+ * order of the lists; their count, or -1 when there are too many. */
+static int pair_vector_tensors(const mlff_graph *g, int *vectors, int *lists)
+{
+    int n = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        if (g->tensors[t].kind != MLFF_TENSOR_INPUT || g->tensors[t].role != MLFF_INPUT_PAIRS)
+            continue;
+        for (int k = 0; k < g->n_nodes; k++)
+            if (g->nodes[k].op == MLFF_OP_PAIR_VECTORS && g->nodes[k].inputs[1] == t) {
+                if (n == MLFF_MAX_GRADIENT_LISTS)
+                    return -1;
+                lists[n] = t;
+                vectors[n++] = g->nodes[k].output;
+                break;
+            }
+    }
+    return n;
+}
+
+/* The reverse pass: forces and the cell's share of the virial,
+ * -dE/d(positions, cells), and with pair_gradients -dE/d(r_ij) of every
+ * pair list's vectors too, in one pass. */
+static void add_gradients(mlff_graph *g, int pair_gradients)
+{
+    int wrt[2 + MLFF_MAX_GRADIENT_LISTS] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)};
+    int grads[2 + MLFF_MAX_GRADIENT_LISTS], lists[MLFF_MAX_GRADIENT_LISTS];
+    const int n_lists = pair_gradients ? pair_vector_tensors(g, wrt + 2, lists) : 0;
+    if (n_lists < 0) {
+        mlff_graph_fail(g, MLFF_ERROR_UNSUPPORTED, "per-atom virials of more than %d pair lists",
+                        MLFF_MAX_GRADIENT_LISTS);
+        return;
+    }
+    if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2 + n_lists, -1.0, grads) != MLFF_OK)
+        return;
+    mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
+    mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
+    for (int l = 0; l < n_lists; l++) {
+        mlff_graph_set_output(g, (mlff_output_role)(MLFF_OUTPUT_PAIR_GRADIENTS + l), grads[2 + l]);
+        g->gradient_pairs[l] = lists[l];
+    }
+}
+
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int form,
+                                   int pair_gradients, mlff_graph **out, mlff_error *err)
 {
     *out = NULL;
     mlff_graph *g = mlff_graph_create();
@@ -42,12 +85,7 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     const mlff_graph_request request = {subset, form};
     mlff_status s = m->family->build_graph(m->file, &request, g, err);
     if (s == MLFF_OK) {
-        /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
-        int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
-        if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2, -1.0, grads) == MLFF_OK) {
-            mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
-            mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
-        }
+        add_gradients(g, pair_gradients);
         if (mlff_graph_status(g) != MLFF_OK)
             s = mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
     }
@@ -79,13 +117,14 @@ void mlff_model_plans_free(mlff_model *m)
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */
-static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int form, int *found)
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int form, int pair_gradients,
+                                    int *found)
 {
     mlff_model_plan *slot = NULL, *holder = NULL;
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        const int same_kind = p->graph && p->form == form;
+        const int same_kind = p->graph && p->form == form && p->pair_gradients == pair_gradients;
         if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
         if (same_kind && mlff_element_set_holds(&p->elements, set) &&
@@ -115,7 +154,7 @@ static int choose_form(const mlff_model *m, const mlff_element_set *set)
 }
 
 static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int form,
-                             mlff_error *err)
+                             int pair_gradients, mlff_error *err)
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
@@ -124,12 +163,13 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
          * (mlff_model_read): made again for this one. */
         mlff_graph_destroy(p->graph);
         p->graph = NULL;
-        s = mlff_model_build_graph(m, &p->elements, p->form, &p->graph, err);
+        s = mlff_model_build_graph(m, &p->elements, p->form, p->pair_gradients, &p->graph, err);
     }
     if (s == MLFF_OK && !p->graph) {
         p->elements = *set;
         p->form = form;
-        s = mlff_model_build_graph(m, set, form, &p->graph, err);
+        p->pair_gradients = pair_gradients;
+        s = mlff_model_build_graph(m, set, form, pair_gradients, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)
@@ -144,7 +184,7 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
     return MLFF_OK;
 }
 
-mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
+mlff_status mlff_model_use_elements(mlff_model *m, int pair_gradients, mlff_error *err)
 {
     mlff_batch_work *w = &m->work;
     mlff_element_set set;
@@ -156,11 +196,11 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
         mlff_element_set_add(&set, w->species[a]);
     const int form = choose_form(m, &set);
     int found;
-    mlff_model_plan *p = choose_plan(m, &set, form, &found);
+    mlff_model_plan *p = choose_plan(m, &set, form, pair_gradients, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
-        mlff_status s = make_plan(m, p, &set, form, err);
+        mlff_status s = make_plan(m, p, &set, form, pair_gradients, err);
         if (s != MLFF_OK)
             return s;
     }
