@@ -29,6 +29,8 @@ mlff_graph *mlff_graph_create(void)
     mlff_error_clear(&g->error);
     for (int r = 0; r < MLFF_OUTPUT_COUNT; r++)
         g->outputs[r] = -1;
+    for (int k = 0; k < MLFF_MAX_GRADIENT_LISTS; k++)
+        g->gradient_pairs[k] = -1;
     if (mlff_graph_new_symbol(g, "atoms") != MLFF_SYMBOL_ATOMS ||
         mlff_graph_new_symbol(g, "systems") != MLFF_SYMBOL_SYSTEMS) {
         mlff_graph_destroy(g);

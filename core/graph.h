@@ -60,11 +60,16 @@ typedef enum mlff_input_role {
  */
 
 /* Where a graph result goes. */
+#define MLFF_MAX_GRADIENT_LISTS 2
 typedef enum mlff_output_role {
     MLFF_OUTPUT_ENERGY = 0, /* [systems, 1] F64, eV */
     MLFF_OUTPUT_FORCES = 1, /* [atoms, 3], eV/Angstrom */
     MLFF_OUTPUT_CELL_FORCES = 2, /* [systems, 9], -dE/d(cell) in eV/Angstrom, for the virial */
-    MLFF_OUTPUT_COUNT = 3
+    /* [pairs, 3]: -dE/d(r_ij) of each pair of pair list k (the graph's
+     * gradient_pairs[k]) at role PAIR_GRADIENTS + k, for per-atom virials;
+     * only in graphs built for them */
+    MLFF_OUTPUT_PAIR_GRADIENTS = 3,
+    MLFF_OUTPUT_COUNT = 3 + MLFF_MAX_GRADIENT_LISTS
 } mlff_output_role;
 
 /* Size symbols every graph has. */
@@ -105,6 +110,7 @@ typedef struct mlff_graph {
     char (*symbols)[32];
     int n_symbols, cap_symbols;
     int outputs[MLFF_OUTPUT_COUNT]; /* tensor per output role, -1 if absent */
+    int gradient_pairs[MLFF_MAX_GRADIENT_LISTS]; /* the PAIRS input of each PAIR_GRADIENTS output */
     mlff_error error;      /* first failure while building */
     /* The reverse pass keeps ANI's radial pair gradients a node of their
      * own, which a GPU runs beside the angular ones, rather than making

@@ -179,9 +179,14 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
     return MLFF_OK;
 }
 
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset,
-                                 mlff_element_networks networks, mlff_graph *g, mlff_error *err)
+/* The energy graph (eV per system) of an ANI model file for the model's
+ * elements in the request (all when it names none), numbered from 0 in the
+ * model's order; the request's form says how the element networks run. */
+static mlff_status build_ani_graph(const mlff_model_file *mf, const mlff_graph_request *r, mlff_graph *g,
+                                   mlff_error *err)
 {
+    const mlff_element_set *subset = r->elements;
+    const mlff_element_networks networks = (mlff_element_networks)r->form;
     ani_source src = {mf, err};
     char elements[ANI_MAX_ELEMENTS][4];
     int n_model = parse_elements(&src, elements);
@@ -195,3 +200,47 @@ mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_s
         return mlff_fail(err, MLFF_ERROR_INTERNAL, "an ANI graph for none of the model's elements");
     return build_graph(&src, model_element, n, n_model, elements, networks, g);
 }
+
+/*
+ * How a batch's element networks run, as measured on an NVIDIA H200
+ * (bench/RESULTS.md, 2026-11-25). Separate networks take about 10 launches
+ * an element, stacked ones 10 in all (6 forward, 4 back) and merged ones 6
+ * without gathers and scatters of rows, at n - 1 networks an atom more;
+ * stacked and merged pad every element's layers to the widest.
+ * - Merged: methane (2 elements) 0.14-0.16 ms on OpenCL, stacked 0.15-0.18;
+ *   from 15 atoms of water stacked is as fast or faster on both backends.
+ *   So a GPU merges while the extra networks, (n - 1) x atoms, stay within
+ *   the record's merged_networks_most_extra.
+ * - Stacked against separate: 64 molecules of 5 elements (560 atoms)
+ *   1.17-1.22 -> 0.73-0.74 ms on OpenCL, 1.73-1.80 -> 1.16 on Vulkan; the
+ *   1536-atom water box 1.04-1.08 -> 0.97-1.01 on OpenCL, as fast on Vulkan;
+ *   from 5184 atoms the padded widths cost more (OpenCL 2.07-2.22 -> 2.30-2.43
+ *   ms). So GPUs stack up to stacked_networks_most_atoms. On the CPU, where
+ *   launches cost nothing, separate networks run (the padding made the 64
+ *   molecules 31.5-31.7 -> 32.8-33.4 ms on 2 cores).
+ */
+static int plan_form(int n_elements, int64_t atoms, int gpu, const mlff_tuning *t)
+{
+    if (t->element_networks != MLFF_ELEMENT_NETWORKS_AUTO)
+        return t->element_networks;
+    const int64_t extra = (int64_t)(n_elements - 1) * atoms;
+    if (!gpu)
+        return MLFF_ELEMENT_NETWORKS_SEPARATE;
+    return extra <= t->merged_networks_most_extra  ? MLFF_ELEMENT_NETWORKS_MERGED
+           : atoms <= t->stacked_networks_most_atoms ? MLFF_ELEMENT_NETWORKS_STACKED
+                                                     : MLFF_ELEMENT_NETWORKS_SEPARATE;
+}
+
+static const char *const metadata[] = {"ensemble_size", NULL};
+static const char *const tensors[] = {"aev.radial.cutoff", "aev.radial.eta", "aev.radial.shift", "aev.angular.cutoff",
+                                      "aev.angular.zeta", "aev.angular.shift_theta", "aev.angular.eta",
+                                      "aev.angular.shift_r", "self_energy", "network.", NULL};
+
+const mlff_model_family mlff_family_ani = {
+    .name = "ani",
+    .metadata = metadata,
+    .tensors = tensors,
+    .build_graph = build_ani_graph,
+    .plan_form = plan_form,
+    .default_form = MLFF_ELEMENT_NETWORKS_SEPARATE,
+};

@@ -32,28 +32,14 @@
 
 #include "core/elements.h"
 #include "core/graph.h"
+#include "core/tuning.h"
+#include "family.h"
 #include "model_file.h"
 
 enum { MLFF_ACTIVATION_IDENTITY = 0, MLFF_ACTIVATION_CELU = 1 };
 
-/* How the element networks run (models/ani_networks.c): each element's on
- * the atoms of its element, every element in one op a layer (stacked), or
- * op by op, element after element (separate); or every element's on every
- * atom (merged: the fewest launches, n elements times the work). AUTO
- * leaves the choice to the caller's measurements (core/model_plans.c). */
-typedef enum mlff_element_networks {
-    MLFF_ELEMENT_NETWORKS_AUTO = 0,
-    MLFF_ELEMENT_NETWORKS_STACKED,
-    MLFF_ELEMENT_NETWORKS_MERGED,
-    MLFF_ELEMENT_NETWORKS_SEPARATE
-} mlff_element_networks;
-
-/* Build the energy graph (eV per system) of an ANI model file for the
- * model's elements in `subset` (NULL: all of them). The graph's species
- * input and its element inputs number those elements from 0 in the model's
- * order (element e of the graph is the e-th element of the subset).
- * networks: how the element networks run. */
-mlff_status mlff_ani_build_graph(const mlff_model_file *mf, const mlff_element_set *subset,
-                                 mlff_element_networks networks, mlff_graph *g, mlff_error *err);
+/* The ANI family's row of the table (family.h). Its graph forms are the
+ * ways its element networks run (mlff_element_networks, core/tuning.h). */
+extern const mlff_model_family mlff_family_ani;
 
 #endif

@@ -372,7 +372,7 @@ static mlff_status fill_element_systems(int t, int t_order, const mlff_atom_view
         return err->status;
     const int32_t *order = w->inputs[t_order].data;
     for (int64_t r = 0; r < v->n_owned; r++)
-        systems[r] = w->system[v->batch_atom ? v->batch_atom[order[r]] : order[r]];
+        systems[r] = v->atom_systems ? order[r] : w->system[v->batch_atom ? v->batch_atom[order[r]] : order[r]];
     w->input_dtypes[t] = MLFF_DTYPE_I32;
     return MLFF_OK;
 }
@@ -389,14 +389,14 @@ static int input_of(const mlff_graph *g, mlff_input_role role, int link)
 
 /* Cells of periodic systems; zeros for the others, whatever the caller put
  * there (they are multiplied by zero images, and 0 * NaN would be NaN). */
-static mlff_status fill_cells(const mlff_batch *b, int t, mlff_batch_work *w, mlff_error *err)
+static mlff_status fill_cells(const mlff_batch *b, int t, int64_t n_systems, mlff_batch_work *w, mlff_error *err)
 {
-    const size_t bytes = (size_t)b->n_systems * 9 * sizeof(double);
+    const size_t bytes = (size_t)n_systems * 9 * sizeof(double);
     double *cells = reserve(w, t, bytes, err);
     if (!cells)
         return err->status;
     memset(cells, 0, bytes);
-    for (int64_t s = 0; b->cells && s < b->n_systems; s++)
+    for (int64_t s = 0; b->cells && s < b->n_systems && s < n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
             memcpy(cells + 9 * s, b->cells + 9 * s, 9 * sizeof(double));
     w->input_dtypes[t] = MLFF_DTYPE_F64;
@@ -409,7 +409,7 @@ mlff_status mlff_batch_check(const mlff_batch *b, const int *species_index, cons
     mlff_status s = check_layout(b, err);
     if (s != MLFF_OK)
         return s;
-    const int64_t n_atoms = w->n_atoms = b->system_offsets[b->n_systems];
+    const int64_t n_atoms = w->n_atoms = w->n_owned = b->system_offsets[b->n_systems];
     void **const columns[] = {(void **)&w->system, (void **)&w->species};
     const size_t elems[] = {sizeof *w->system, sizeof *w->species};
     if (!mlff_grow_columns(columns, elems, 2, &w->atoms_capacity, n_atoms))
@@ -471,15 +471,35 @@ int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int 
            (role == MLFF_INPUT_PAIRS || role == MLFF_INPUT_PAIR_IMAGES || role == MLFF_INPUT_TRIPLE_STARTS);
 }
 
+void mlff_batch_own(mlff_batch_work *w, int64_t n_owned)
+{
+    w->n_owned = n_owned;
+}
+
+/* The master pairs whose centres are owned: the list is sorted by centre. */
+static int64_t owned_pairs(const mlff_batch_work *w)
+{
+    const mlff_neighbor_list *m = &w->pairs.master;
+    int64_t lo = 0, hi = m->n_pairs;
+    while (w->n_owned < w->n_atoms && lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (m->pairs[2 * mid] < w->n_owned)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return w->n_owned < w->n_atoms ? lo : m->n_pairs;
+}
+
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w)
 {
     return (mlff_atom_view){
-        .n_owned = w->n_atoms,
+        .n_owned = w->n_owned,
         .n_atoms = w->n_atoms,
         .pairs = w->pairs.master.pairs,
         .images = w->pairs.master.images,
         .distances = w->pairs.distances,
-        .n_pairs = w->pairs.master.n_pairs,
+        .n_pairs = owned_pairs(w),
     };
 }
 
@@ -501,6 +521,18 @@ static mlff_status fill_atoms(int t, const int32_t *batch_values, const mlff_ato
     if (!values)
         return err->status;
     gather_atom_rows(w, v, values, batch_values, sizeof *values);
+    w->input_dtypes[t] = MLFF_DTYPE_I32;
+    return MLFF_OK;
+}
+
+/* The system of each atom of a view whose owned atoms are systems of their own. */
+static mlff_status fill_atom_systems(int t, const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
+{
+    int32_t *values = reserve(w, t, (size_t)v->n_atoms * sizeof(int32_t), err);
+    if (!values)
+        return err->status;
+    for (int64_t l = 0; l < v->n_atoms; l++)
+        values[l] = l < v->n_owned ? (int32_t)l : 0;
     w->input_dtypes[t] = MLFF_DTYPE_I32;
     return MLFF_OK;
 }
@@ -536,7 +568,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
                             mlff_batch_work *w, mlff_error *err)
 {
     w->symbols[MLFF_SYMBOL_ATOMS] = v->n_atoms;
-    w->symbols[MLFF_SYMBOL_SYSTEMS] = b->n_systems;
+    const int64_t n_systems = v->atom_systems ? v->n_owned : b->n_systems;
+    w->symbols[MLFF_SYMBOL_SYSTEMS] = n_systems;
     const int t_species = input_of(g, MLFF_INPUT_SPECIES, -1);
     mlff_status s = t_species >= 0 ? fill_atoms(t_species, w->species, v, w, err)
                                    : mlff_fail(err, MLFF_ERROR_INTERNAL, "graph lacks the species input");
@@ -551,11 +584,11 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
             if (pass == 0 && gt->role == MLFF_INPUT_PAIRS)
                 s = fill_pairs(g, t, input_of(g, MLFF_INPUT_PAIR_IMAGES, t), b, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_SYSTEM)
-                s = fill_atoms(t, w->system, v, w, err);
+                s = v->atom_systems ? fill_atom_systems(t, v, w, err) : fill_atoms(t, w->system, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_OWNED)
                 s = fill_owned(t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_CELLS)
-                s = fill_cells(b, t, w, err);
+                s = fill_cells(b, t, n_systems, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
                 s = build_element_atoms(g, t, species, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ORDER)

@@ -30,6 +30,8 @@ typedef struct mlff_batch_work {
     int64_t *symbols;        /* value of each size symbol */
     int n_symbols;
     int64_t n_atoms;         /* of the batch */
+    int64_t n_owned;         /* atoms 0 .. n_owned-1 count (a subdomain's owned atoms); the rest are
+                              * ghosts, neighbours alone: n_atoms unless mlff_batch_own says so */
     int32_t *system, *species; /* of every atom of the batch; species as the model numbers its
                                 * elements, then as the graph run does (mlff_model_use_elements) */
     int64_t atoms_capacity;
@@ -58,6 +60,8 @@ typedef struct mlff_atom_view {
     const double *distances;        /* [n_pairs] */
     int64_t n_pairs;
     const mlff_batch_device_lists *device_lists; /* NULL: the pairs above */
+    int atom_systems; /* each owned atom is a system of its own (the energies come out per owned
+                       * atom; no cells), the ghosts belong to the first */
 } mlff_atom_view;
 
 /* A work area (zeroed to begin with) made large enough for a graph's inputs
@@ -83,7 +87,11 @@ int mlff_batch_device_lists_of(const mlff_graph *g, mlff_batch_device_lists *d);
 /* 1 for an input that the device makes when the view says so. */
 int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int t);
 
-/* The prepared batch as one view: every atom owned, the master pairs. */
+/* Atoms n_owned .. of the checked batch are ghosts (mlff_batch_work.n_owned). */
+void mlff_batch_own(mlff_batch_work *w, int64_t n_owned);
+
+/* The prepared batch as one view: its owned atoms and ghosts, the master
+ * pairs of the owned atoms. */
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w);
 
 /* Fills every graph input and size symbol for the atoms of a view. */

@@ -87,8 +87,8 @@ static int by_key(const void *a, const void *b)
 
 /* Atoms by system, then along a Morton curve over the system's bounding
  * box: consecutive atoms are close in space, so chunks are compact and
- * bring in few ghosts. */
-static mlff_status spatial_order(const mlff_batch *b, int32_t *order, mlff_error *err)
+ * bring in few ghosts. Only the owned ones (below n_owned) are ordered. */
+static mlff_status spatial_order(const mlff_batch *b, int64_t n_owned, int32_t *order, mlff_error *err)
 {
     const int64_t n_atoms = b->system_offsets[b->n_systems];
     keyed_atom *keys = malloc((size_t)(n_atoms ? n_atoms : 1) * sizeof *keys);
@@ -113,8 +113,9 @@ static mlff_status spatial_order(const mlff_batch *b, int32_t *order, mlff_error
         }
     }
     qsort(keys, (size_t)n_atoms, sizeof *keys, by_key);
-    for (int64_t a = 0; a < n_atoms; a++)
-        order[a] = keys[a].atom;
+    for (int64_t a = 0, k = 0; a < n_atoms; a++)
+        if (keys[a].atom < n_owned)
+            order[k++] = keys[a].atom;
     free(keys);
     return MLFF_OK;
 }
@@ -228,19 +229,19 @@ static void host_atom_rows(const void *source, int64_t a, int64_t *rows)
     atom_rows(h->c->costs, h->n_symbols, h->w->species[a], &pairs, rows);
 }
 
-/* The whole batch as one chunk (no ghosts): the common case, checked
- * without the cut's bookkeeping. */
+/* The whole batch as one chunk (no ghosts but the batch's own): the
+ * common case, checked without the cut's bookkeeping. */
 static mlff_status whole_batch_fits(mlff_chunks *c, int n_symbols, const mlff_chunk_limits *limits, double budget,
                                     const mlff_batch_work *w, int *fits, mlff_error *err)
 {
     *fits = 0;
-    if (limits->max_atoms > 0 && w->n_atoms > limits->max_atoms)
+    if (limits->max_atoms > 0 && w->n_owned > limits->max_atoms)
         return MLFF_OK;
     const host_rows h = {c, w, n_symbols};
-    mlff_status s = sum_by_block(c, w->pool, n_symbols, w->n_atoms, host_atom_rows, &h, err);
+    mlff_status s = sum_by_block(c, w->pool, n_symbols, w->n_owned, host_atom_rows, &h, err);
     if (s != MLFF_OK)
         return s;
-    const int64_t n_blocks = (w->n_atoms + ROWS_BLOCK - 1) / ROWS_BLOCK;
+    const int64_t n_blocks = (w->n_owned + ROWS_BLOCK - 1) / ROWS_BLOCK;
     int64_t *sum = c->rows + n_symbols;
     memset(sum, 0, (size_t)n_symbols * sizeof *sum);
     for (int64_t b = 0; b < n_blocks; b++)
@@ -286,7 +287,7 @@ mlff_status mlff_chunks_whole_fits(mlff_chunks *c, const mlff_graph *g, const ml
 static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, const mlff_chunk_limits *limits,
                        double budget, const mlff_batch_work *w, mlff_error *err)
 {
-    const int64_t n_atoms = w->n_atoms;
+    const int64_t n_atoms = w->n_owned; /* c->order's */
     const int32_t *neighbour = w->pairs.master.pairs;
     int64_t *rows = c->rows, *sum = rows + n_symbols;
     memset(sum, 0, (size_t)n_symbols * sizeof *sum);
@@ -401,13 +402,13 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
     if ((s = whole_batch_fits(c, g->n_symbols, limits, budget, w, &fits, err)) != MLFF_OK)
         return s;
     if (fits) {
-        for (int64_t a = 0; a < n_atoms; a++)
+        for (int64_t a = 0; a < w->n_owned; a++)
             c->order[a] = (int32_t)a;
         c->start[0] = 0;
-        c->start[1] = n_atoms;
+        c->start[1] = w->n_owned;
         return MLFF_OK;
     }
-    if ((s = spatial_order(b, c->order, err)) == MLFF_OK)
+    if ((s = spatial_order(b, w->n_owned, c->order, err)) == MLFF_OK)
         s = cut(c, costs, g->n_symbols, limits, budget, w, err);
     return s;
 }

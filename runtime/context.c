@@ -32,10 +32,29 @@ const mlff_backend_entry *mlff_first_gpu_api(int *gpus)
     return NULL;
 }
 
+/* MLFF_ELEMENT_NETWORKS=stacked|merged|separate forces how element networks run. */
+static mlff_status read_element_networks(mlff_tuning *t, mlff_error *err)
+{
+    static const char *const names[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
+    const char *env = getenv("MLFF_ELEMENT_NETWORKS");
+    if (!env || !*env)
+        return MLFF_OK;
+    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
+        if (!strcmp(env, names[k])) {
+            t->element_networks = (mlff_element_networks)k;
+            return MLFF_OK;
+        }
+    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
+                     "MLFF_ELEMENT_NETWORKS=%s: use stacked, merged, separate or auto", env);
+}
+
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
 {
     ctx->settings = *settings;
     ctx->real = settings->precision == MLFF_PRECISION_FLOAT64 ? MLFF_DTYPE_F64 : MLFF_DTYPE_F32;
+    mlff_tuning_defaults(&ctx->tuning);
+    if (read_element_networks(&ctx->tuning, &ctx->error) != MLFF_OK)
+        return ctx->error.status;
     const int n_threads = settings->n_threads > 0 ? settings->n_threads : mlff_available_threads();
     if (!(ctx->pool = mlff_thread_pool_create(n_threads)))
         return mlff_fail(&ctx->error, MLFF_ERROR_OUT_OF_MEMORY, "cannot start %d threads", n_threads);

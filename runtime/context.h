@@ -3,7 +3,8 @@
 #define MLFF_RUNTIME_CONTEXT_H
 
 #include "backends/backend.h"
-#include "models/ani.h"
+#include "core/tuning.h"
+#include "models/family.h"
 #include "batch.h"
 #include "chunks.h"
 #include "core/elements.h"
@@ -20,6 +21,7 @@ struct mlff_context {
     mlff_backend *backend;
     mlff_thread_pool *pool; /* settings.n_threads threads (all CPUs when 0) */
     mlff_dtype real;
+    mlff_tuning tuning; /* the device's choices of forms (core/tuning.h) */
     mlff_error error;
     mlff_stats stats;
     mlff_model **models;
@@ -30,7 +32,8 @@ struct mlff_context {
  * through the one of the elements it holds (model_plans.c). */
 typedef struct mlff_model_plan {
     mlff_element_set elements;
-    mlff_element_networks networks;       /* how the element networks run (models/ani.h) */
+    int form;                             /* the family's form of the graph (plan_form) */
+    int pair_gradients;                   /* the graph also gives -dE/dr_ij (per-atom virials) */
     mlff_graph *graph;
     mlff_plan *plan;                      /* NULL until a batch needs it */
     int lists_on_device;                  /* the device may make the graph's pair lists */
@@ -52,17 +55,18 @@ struct mlff_model {
     int species_index[MLFF_MAX_ATOMIC_NUMBER + 1]; /* atomic number -> element index or -1 */
     double cutoff;
     struct mlff_model_file *file;           /* kept (mapped) for the graphs of other element sets */
+    const mlff_model_family *family;        /* what builds its graphs (models/family.h) */
     mlff_model_plan plans[MLFF_MODEL_PLANS]; /* the first: every element's graph, built when read */
     mlff_model_plan *active;                /* the batch's (mlff_model_use_elements) */
     uint64_t runs;
     int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
-    mlff_element_networks networks;         /* MLFF_ELEMENT_NETWORKS, or AUTO: by size (model_plans.c) */
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
     mlff_verlet device_searched;            /* what the active plan's device lists were searched for */
     mlff_batch_work work;
     mlff_chunks chunks;            /* how the last batch was cut (chunks.h) */
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */
-    mlff_host_array chunk_results; /* one chunk's energies, cell forces and forces */
+    mlff_host_array chunk_results; /* one chunk's energies, cell forces, forces and atom virials */
+    mlff_host_array pair_gradients; /* per-atom virials' -dE/dr_ij of every pair */
     mlff_profile profile;          /* MLFF_LOG=profile */
 };
 
@@ -89,12 +93,13 @@ mlff_status mlff_model_run_subdomain(mlff_model *model, const mlff_subdomain *su
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */
-mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset,
-                                   mlff_element_networks networks, mlff_graph **out, mlff_error *err);
+mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, int form,
+                                   int pair_gradients, mlff_graph **out, mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
- * model->work (made if needed) and renumbers work.species to its graph's
- * elements. */
-mlff_status mlff_model_use_elements(mlff_model *model, mlff_error *err);
+ * model->work (made if needed; with pair_gradients, one whose graph gives
+ * them: MLFF_OUTPUT_PAIR_GRADIENTS) and renumbers work.species to its
+ * graph's elements. */
+mlff_status mlff_model_use_elements(mlff_model *model, int pair_gradients, mlff_error *err);
 /* Device bytes of the weights of the plans other than the active one. */
 size_t mlff_model_parked_bytes(const mlff_model *model);
 void mlff_model_plans_free(mlff_model *model);

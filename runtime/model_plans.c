@@ -13,15 +13,14 @@
  * elements a batch lacks only cost their zeros), down to the plan of every
  * element. MLFF_ELEMENT_PLANS=off runs every batch through that one.
  *
- * A plan also fixes how the element networks run (models/ani.h): stacked,
- * merged or separate, by device and batch size (choose_networks);
- * MLFF_ELEMENT_NETWORKS=stacked|merged|separate forces one.
+ * A plan also fixes the form of its graph, which the model's family chooses
+ * by device and batch size (mlff_model_family.plan_form; ANI: how its
+ * element networks run) from the device's tuning record.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "device_cells.h"
-#include "models/ani.h"
 #include "models/model_file.h"
 #include "context.h"
 
@@ -32,27 +31,61 @@ static int radial_gradients_apart(const mlff_model *m)
     return !m->ctx || !m->ctx->iface->launches_cost;
 }
 
-mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset,
-                                   mlff_element_networks networks, mlff_graph **out, mlff_error *err)
+/* The vectors of each pair list (the PAIR_VECTORS that read it), in the
+ * order of the lists; their count, or -1 when there are too many. */
+static int pair_vector_tensors(const mlff_graph *g, int *vectors, int *lists)
 {
-    const mlff_model_file *mf = m->file;
+    int n = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        if (g->tensors[t].kind != MLFF_TENSOR_INPUT || g->tensors[t].role != MLFF_INPUT_PAIRS)
+            continue;
+        for (int k = 0; k < g->n_nodes; k++)
+            if (g->nodes[k].op == MLFF_OP_PAIR_VECTORS && g->nodes[k].inputs[1] == t) {
+                if (n == MLFF_MAX_GRADIENT_LISTS)
+                    return -1;
+                lists[n] = t;
+                vectors[n++] = g->nodes[k].output;
+                break;
+            }
+    }
+    return n;
+}
+
+/* The reverse pass: forces and the cell's share of the virial,
+ * -dE/d(positions, cells), and with pair_gradients -dE/d(r_ij) of every
+ * pair list's vectors too, in one pass. */
+static void add_gradients(mlff_graph *g, int pair_gradients)
+{
+    int wrt[2 + MLFF_MAX_GRADIENT_LISTS] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)};
+    int grads[2 + MLFF_MAX_GRADIENT_LISTS], lists[MLFF_MAX_GRADIENT_LISTS];
+    const int n_lists = pair_gradients ? pair_vector_tensors(g, wrt + 2, lists) : 0;
+    if (n_lists < 0) {
+        mlff_graph_fail(g, MLFF_ERROR_UNSUPPORTED, "per-atom virials of more than %d pair lists",
+                        MLFF_MAX_GRADIENT_LISTS);
+        return;
+    }
+    if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2 + n_lists, -1.0, grads) != MLFF_OK)
+        return;
+    mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
+    mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
+    for (int l = 0; l < n_lists; l++) {
+        mlff_graph_set_output(g, (mlff_output_role)(MLFF_OUTPUT_PAIR_GRADIENTS + l), grads[2 + l]);
+        g->gradient_pairs[l] = lists[l];
+    }
+}
+
+mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int form,
+                                   int pair_gradients, mlff_graph **out, mlff_error *err)
+{
     *out = NULL;
-    const char *family = mlff_model_file_meta(mf, "family");
-    if (!family || strcmp(family, "ani") != 0)
-        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "model %s: unknown model family '%s'", m->path,
-                         family ? family : "(none)");
     mlff_graph *g = mlff_graph_create();
     if (!g)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
     g->radial_gradients_apart = radial_gradients_apart(m);
-    mlff_status s = mlff_ani_build_graph(mf, subset, networks, g, err);
+    const mlff_graph_request request = {subset, form};
+    mlff_status s = m->family->build_graph(m->file, &request, g, err);
     if (s == MLFF_OK) {
-        /* Forces and the cell's share of the virial, -dE/d(positions, cells), in one reverse pass. */
-        int wrt[2] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)}, grads[2];
-        if (mlff_graph_gradients(g, g->outputs[MLFF_OUTPUT_ENERGY], wrt, 2, -1.0, grads) == MLFF_OK) {
-            mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grads[0]);
-            mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, grads[1]);
-        }
+        add_gradients(g, pair_gradients);
         if (mlff_graph_status(g) != MLFF_OK)
             s = mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
     }
@@ -78,20 +111,20 @@ void mlff_model_plans_free(mlff_model *m)
     m->active = NULL;
 }
 
-/* The plan for a batch of the elements in *set, its element networks run
- * as `networks`: its own; else the slot to make it in (an empty one, else
+/* The plan for a batch of the elements in *set, its graph of the given
+ * form: its own; else the slot to make it in (an empty one, else
  * the least recently used); but when that slot served within the last 2
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */
-static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, mlff_element_networks networks,
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int form, int pair_gradients,
                                     int *found)
 {
     mlff_model_plan *slot = NULL, *holder = NULL;
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        const int same_kind = p->graph && p->networks == networks;
+        const int same_kind = p->graph && p->form == form && p->pair_gradients == pair_gradients;
         if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
         if (same_kind && mlff_element_set_holds(&p->elements, set) &&
@@ -110,38 +143,18 @@ static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, mlff_e
     return slot;
 }
 
-/* How a batch's element networks run (models/ani.h), as measured on an
- * NVIDIA H200 (bench/RESULTS.md, 2026-11-25). Separate networks take about
- * 10 launches an element, stacked ones 10 in all (6 forward, 4 back) and
- * merged ones 6 without gathers and scatters of rows, at n - 1 networks an
- * atom more; stacked and merged pad every element's layers to the widest.
- * - Merged: methane (2 elements) 0.14-0.16 ms on OpenCL, stacked 0.15-0.18;
- *   from 15 atoms of water stacked is as fast or faster on both backends.
- *   So a GPU merges while the extra networks, (n - 1) x atoms, stay within 8.
- * - Stacked against separate: 64 molecules of 5 elements (560 atoms)
- *   1.17-1.22 -> 0.73-0.74 ms on OpenCL, 1.73-1.80 -> 1.16 on Vulkan; the
- *   1536-atom water box 1.04-1.08 -> 0.97-1.01 on OpenCL, as fast on Vulkan;
- *   from 5184 atoms the padded widths cost more (OpenCL 2.07-2.22 -> 2.30-2.43
- *   ms). So GPUs stack up to STACKED_NETWORKS_MOST_ATOMS. On the CPU,
- *   where launches cost nothing, separate networks run (the padding made
- *   the 64 molecules 31.5-31.7 -> 32.8-33.4 ms on 2 cores). */
-#define MERGED_NETWORKS_MOST_EXTRA 8
-#define STACKED_NETWORKS_MOST_ATOMS 2048
-
-static mlff_element_networks choose_networks(const mlff_model *m, const mlff_element_set *set)
+/* The form of the graph for the batch in m->work: the family's choice. */
+static int choose_form(const mlff_model *m, const mlff_element_set *set)
 {
-    if (m->networks != MLFF_ELEMENT_NETWORKS_AUTO)
-        return m->networks;
-    const int64_t atoms = m->work.n_atoms, extra = (mlff_element_set_size(set) - 1) * atoms;
-    if (!m->ctx->iface->is_gpu(m->ctx->backend))
-        return MLFF_ELEMENT_NETWORKS_SEPARATE;
-    return extra <= MERGED_NETWORKS_MOST_EXTRA    ? MLFF_ELEMENT_NETWORKS_MERGED
-           : atoms <= STACKED_NETWORKS_MOST_ATOMS ? MLFF_ELEMENT_NETWORKS_STACKED
-                                                  : MLFF_ELEMENT_NETWORKS_SEPARATE;
+    const mlff_context *ctx = m->ctx;
+    if (!m->family->plan_form)
+        return m->family->default_form;
+    return m->family->plan_form(mlff_element_set_size(set), m->work.n_atoms, ctx->iface->is_gpu(ctx->backend),
+                                &ctx->tuning);
 }
 
-static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set,
-                             mlff_element_networks networks, mlff_error *err)
+static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int form,
+                             int pair_gradients, mlff_error *err)
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
@@ -150,12 +163,13 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
          * (mlff_model_read): made again for this one. */
         mlff_graph_destroy(p->graph);
         p->graph = NULL;
-        s = mlff_model_build_graph(m, &p->elements, p->networks, &p->graph, err);
+        s = mlff_model_build_graph(m, &p->elements, p->form, p->pair_gradients, &p->graph, err);
     }
     if (s == MLFF_OK && !p->graph) {
         p->elements = *set;
-        p->networks = networks;
-        s = mlff_model_build_graph(m, set, networks, &p->graph, err);
+        p->form = form;
+        p->pair_gradients = pair_gradients;
+        s = mlff_model_build_graph(m, set, form, pair_gradients, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)
@@ -170,7 +184,7 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
     return MLFF_OK;
 }
 
-mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
+mlff_status mlff_model_use_elements(mlff_model *m, int pair_gradients, mlff_error *err)
 {
     mlff_batch_work *w = &m->work;
     mlff_element_set set;
@@ -180,13 +194,13 @@ mlff_status mlff_model_use_elements(mlff_model *m, mlff_error *err)
             mlff_element_set_add(&set, e);
     for (int64_t a = 0; a < w->n_atoms; a++)
         mlff_element_set_add(&set, w->species[a]);
-    const mlff_element_networks networks = choose_networks(m, &set);
+    const int form = choose_form(m, &set);
     int found;
-    mlff_model_plan *p = choose_plan(m, &set, networks, &found);
+    mlff_model_plan *p = choose_plan(m, &set, form, pair_gradients, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
-        mlff_status s = make_plan(m, p, &set, networks, err);
+        mlff_status s = make_plan(m, p, &set, form, pair_gradients, err);
         if (s != MLFF_OK)
             return s;
     }

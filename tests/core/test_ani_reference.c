@@ -240,7 +240,7 @@ static void check_network_forms(const char *dir, mlff_precision precision)
             }
             printf("%s networks%s: ", forms[form], chunked ? ", chunks of 4 atoms" : "");
             check_structure(model, &r, precision);
-            CHECK(model->active->networks == (mlff_element_networks)form, "%s: the %s networks ran", r.name,
+            CHECK(model->active->form == form, "%s: the %s networks ran", r.name,
                   forms[form]);
             reference_free(&r);
         }
