@@ -455,10 +455,12 @@ void PairMLFF::compute(int eflag, int vflag)
     int64_t system = -1, at = -1;
     if (st == MLFF_ERROR_BAD_INPUT && mlff_last_error_location(ctx, &system, &at) == MLFF_OK &&
         at >= 0 && at < nall) {
+      // mlff counts this rank's owned atoms, then its ghosts, from 0
       const long long id = atom->tag ? (long long) atom->tag[at] : (long long) at;
-      where = std::string(atom->tag ? " (at atom ID " : " (at atom index ") + std::to_string(id) +
-          (at < nlocal ? "" : ", a ghost") + ", step " + std::to_string((long long) update->ntimestep) +
-          ")";
+      where = std::string(", ") + (atom->tag ? "atom ID " : "atom index ") + std::to_string(id) +
+          (at < nlocal ? "" : " (a ghost)") + " (mlff's atom " + std::to_string((long long) at + 1) +
+          " of this rank's " + std::to_string(nlocal) + " owned and " + std::to_string(nall - nlocal) +
+          " ghost atoms)";
     }
     fail("step " + std::to_string((long long) update->ntimestep) + where, st);
   }
