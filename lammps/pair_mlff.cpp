@@ -12,6 +12,16 @@
  * share (the sum of x (x) F over owned and ghost atoms), so the global
  * virial is mlff's, not LAMMPS's f dot r.
  *
+ * LAMMPS versions: this file builds unchanged against 29 Sep 2021 (Debian
+ * 12) and 4 Feb 2025 (Debian 13) and the releases between; the API that
+ * changed in between and that styles usually guard by version (neighbor
+ * list requests: neighbor->request() and requests[] until 2022,
+ * neighbor->add_request() after) is not used, as no list is requested. The
+ * builds define MLFF_LAMMPS_VERSION (yyyymmdd, from LAMMPS's version):
+ * older than the oldest checked is refused below, and checks that a later
+ * LAMMPS may need go by it; a build without it (a copy in LAMMPS's src/)
+ * is taken to be recent.
+ *
  * This file is part of mlff (MIT licence). It includes LAMMPS's headers and
  * contains none of LAMMPS's code.
  */
@@ -38,6 +48,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
+
+#if defined(MLFF_LAMMPS_VERSION) && MLFF_LAMMPS_VERSION < 20210929
+#error "pair_style mlff needs LAMMPS 29 Sep 2021 or later (centroid virials, utils::logmesg)"
+#endif
 
 #ifdef MLFF_LAMMPS_PLUGIN
 #include "lammpsplugin.h"
@@ -157,6 +171,13 @@ void PairMLFF::fail(const std::string &what, int status)
 
 int PairMLFF::threads_per_rank(int *node_rank) const
 {
+#ifdef MPI_STUBS
+  // a serial LAMMPS (its MPI stubs): one rank
+  *node_rank = 0;
+  const char *omp = std::getenv("OMP_NUM_THREADS");
+  const long n = omp ? std::strtol(omp, nullptr, 10) : 0;
+  return n > 0 ? (int) n : 0;    // 0: every core the process may use
+#else
   MPI_Comm node;
   MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
   int rank = 0, size = 1;
@@ -190,6 +211,7 @@ int PairMLFF::threads_per_rank(int *node_rank) const
   const int cores = CPU_COUNT(&mine);
   const int n = sharing > 0 ? cores / sharing : cores;
   return n > 0 ? n : 1;
+#endif
 }
 
 /* ---------------------------------------------------------------------- */
