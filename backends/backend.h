@@ -251,6 +251,9 @@ typedef struct mlff_backend_iface {
      * (mlff_graph.radial_gradients_apart), and a plan has the AEV make its
      * pair vectors (mlff_exec_node.makes_vectors). */
     int launches_cost;
+    /* Whether it runs the second-order ops and T-blocked forms (core/ops.h,
+     * "Tangents"): the graphs of Hessians. */
+    int second_order;
     void (*memory_limits)(const mlff_backend *be, mlff_memory_limits *limits);
 
     mlff_status (*buffer_alloc)(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err);

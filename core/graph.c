@@ -397,3 +397,11 @@ int mlff_graph_same_rows(const mlff_graph *g, int a, int b)
         return 0;
     return ta->rows_symbol != MLFF_FIXED_ROWS || ta->rows == tb->rows;
 }
+
+int mlff_graph_second_order(const mlff_graph *g)
+{
+    for (int k = 0; k < g->n_nodes; k++)
+        if (mlff_op_of_tangents(g->nodes[k].op) || mlff_op_tangents(g->nodes[k].op, &g->nodes[k].attrs) > 1)
+            return 1;
+    return 0;
+}

@@ -69,7 +69,10 @@ typedef enum mlff_output_role {
      * gradient_pairs[k]) at role PAIR_GRADIENTS + k, for per-atom virials;
      * only in graphs built for them */
     MLFF_OUTPUT_PAIR_GRADIENTS = 3,
-    MLFF_OUTPUT_COUNT = 3 + MLFF_MAX_GRADIENT_LISTS
+    /* [atoms, 3T]: the forces' tangent along the T directions of the
+     * positions' (MLFF_INPUT_TANGENTS), -H V: only in graphs built for it */
+    MLFF_OUTPUT_FORCE_TANGENTS = 3 + MLFF_MAX_GRADIENT_LISTS,
+    MLFF_OUTPUT_COUNT
 } mlff_output_role;
 
 /* Size symbols every graph has. */
@@ -172,6 +175,10 @@ int mlff_graph_add_node(mlff_graph *g, mlff_op op, const int *inputs, int n_inpu
 /* True when tensors a and b have the same row count by construction. */
 int mlff_graph_same_rows(const mlff_graph *g, int a, int b);
 
+/* Whether g has a tangent pass: second-order ops or T-blocked forms
+ * (core/ops.h, "Tangents"). */
+int mlff_graph_second_order(const mlff_graph *g);
+
 /* The node whose output is tensor t, or NULL (inputs, parameters). */
 const mlff_graph_node *mlff_graph_producer(const mlff_graph *g, int t);
 
@@ -201,5 +208,16 @@ int mlff_graph_gradient(mlff_graph *g, int output, int wrt, double seed);
 /* The same for several tensors in one pass: grads[k] for wrt[k]. */
 mlff_status mlff_graph_gradients(mlff_graph *g, int output, const int *wrt, int n_wrt, double seed,
                                  int *grads);
+
+/*
+ * The tangent pass (core/tangent.c): appends to g, for n_tangents
+ * directions, the tangent (T-blocked: core/ops.h, "Tangents") of every
+ * tensor that depends on the seeded ones, given seeds[k], the tangent of
+ * tensor seeded[k] ([rows, T*cols]). result[w] is the tangent of wanted[w]
+ * (zeros where it depends on no seed). Over a reverse pass, the tangent of
+ * a gradient is T Hessian-vector products.
+ */
+mlff_status mlff_graph_tangents(mlff_graph *g, int64_t n_tangents, const int *seeded, const int *seeds, int n_seeds,
+                                const int *wanted, int n_wanted, int *result);
 
 #endif

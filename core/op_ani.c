@@ -132,3 +132,97 @@ int mlff_op_pair_triples(mlff_graph *g, int pairs, int first, int rows_symbol, i
         return -1;
     return mlff_graph_add_node(g, MLFF_OP_PAIR_TRIPLES, in, 2, NULL, MLFF_DTYPE_I32, rows_symbol, rows, 2);
 }
+
+/* ---- tangents (core/ops.h, "Tangents") ---- */
+
+/* The tangent of the radial features of (vec, pairs, species, shifts). */
+static int radial_jvp(mlff_graph *g, int dvec, const int in[4], const mlff_op_attrs *attrs, int64_t n_tangents)
+{
+    const int all[5] = {dvec, in[0], in[1], in[2], in[3]};
+    if (!op_inputs_valid(g, all, 5))
+        return -1;
+    if (!op_require(g, op_tensor(g, dvec)->cols == 3 * n_tangents, MLFF_OP_ANI_RADIAL_JVP, "needs dvec [P, 3T]"))
+        return -1;
+    mlff_op_attrs a = *attrs;
+    a.i[1] = n_tangents;
+    return op_node_like(g, MLFF_OP_ANI_RADIAL_JVP, all, 5, &a, op_tensor(g, in[0])->dtype, in[2],
+                        n_tangents * a.i[0] * op_tensor(g, in[3])->rows);
+}
+
+/* Only the vectors carry tangents (the rest are integers and the model's). */
+static int only_vectors(mlff_graph *g, const mlff_graph_node *n, const int *dx, int first, int second)
+{
+    for (int j = 0; j < n->n_inputs; j++)
+        if (dx[j] >= 0 && j != first && j != second)
+            return op_require(g, 0, n->op, "tangents of the features' constants are not supported");
+    return 1;
+}
+
+OP_JVP(mlff_jvp_ani_radial)
+{
+    const mlff_graph_node n = op_node(g, node);
+    if (!only_vectors(g, &n, dx, 0, -1))
+        return -1;
+    return radial_jvp(g, dx[0], n.inputs, &n.attrs, n_tangents);
+}
+
+OP_JVP(mlff_jvp_ani_radial_vjp)
+{
+    const mlff_graph_node n = op_node(g, node);
+    if (!only_vectors(g, &n, dx, 0, 1))
+        return -1;
+    const int in[7] = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3], n.inputs[4],
+                       op_tangent_or_zero(g, dx[1], n.inputs[1], n_tangents), dx[0]};
+    const int n_in = dx[0] >= 0 ? 7 : 6;
+    if (!op_inputs_valid(g, in, n_in))
+        return -1;
+    mlff_op_attrs a = n.attrs;
+    a.i[1] = n_tangents;
+    return op_node_like(g, MLFF_OP_ANI_RADIAL_VJP_JVP, in, n_in, &a, op_tensor(g, n.inputs[0])->dtype, n.inputs[1],
+                        3 * n_tangents);
+}
+
+/* The AEV's tangent: the angular features' (and the radial features', before them in each block). */
+OP_JVP(mlff_jvp_ani_angular)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const int radial_vec = mlff_angular_has_radial(n.n_inputs) ? mlff_angular_radial_input(0) : -1;
+    if (!only_vectors(g, &n, dx, 0, radial_vec))
+        return -1;
+    const int in[7] = {op_tangent_or_zero(g, dx[0], n.inputs[0], n_tangents), n.inputs[0], n.inputs[1], n.inputs[2],
+                       n.inputs[3], n.inputs[4], n.inputs[5]};
+    if (!op_inputs_valid(g, in, 7))
+        return -1;
+    mlff_op_attrs a = n.attrs;
+    a.f[3] = a.f[4] = 0;
+    a.i[2] = n_tangents;
+    const int64_t angular_cols = a.i[0] * (a.i[0] + 1) / 2 * op_tensor(g, n.inputs[4])->rows *
+                                 op_tensor(g, n.inputs[5])->rows;
+    const int angular = op_node_like(g, MLFF_OP_ANI_ANGULAR_JVP, in, 7, &a, op_tensor(g, n.inputs[0])->dtype,
+                                     n.inputs[3], n_tangents * angular_cols);
+    if (radial_vec < 0)
+        return angular;
+    int radial_in[4];
+    for (int k = 0; k < 4; k++)
+        radial_in[k] = n.inputs[mlff_angular_radial_input(k)];
+    const mlff_op_attrs r = mlff_angular_radial_attrs(&n.attrs);
+    const int radial = radial_jvp(g, op_tangent_or_zero(g, dx[radial_vec], radial_in[0], n_tangents), radial_in, &r,
+                                  n_tangents);
+    return mlff_op_concat_blocks(g, radial, angular, n_tangents);
+}
+
+OP_JVP(mlff_jvp_ani_angular_vjp)
+{
+    const mlff_graph_node n = op_node(g, node);
+    if (!only_vectors(g, &n, dx, 0, 1))
+        return -1;
+    const int in[9] = {n.inputs[0], n.inputs[1], n.inputs[2], n.inputs[3], n.inputs[4], n.inputs[5], n.inputs[6],
+                       op_tangent_or_zero(g, dx[1], n.inputs[1], n_tangents), dx[0]};
+    const int n_in = dx[0] >= 0 ? 9 : 8;
+    if (!op_inputs_valid(g, in, n_in))
+        return -1;
+    mlff_op_attrs a = n.attrs;
+    a.i[2] = n_tangents;
+    return op_node_like(g, MLFF_OP_ANI_ANGULAR_VJP_JVP, in, n_in, &a, op_tensor(g, n.inputs[0])->dtype, n.inputs[1],
+                        3 * n_tangents);
+}

@@ -131,3 +131,131 @@ int mlff_op_broadcast_cols(mlff_graph *g, int x, int64_t cols, int64_t filled, d
     mlff_op_attrs a = {.f = {factor}, .i = {filled}};
     return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, cols);
 }
+
+/* ---- T-blocked forms and the tangents of the ops above (core/ops.h, "Tangents") ---- */
+
+int op_zero_tangent(mlff_graph *g, int t, int64_t n_tangents)
+{
+    const mlff_graph_tensor *x = op_tensor(g, t);
+    return mlff_op_fill(g, x->rows_symbol, x->rows, n_tangents * x->cols, x->dtype, 0.0);
+}
+
+int op_add_tangents(mlff_graph *g, int a, int b)
+{
+    return a < 0 ? b : b < 0 ? a : mlff_op_add(g, a, b);
+}
+
+OP_JVP(mlff_jvp_add)
+{
+    (void)node;
+    (void)n_tangents;
+    return op_add_tangents(g, dx[0], dx[1]);
+}
+
+OP_JVP(mlff_jvp_scale)
+{
+    (void)n_tangents;
+    return mlff_op_scale(g, dx[0], op_node(g, node).attrs.f[0]);
+}
+
+int mlff_op_mul_blocks(mlff_graph *g, int x, int y, int64_t n_tangents)
+{
+    int in[2] = {x, y};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
+    if (!op_require(g, a->dtype == b->dtype && (b->cols * n_tangents == a->cols || b->cols == 1) &&
+                           mlff_graph_same_rows(g, x, y),
+                    MLFF_OP_MUL, "needs a T-blocked operand and one block"))
+        return -1;
+    const mlff_op_attrs attrs = {.i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_MUL, in, 2, &attrs, a->dtype, x, a->cols);
+}
+
+/* d(a b) = da b + a db; a broadcast column's tangent is spread first. */
+OP_JVP(mlff_jvp_mul)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const int a = n.inputs[0], b = n.inputs[1];
+    const int64_t cols = op_tensor(g, a)->cols;
+    int db = dx[1];
+    if (db >= 0 && op_tensor(g, b)->cols != cols)
+        db = mlff_op_broadcast_blocks(g, db, cols, cols, 1.0, n_tangents);
+    return op_add_tangents(g, dx[0] >= 0 ? mlff_op_mul_blocks(g, dx[0], b, n_tangents) : -1,
+                           db >= 0 ? mlff_op_mul_blocks(g, db, a, n_tangents) : -1);
+}
+
+int mlff_op_concat_blocks(mlff_graph *g, int x, int y, int64_t n_tangents)
+{
+    int in[2] = {x, y};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
+    if (!op_require(g, a->dtype == b->dtype && mlff_graph_same_rows(g, x, y) && a->cols % n_tangents == 0 &&
+                           b->cols % n_tangents == 0,
+                    MLFF_OP_CONCAT_COLS, "operands differ in rows or dtype, or are not T-blocked"))
+        return -1;
+    const mlff_op_attrs attrs = {.i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_CONCAT_COLS, in, 2, &attrs, a->dtype, x, a->cols + b->cols);
+}
+
+OP_JVP(mlff_jvp_concat_cols)
+{
+    const mlff_graph_node n = op_node(g, node);
+    return mlff_op_concat_blocks(g, op_tangent_or_zero(g, dx[0], n.inputs[0], n_tangents),
+                                 op_tangent_or_zero(g, dx[1], n.inputs[1], n_tangents), n_tangents);
+}
+
+int mlff_op_slice_blocks(mlff_graph *g, int x, int64_t start, int64_t count, int64_t n_tangents)
+{
+    if (!op_inputs_valid(g, &x, 1))
+        return -1;
+    const mlff_graph_tensor *t = op_tensor(g, x);
+    const int64_t cols = t->cols / n_tangents;
+    if (!op_require(g, t->cols % n_tangents == 0 && start >= 0 && count > 0 && start + count <= cols,
+                    MLFF_OP_SLICE_COLS, "columns out of range"))
+        return -1;
+    const mlff_op_attrs a = {.i = {start, count, n_tangents}};
+    return op_node_like(g, MLFF_OP_SLICE_COLS, &x, 1, &a, t->dtype, x, n_tangents * count);
+}
+
+OP_JVP(mlff_jvp_slice_cols)
+{
+    const mlff_graph_node n = op_node(g, node);
+    return mlff_op_slice_blocks(g, dx[0], n.attrs.i[0], n.attrs.i[1], n_tangents);
+}
+
+int mlff_op_sum_first_cols_blocks(mlff_graph *g, int x, int64_t count, double factor, int64_t n_tangents)
+{
+    if (!op_inputs_valid(g, &x, 1))
+        return -1;
+    const mlff_graph_tensor *t = op_tensor(g, x);
+    if (!op_require(g, t->cols % n_tangents == 0 && count > 0 && count <= t->cols / n_tangents, MLFF_OP_SUM_COLS,
+                    "bad column count"))
+        return -1;
+    const mlff_op_attrs a = {.f = {factor}, .i = {count, n_tangents}};
+    return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, t->dtype, x, n_tangents);
+}
+
+OP_JVP(mlff_jvp_sum_cols)
+{
+    const mlff_graph_node n = op_node(g, node);
+    return mlff_op_sum_first_cols_blocks(g, dx[0], n.attrs.i[0], n.attrs.f[0], n_tangents);
+}
+
+int mlff_op_broadcast_blocks(mlff_graph *g, int x, int64_t cols, int64_t filled, double factor, int64_t n_tangents)
+{
+    if (!op_inputs_valid(g, &x, 1))
+        return -1;
+    if (!op_require(g, op_tensor(g, x)->cols == n_tangents && cols > 0 && filled > 0 && filled <= cols,
+                    MLFF_OP_BROADCAST_COLS, "needs one input column a direction"))
+        return -1;
+    const mlff_op_attrs a = {.f = {factor}, .i = {filled, n_tangents}};
+    return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, n_tangents * cols);
+}
+
+OP_JVP(mlff_jvp_broadcast_cols)
+{
+    const mlff_graph_node n = op_node(g, node);
+    return mlff_op_broadcast_blocks(g, dx[0], op_tensor(g, n.output)->cols, n.attrs.i[0], n.attrs.f[0], n_tangents);
+}

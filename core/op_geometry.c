@@ -74,7 +74,7 @@ int mlff_op_pair_vectors_vjp(mlff_graph *g, int gvec, int pairs, int positions_l
     if (!op_inputs_valid(g, in, 3))
         return -1;
     return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, in, 2, NULL, op_tensor(g, gvec)->dtype,
-                        positions_like, 3);
+                        positions_like, op_tensor(g, gvec)->cols);
 }
 
 /* The node of a pair_vectors_vjp of one list that made t, or NULL. */
@@ -166,4 +166,159 @@ int mlff_op_cosine_cutoff_vjp(mlff_graph *g, int gy, int d, double rc)
     mlff_op_attrs a = {.f = {rc}};
     return op_node_like(g, MLFF_OP_COSINE_CUTOFF_VJP, in, 2, &a, op_tensor(g, gy)->dtype, gy,
                         op_tensor(g, gy)->cols);
+}
+
+/* ---- tangents (core/ops.h, "Tangents") ---- */
+
+int mlff_op_row_differences(mlff_graph *g, int x, int pairs)
+{
+    int in[2] = {x, pairs};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    const mlff_graph_tensor *p = op_tensor(g, pairs);
+    if (!op_require(g, p->cols == 2 && p->dtype == MLFF_DTYPE_I32 && op_tensor(g, x)->dtype != MLFF_DTYPE_I32,
+                    MLFF_OP_ROW_DIFFERENCES, "needs real rows and pairs [P, 2]"))
+        return -1;
+    return op_node_like(g, MLFF_OP_ROW_DIFFERENCES, in, 2, NULL, op_tensor(g, x)->dtype, pairs,
+                        op_tensor(g, x)->cols);
+}
+
+OP_VJP(mlff_vjp_row_differences)
+{
+    const mlff_graph_node n = op_node(g, node);
+    grads[0] = mlff_op_pair_vectors_vjp(g, gy, n.inputs[1], n.inputs[0]);
+}
+
+OP_JVP(mlff_jvp_row_differences)
+{
+    (void)n_tangents;
+    return mlff_op_row_differences(g, dx[0], op_node(g, node).inputs[1]);
+}
+
+/* The shifts n . cell of T-blocked cells: [P, 3T]. */
+static int shifts_of_cells(mlff_graph *g, int images, int dcells, int pairs, int system, int64_t n_tangents)
+{
+    const int in[4] = {images, dcells, pairs, system};
+    if (!op_inputs_valid(g, in, 4))
+        return -1;
+    const mlff_op_attrs a = {.i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_PAIR_SHIFTS, in, 4, &a, op_tensor(g, dcells)->dtype, images, 3 * n_tangents);
+}
+
+/* The vectors move with the positions, and with the shifts: given as a
+ * tensor, or made from the images and the cells (a strain's tangent). */
+OP_JVP(mlff_jvp_pair_vectors)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const int moved = dx[0] >= 0 ? mlff_op_row_differences(g, dx[0], n.inputs[1]) : -1;
+    if (n.n_inputs == 3)
+        return op_add_tangents(g, moved, dx[2]);
+    const int strained =
+        dx[3] >= 0 ? shifts_of_cells(g, n.inputs[2], dx[3], n.inputs[1], n.inputs[4], n_tangents) : -1;
+    return op_add_tangents(g, moved, strained);
+}
+
+/* Linear in the pair gradients; each list's tangent, zeros where it has
+ * none. Where the sum makes the radial features' gradients of its second
+ * list (inputs g, pairs, gy, pairs2, vec2, species, shifts2), their tangent
+ * is ANI_RADIAL_VJP's. */
+OP_JVP(mlff_jvp_pair_vectors_vjp)
+{
+    const mlff_graph_node n = op_node(g, node);
+    int in[4] = {op_tangent_or_zero(g, dx[0], n.inputs[0], n_tangents), n.inputs[1]};
+    if (mlff_pair_vjp_has_radial(n.n_inputs)) {
+        const int radial[7] = {n.inputs[2], n.inputs[4], n.inputs[3], n.inputs[5], n.inputs[6],
+                               op_tangent_or_zero(g, dx[4], n.inputs[4], n_tangents), dx[2]};
+        const int n_radial = dx[2] >= 0 ? 7 : 6;
+        if (!op_inputs_valid(g, radial, n_radial))
+            return -1;
+        mlff_op_attrs a = n.attrs;
+        a.i[1] = n_tangents;
+        in[2] = op_node_like(g, MLFF_OP_ANI_RADIAL_VJP_JVP, radial, n_radial, &a, op_tensor(g, n.inputs[4])->dtype,
+                             n.inputs[4], 3 * n_tangents);
+        in[3] = n.inputs[3];
+        if (!op_inputs_valid(g, in, 4))
+            return -1;
+        return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, in, 4, NULL, op_tensor(g, in[0])->dtype, n.output,
+                            n_tangents * 3);
+    }
+    if (n.n_inputs == 4) {
+        in[2] = op_tangent_or_zero(g, dx[2], n.inputs[2], n_tangents);
+        in[3] = n.inputs[3];
+    }
+    if (!op_inputs_valid(g, in, n.n_inputs))
+        return -1;
+    return op_node_like(g, MLFF_OP_PAIR_VECTORS_VJP, in, n.n_inputs, NULL, op_tensor(g, in[0])->dtype, n.output,
+                        n_tangents * 3);
+}
+
+/* Linear in the cells. */
+OP_JVP(mlff_jvp_pair_shifts)
+{
+    const mlff_graph_node n = op_node(g, node);
+    return shifts_of_cells(g, n.inputs[0], dx[1], n.inputs[2], n.inputs[3], n_tangents);
+}
+
+OP_JVP(mlff_jvp_pair_shifts_vjp)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const int in[3] = {dx[0], n.inputs[1], n.inputs[2]};
+    if (!op_inputs_valid(g, in, 3))
+        return -1;
+    const mlff_op_attrs a = {.i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_PAIR_SHIFTS_VJP, in, 3, &a, op_tensor(g, dx[0])->dtype, n.output, 9 * n_tangents);
+}
+
+OP_JVP(mlff_jvp_norm3)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const int in[2] = {dx[0], n.inputs[0]};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    const mlff_op_attrs a = {.i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_NORM3_JVP, in, 2, &a, op_tensor(g, n.inputs[0])->dtype, n.inputs[0], n_tangents);
+}
+
+OP_JVP(mlff_jvp_norm3_vjp)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const int in[4] = {n.inputs[0], n.inputs[1], op_tangent_or_zero(g, dx[1], n.inputs[1], n_tangents), dx[0]};
+    const int n_in = dx[0] >= 0 ? 4 : 3;
+    if (!op_inputs_valid(g, in, n_in))
+        return -1;
+    const mlff_op_attrs a = {.i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_NORM3_VJP_JVP, in, n_in, &a, op_tensor(g, n.inputs[1])->dtype, n.inputs[1],
+                        3 * n_tangents);
+}
+
+int mlff_op_cosine_cutoff_vjp_blocks(mlff_graph *g, int gy, int d, double rc, int64_t n_tangents)
+{
+    int in[2] = {gy, d};
+    if (!op_inputs_valid(g, in, 2))
+        return -1;
+    if (!op_require(g, op_tensor(g, gy)->cols == n_tangents * op_tensor(g, d)->cols, MLFF_OP_COSINE_CUTOFF_VJP,
+                    "needs a T-blocked gy and d of one block"))
+        return -1;
+    const mlff_op_attrs a = {.f = {rc}, .i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_COSINE_CUTOFF_VJP, in, 2, &a, op_tensor(g, gy)->dtype, gy, op_tensor(g, gy)->cols);
+}
+
+OP_JVP(mlff_jvp_cosine_cutoff)
+{
+    const mlff_graph_node n = op_node(g, node);
+    return mlff_op_cosine_cutoff_vjp_blocks(g, dx[0], n.inputs[0], n.attrs.f[0], n_tangents);
+}
+
+OP_JVP(mlff_jvp_cosine_cutoff_vjp)
+{
+    const mlff_graph_node n = op_node(g, node);
+    if (dx[1] < 0)
+        return mlff_op_cosine_cutoff_vjp_blocks(g, dx[0], n.inputs[1], n.attrs.f[0], n_tangents);
+    const int in[4] = {n.inputs[0], n.inputs[1], dx[1], dx[0]};
+    const int n_in = dx[0] >= 0 ? 4 : 3;
+    if (!op_inputs_valid(g, in, n_in))
+        return -1;
+    const mlff_op_attrs a = {.f = {n.attrs.f[0]}, .i = {n_tangents}};
+    return op_node_like(g, MLFF_OP_COSINE_CUTOFF_VJP_JVP, in, n_in, &a, op_tensor(g, n.inputs[0])->dtype, n.inputs[0],
+                        op_tensor(g, dx[1])->cols);
 }

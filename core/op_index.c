@@ -92,3 +92,44 @@ OP_VJP(mlff_vjp_scatter_add_rows)
     grads[0] = mlff_op_mul(g, spread, n.inputs[2]);
     grads[2] = mlff_op_mul(g, spread, n.inputs[0]);
 }
+
+/* ---- tangents (core/ops.h, "Tangents") ---- */
+
+OP_JVP(mlff_jvp_gather_rows)
+{
+    const mlff_graph_node n = op_node(g, node);
+    (void)n_tangents;
+    return mlff_op_gather_rows(g, dx[0], n.inputs[1], op_tensor(g, n.output)->dtype);
+}
+
+/* Row sums of a T-blocked x, each block reduced as the op reduces x: out [n, T]. */
+static int row_sums_blocks(mlff_graph *g, const mlff_graph_node *n, int x, int w, int64_t n_tangents)
+{
+    const int in[3] = {x, n->inputs[1], w};
+    const int n_in = w >= 0 ? 3 : 2;
+    if (!op_inputs_valid(g, in, n_in))
+        return -1;
+    const mlff_graph_tensor *out = op_tensor(g, n->output);
+    mlff_op_attrs a = n->attrs;
+    a.i[2] = n_tangents;
+    return mlff_graph_add_node(g, MLFF_OP_SCATTER_ADD_ROWS, in, n_in, &a, out->dtype, out->rows_symbol, out->rows,
+                               n_tangents);
+}
+
+/* Linear in x; with row sums also in the weights: d(sum x w) = sum dx w + sum x dw. */
+OP_JVP(mlff_jvp_scatter_add_rows)
+{
+    const mlff_graph_node n = op_node(g, node);
+    const mlff_graph_tensor *out = op_tensor(g, n.output);
+    if (!n.attrs.i[1]) {
+        const int in[2] = {dx[0], n.inputs[1]};
+        if (!op_inputs_valid(g, in, 2))
+            return -1;
+        return mlff_graph_add_node(g, MLFF_OP_SCATTER_ADD_ROWS, in, 2, &n.attrs, out->dtype, out->rows_symbol,
+                                   out->rows, op_tensor(g, dx[0])->cols);
+    }
+    const int w = n.n_inputs == 3 ? n.inputs[2] : -1;
+    const int dw = n.n_inputs == 3 ? dx[2] : -1;
+    return op_add_tangents(g, dx[0] >= 0 ? row_sums_blocks(g, &n, dx[0], w, n_tangents) : -1,
+                           dw >= 0 ? row_sums_blocks(g, &n, dw, n.inputs[0], n_tangents) : -1);
+}

@@ -26,6 +26,47 @@ static inline mlff_graph_node op_node(const mlff_graph *g, int n)
 }
 
 #define OP_VJP(name) void name(mlff_graph *g, int node, int gy, int grads[MLFF_MAX_OP_INPUTS])
+#define OP_JVP(name) int name(mlff_graph *g, int node, const int dx[MLFF_MAX_OP_INPUTS], int64_t n_tangents)
+
+/* Zeros shaped like the T-blocked tangent of tensor t: where a JVP needs
+ * the tangent of an input that has none. */
+int op_zero_tangent(mlff_graph *g, int t, int64_t n_tangents);
+/* Tangent dx or zeros: an operand that must be there. */
+static inline int op_tangent_or_zero(mlff_graph *g, int dx, int t, int64_t n_tangents)
+{
+    return dx >= 0 ? dx : op_zero_tangent(g, t, n_tangents);
+}
+/* a + b of two optional tangents (-1: none); -1 when neither. */
+int op_add_tangents(mlff_graph *g, int a, int b);
+
+OP_JVP(mlff_jvp_add);
+OP_JVP(mlff_jvp_scale);
+OP_JVP(mlff_jvp_mul);
+OP_JVP(mlff_jvp_concat_cols);
+OP_JVP(mlff_jvp_slice_cols);
+OP_JVP(mlff_jvp_gather_rows);
+OP_JVP(mlff_jvp_scatter_add_rows);
+OP_JVP(mlff_jvp_sum_cols);
+OP_JVP(mlff_jvp_broadcast_cols);
+OP_JVP(mlff_jvp_linear);
+OP_JVP(mlff_jvp_linear_vjp);
+OP_JVP(mlff_jvp_celu);
+OP_JVP(mlff_jvp_celu_vjp);
+OP_JVP(mlff_jvp_celu_mlp);
+OP_JVP(mlff_jvp_celu_mlp_vjp);
+OP_JVP(mlff_jvp_pair_vectors);
+OP_JVP(mlff_jvp_pair_vectors_vjp);
+OP_JVP(mlff_jvp_pair_shifts);
+OP_JVP(mlff_jvp_pair_shifts_vjp);
+OP_JVP(mlff_jvp_norm3);
+OP_JVP(mlff_jvp_norm3_vjp);
+OP_JVP(mlff_jvp_cosine_cutoff);
+OP_JVP(mlff_jvp_cosine_cutoff_vjp);
+OP_JVP(mlff_jvp_ani_radial);
+OP_JVP(mlff_jvp_ani_radial_vjp);
+OP_JVP(mlff_jvp_ani_angular);
+OP_JVP(mlff_jvp_ani_angular_vjp);
+OP_JVP(mlff_jvp_row_differences);
 OP_VJP(mlff_vjp_add);
 OP_VJP(mlff_vjp_scale);
 OP_VJP(mlff_vjp_mul);
@@ -42,5 +83,6 @@ OP_VJP(mlff_vjp_norm3);
 OP_VJP(mlff_vjp_cosine_cutoff);
 OP_VJP(mlff_vjp_ani_radial);
 OP_VJP(mlff_vjp_ani_angular);
+OP_VJP(mlff_vjp_row_differences);
 
 #endif

@@ -9,6 +9,15 @@
  * pass (core/autodiff.c) calls; it is expressed with other ops, often a
  * dedicated backward op (marked "backward" below, no VJP of its own).
  * Integer and parameter inputs get no gradient.
+ *
+ * Tangents (second order). Every op that is differentiable, backward ops
+ * included, has a Jacobian-vector product that the tangent pass
+ * (core/tangent.c) calls: with the reverse pass before it, forward mode
+ * over reverse gives Hessian-vector products. A tangent of a tensor
+ * [n, cols] holds T directions side by side, [n, T*cols], direction t in
+ * columns t*cols .. t*cols + cols - 1 ("T-blocked"). Ops take tangents
+ * through an attribute T (1 or 0: none) where said below ("T:"), or are the
+ * second-order ops at the end of the list (marked "tangent").
  */
 #ifndef MLFF_CORE_OPS_H
 #define MLFF_CORE_OPS_H
@@ -40,11 +49,12 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(ADD, "add")                                                                                 \
     /* out = f[0] * x. */                                                                         \
     X(SCALE, "scale")                                                                             \
-    /* out = a * b; b is [n, cols] or [n, 1] (broadcast along the row). */                        \
+    /* out = a * b; b is [n, cols] or [n, 1] (broadcast along the row). T: i[0], a T-blocked     \
+     * and b one block, [n, cols / T] or [n, 1], applied to each. */                             \
     X(MUL, "mul")                                                                                 \
-    /* out [n, ka + kb] = [a | b]. */                                                             \
+    /* out [n, ka + kb] = [a | b]. T: i[0], each block of out [a's block | b's block]. */          \
     X(CONCAT_COLS, "concat_cols")                                                                 \
-    /* backward. out [n, i[1]] = x[:, i[0] : i[0] + i[1]]. */                                     \
+    /* backward. out [n, i[1]] = x[:, i[0] : i[0] + i[1]]. T: i[2], the columns of each block. */   \
     X(SLICE_COLS, "slice_cols")                                                                   \
     /* out [m, k] = x[idx[r], :]; out dtype may differ from x's (converted). */                   \
     X(GATHER_ROWS, "gather_rows")                                                                 \
@@ -52,48 +62,56 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
      * out dtype may be wider than x's (F64 sums of REAL). Deterministic order. i[0] = 1: few     \
      * rows, each the sum of many (per-system sums; GPUs reduce each entry in a work-group).     \
      * i[1] > 0: inputs (x, idx [, w shaped like x]), each row first reduced to f[0] times the    \
-     * sum of its first i[1] columns (times w); out [n, 1]. */                                    \
+     * sum of its first i[1] columns (times w); out [n, 1]. T (row sums): i[2], x T-blocked, w    \
+     * one block, out [n, T]. */                                                                 \
     X(SCATTER_ADD_ROWS, "scatter_add_rows")                                                       \
-    /* out [n, 1] = f[0] * sum of x[:, c] for c < i[0] (i[0] = cols: every column). */           \
+    /* out [n, 1] = f[0] * sum of x[:, c] for c < i[0] (i[0] = cols: every column). T: i[1],       \
+     * each block summed, out [n, T]. */                                                          \
     X(SUM_COLS, "sum_cols")                                                                       \
-    /* backward. out [n, cols] = f[0] * x[:, 0] in columns c < i[0], 0 in the others. */         \
+    /* backward. out [n, cols] = f[0] * x[:, 0] in columns c < i[0], 0 in the others. T: i[1],    \
+     * x [n, T], out [n, T*cols] block t from x[:, t]. */                                          \
     X(BROADCAST_COLS, "broadcast_cols")                                                           \
     /* Grouped dense layer, i[0] = G groups: x [n, G*in], W [G*out, in], b [G*out, 1];           \
      * out[r, g*out + o] = b[g*out + o] + sum_c W[g*out + o, c] * x[r, g*in + c].                 \
      * G = 1 is an ordinary layer; G = ensemble members runs them side by side.                   \
      * Stacked (i[1] = E > 1 stacks; see "Stacks" below): W [E*G*out, in], b [E*G*out, 1], a    \
-     * last input starts; the rows of run e use W's rows (e*G + g)*out + o and b's. */            \
+     * last input starts; the rows of run e use W's rows (e*G + g)*out + o and b's.               \
+     * T: i[2], x T-blocked (n*T rows of one block each, as the plan hands it to a backend; with  \
+     * stacks, run e's rows are starts[e]*T .. starts[e+1]*T - 1), b added to each. */            \
     X(LINEAR, "linear")                                                                           \
     /* backward. inputs (gy [n, G*out], W[, starts]); out [n, G*in] = gy times W per group         \
-     * (and per run, as the forward op). */                                                       \
+     * (and per run, as the forward op). T: i[2], as LINEAR's. */                                 \
     X(LINEAR_VJP, "linear_vjp")                                                                   \
     /* CELU, f[0] = alpha: x > 0 ? x : alpha * (exp(x / alpha) - 1). */                           \
     X(CELU, "celu")                                                                               \
     /* backward. inputs (gy, y) with y = celu(x), the forward OUTPUT: the derivative is       \
      * 1 where y > 0, else exp(x / alpha) = y / alpha + 1; f[0] = alpha. (Taking y rather       \
-     * than x leaves x with one reader, so a dense layer and its CELU can run as one.) */      \
+     * than x leaves x with one reader, so a dense layer and its CELU can run as one.)          \
+     * T: i[0], gy T-blocked and y one block. */                                                  \
     X(CELU_VJP, "celu_vjp")                                                                       \
     /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]), or (positions, pairs, and        \
      * pair_shifts' images, cells and system); out [P, 3] = pos[j] - pos[i] + shift for pair   \
      * (i, j), the shift made in the same pass in the second form. */                            \
     X(PAIR_VECTORS, "pair_vectors")                                                               \
-    /* backward. inputs (g [P, 3], pairs [P, 2]), or two such couples (two lists, summed: the     \
+    /* backward. inputs (g [P, k], pairs [P, 2]), or two such couples (two lists, summed: the     \
      * reverse pass merges them, mlff_op_sum_gradients); out [A, 3] rows: + g at j, - g at i.    \
      * Or (g, pairs, gy, pairs2, vec2, species, shifts2) with ANI_RADIAL_VJP's attributes: the   \
      * second list's g is ANI_RADIAL_VJP(gy, vec2, pairs2, species, shifts2), made here for    \
      * each side of a pair (the radial features' gradient costs no launch of its own).          \
+     * k = 3, or any k (a T-blocked tangent) in the forms without the radial features.            \
      */                                                                                           \
     X(PAIR_VECTORS_VJP, "pair_vectors_vjp")                                                       \
     /* Periodic image shifts. inputs (images [P, 1] I32, cells [S, 9], pairs [P, 2],              \
      * system [A, 1]); images[p] packs the pair's integer image offsets n (mlff_image_pack);       \
      * out [P, 3] = n . cell of the system of pair p's first atom, i.e.                           \
-     * out[p, b] = sum_a n_a * cells[s, 3a + b] (cell rows are lattice vectors). */               \
+     * out[p, b] = sum_a n_a * cells[s, 3a + b] (cell rows are lattice vectors). T: i[0], cells   \
+     * [S, 9T] and out [P, 3T], the shifts of each block. */                                      \
     X(PAIR_SHIFTS, "pair_shifts")                                                                 \
     /* backward, per atom. inputs (g [P, 3], images, pairs); out [A, 9] (rows of the forward's   \
      * system input): out[i, 3a + b] = sum over the pairs centred on i of n_a * g[p, b]. Their  \
      * sums per system are the gradient with respect to the cells (the reverse pass adds a      \
      * few-rows scatter; a sum per system straight from the pairs left one work-group with a    \
-     * million pairs). */                                                                        \
+     * million pairs). T: i[0], g [P, 3T], out [A, 9T]. */                                         \
     X(PAIR_SHIFTS_VJP, "pair_shifts_vjp")                                                         \
     /* out [P, 1] = |v| for v [P, 3]. */                                                          \
     X(NORM3, "norm3")                                                                             \
@@ -101,7 +119,7 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(NORM3_VJP, "norm3_vjp")                                                                     \
     /* Cosine cutoff, f[0] = rc: d < rc ? 0.5 cos(pi d / rc) + 0.5 : 0, elementwise. */           \
     X(COSINE_CUTOFF, "cosine_cutoff")                                                             \
-    /* backward. inputs (gy, d): gy * d fc / dd. */                                               \
+    /* backward. inputs (gy, d): gy * d fc / dd. T: i[0], gy T-blocked, d one block. */           \
     X(COSINE_CUTOFF_VJP, "cosine_cutoff_vjp")                                                     \
     /* ANI radial AEV. inputs (vec [P, 3], pairs [P, 2], species [A, 1], shifts [R, 1]);          \
      * f[0] = eta, f[1] = rc, i[0] = S species. out [A, S*R], for each pair (i, j) with           \
@@ -149,7 +167,37 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
      * block counts; CELU's derivative from y: 1 where h > 0, else h / alpha + 1). gy may be     \
      * the result block's alone, [n, G*wk], when the hidden blocks have none (the members'      \
      * mean above). */                                                                           \
-    X(CELU_MLP_VJP, "celu_mlp_vjp")
+    X(CELU_MLP_VJP, "celu_mlp_vjp")                                                               \
+    /* tangent. inputs (x [A, k], pairs [P, 2]); out [P, k] = x[j] - x[i] for pair (i, j): pair   \
+     * vectors' tangent. Its VJP is PAIR_VECTORS_VJP. */                                          \
+    X(ROW_DIFFERENCES, "row_differences")                                                         \
+    /* tangent. inputs (gy [n, c], y [n, c], dy [n, T*c][, dgy [n, T*c]]), f[0] = alpha,          \
+     * i[0] = T: the tangent of CELU_VJP(gy, y): dgy * celu' + gy * celu'' dx, where celu'' dx    \
+     * is dy / alpha where y < 0, else 0 (dy = celu' dx). */                                      \
+    X(CELU_VJP_JVP, "celu_vjp_jvp")                                                               \
+    /* tangent. inputs (dv [P, 3T], v [P, 3]); out [P, T] = v . dv_t / |v| (0 at v = 0). */       \
+    X(NORM3_JVP, "norm3_jvp")                                                                     \
+    /* tangent. inputs (gy [P, 1], v [P, 3], dv [P, 3T][, dgy [P, T]]); out [P, 3T], the tangent  \
+     * of NORM3_VJP: dgy_t v / |v| + gy (dv_t / |v| - v (v . dv_t) / |v|^3). */                   \
+    X(NORM3_VJP_JVP, "norm3_vjp_jvp")                                                             \
+    /* tangent. inputs (gy, d, dd [n, T*c][, dgy [n, T*c]]), f[0] = rc, i[0] = T: the tangent of  \
+     * COSINE_CUTOFF_VJP, dgy fc'(d) + gy fc''(d) dd. */                                          \
+    X(COSINE_CUTOFF_VJP_JVP, "cosine_cutoff_vjp_jvp")                                             \
+    /* tangent. inputs (dvec [P, 3T], vec, pairs, species, shifts), ANI_RADIAL's attributes and   \
+     * i[1] = T; out [A, T*S*R]: the radial features' tangent. */                                 \
+    X(ANI_RADIAL_JVP, "ani_radial_jvp")                                                           \
+    /* tangent. inputs (g, vec, pairs, species, shifts, dvec [P, 3T][, dg [A, T*cols(g)]]),       \
+     * ANI_RADIAL_VJP's attributes and i[1] = T; out [P, 3T]: the tangent of ANI_RADIAL_VJP       \
+     * (the first S*R columns of each of dg's blocks, as of g). */                                \
+    X(ANI_RADIAL_VJP_JVP, "ani_radial_vjp_jvp")                                                   \
+    /* tangent. inputs (dvec [P, 3T], vec, pairs, triples, species, shift_theta, shift_r),        \
+     * ANI_ANGULAR's attributes (without the radial features) and i[2] = T; out                   \
+     * [A, T*S(S+1)/2*Ra*Z]: the angular features' tangent. */                                    \
+    X(ANI_ANGULAR_JVP, "ani_angular_jvp")                                                         \
+    /* tangent. inputs (g, vec, pairs, triples, species, shift_theta, shift_r, dvec [P, 3T]       \
+     * [, dg [A, T*cols(g)]]), ANI_ANGULAR_VJP's attributes and i[2] = T; out [P, 3T]: the        \
+     * tangent of ANI_ANGULAR_VJP (the last columns of each of dg's blocks, as of g). */          \
+    X(ANI_ANGULAR_VJP_JVP, "ani_angular_vjp_jvp")
 
 /* A pair's image offsets n, three integers in [-MLFF_IMAGE_MOST, MLFF_IMAGE_MOST],
  * packed 10 bits each into one int32: a third of the bytes of three reals,
@@ -237,7 +285,28 @@ typedef struct mlff_op_info {
      * gy, the gradient of its output; grads[k] = tensor or -1 (no gradient).
      * NULL for backward ops. */
     void (*vjp)(struct mlff_graph *g, int node, int gy, int grads[MLFF_MAX_OP_INPUTS]);
+    /* Appends to g the nodes for the tangent of the node's output, given the
+     * T-blocked tangents of its inputs (-1: none, a constant); returns it,
+     * or -1 after failing the graph. NULL where no tangent can pass (integer
+     * ops, the second-order ops themselves). */
+    int (*jvp)(struct mlff_graph *g, int node, const int tangents[MLFF_MAX_OP_INPUTS], int64_t n_tangents);
 } mlff_op_info;
+
+/* The ops that tangent passes make, from ROW_DIFFERENCES on (a backend
+ * runs them where it claims second order), and among them the
+ * second-order ops proper, which nothing differentiates again. */
+static inline int mlff_op_of_tangents(mlff_op op)
+{
+    return op >= MLFF_OP_ROW_DIFFERENCES;
+}
+static inline int mlff_op_second_order(mlff_op op)
+{
+    return op > MLFF_OP_ROW_DIFFERENCES;
+}
+
+/* The directions T of a node of op with these attributes that takes
+ * tangents (1 for every other node). */
+int64_t mlff_op_tangents(mlff_op op, const mlff_op_attrs *a);
 
 const mlff_op_info *mlff_op_get(mlff_op op);
 
@@ -308,5 +377,20 @@ int mlff_op_ani_aev(struct mlff_graph *g, const mlff_ani_radial_inputs *radial, 
                     int species, int shift_theta, int shift_r, double zeta, double eta, double rc,
                     int64_t n_species);
 int mlff_op_pair_triples(struct mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows);
+
+/* Builders of the ops' T-blocked forms (see "Tangents" above), for the
+ * tangent pass. */
+int mlff_op_mul_blocks(struct mlff_graph *g, int a, int b, int64_t n_tangents);
+int mlff_op_concat_blocks(struct mlff_graph *g, int a, int b, int64_t n_tangents);
+int mlff_op_slice_blocks(struct mlff_graph *g, int x, int64_t start, int64_t count, int64_t n_tangents);
+int mlff_op_sum_first_cols_blocks(struct mlff_graph *g, int x, int64_t count, double factor, int64_t n_tangents);
+int mlff_op_broadcast_blocks(struct mlff_graph *g, int x, int64_t cols, int64_t filled, double factor,
+                             int64_t n_tangents);
+int mlff_op_linear_blocks(struct mlff_graph *g, int x, int weight, int bias, int64_t groups, int starts,
+                          int64_t n_tangents);
+int mlff_op_linear_vjp_blocks(struct mlff_graph *g, int gy, int weight, int64_t groups, int starts, int64_t n_tangents);
+int mlff_op_celu_vjp_blocks(struct mlff_graph *g, int gy, int y, double alpha, int64_t n_tangents);
+int mlff_op_cosine_cutoff_vjp_blocks(struct mlff_graph *g, int gy, int d, double rc, int64_t n_tangents);
+int mlff_op_row_differences(struct mlff_graph *g, int x, int pairs);
 
 #endif

@@ -182,6 +182,9 @@ static int epilogue_operand(const mlff_graph_node *a, const mlff_graph_node *b)
 /* The epilogue that node b would be as part of node a, or NONE. */
 static mlff_epilogue epilogue_of(const mlff_graph *g, const mlff_graph_node *a, const mlff_graph_node *b)
 {
+    /* The epilogues read one block; tangents' nodes run as they are. */
+    if (mlff_op_tangents(a->op, &a->attrs) > 1 || mlff_op_tangents(b->op, &b->attrs) > 1)
+        return MLFF_EPILOGUE_NONE;
     if (b->n_inputs > 0 && b->inputs[0] == a->output) {
         if (a->op == MLFF_OP_LINEAR && b->op == MLFF_OP_CELU)
             return MLFF_EPILOGUE_CELU;
@@ -353,6 +356,9 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     if (!iface->supports_dtype(be, real))
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "device %s does not support %s",
                          iface->describe(be), real == MLFF_DTYPE_F64 ? "float64" : "float32");
+    if (!iface->second_order && mlff_graph_second_order(g))
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "%s: second derivatives (Hessians) are not implemented on this "
+                         "backend yet; use the CPU", iface->name);
     mlff_plan *p = calloc(1, sizeof *p);
     if (!p)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
@@ -703,6 +709,17 @@ mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)
         }
         if (makes_vectors(p, list->nodes[k]))
             vector_sources(p, n, e);
+        if ((n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP) && mlff_op_tangents(n->op, &n->attrs) > 1) {
+            /* A dense layer's T directions are T times its rows, in the same
+             * memory ([n, T*k] is [n*T, k]): every backend runs it as it is. */
+            const int64_t t_count = mlff_op_tangents(n->op, &n->attrs);
+            e->inputs[0].rows *= t_count;
+            e->inputs[0].cols /= t_count;
+            e->output.rows *= t_count;
+            e->output.cols /= t_count;
+            if (mlff_op_stacks(&n->attrs) == 1)
+                e->attrs.i[2] = 0; /* a plain layer of more rows; stacks' runs still need to know */
+        }
         if (p->skip[list->nodes[k]]) {
             /* An empty node: every backend launches and sorts nothing for it. */
             e->output.buffer = p->tensors[list->partner[k] >= 0 ? g->nodes[list->partner[k]].output : n->output].buffer;

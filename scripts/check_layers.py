@@ -50,8 +50,9 @@ def main():
                         continue
                     to = layer_of(target)
                     if to and to not in ALLOWED[layer]:
-                        problems.append(f'{rel}: includes {target}: {layer}/ may include only '
-                                        f'{", ".join(sorted(ALLOWED[layer]))}/ (ARCHITECTURE.md)')
+                        allowed = ', '.join(d + '/' for d in sorted(ALLOWED[layer]))
+                        problems.append(f'{rel}: includes {target}: {layer}/ may include only {allowed} '
+                                        '(ARCHITECTURE.md)')
     if problems:
         sys.stderr.write('\n'.join(problems) + '\n')
         return 1

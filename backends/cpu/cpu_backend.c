@@ -142,7 +142,10 @@ static mlff_status cpu_compute(mlff_backend *be, const mlff_exec_node *nodes, in
     for (int k = 0; k < n_nodes; k++) {
         const mlff_exec_node *n = &nodes[k];
         const int type = n->output.dtype == MLFF_DTYPE_F64 ? 1 : 0;
-        cpu_kernel_fn kernel = be->kernels[type][n->op];
+        /* The faster float32 kernels know one direction; T-blocked tangents
+         * (core/ops.h) take the plain loops. */
+        cpu_kernel_fn kernel = mlff_op_tangents(n->op, &n->attrs) > 1 ? cpu_plain_kernels[type][n->op]
+                                                                      : be->kernels[type][n->op];
         if (!kernel)
             return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "cpu: op %s is not implemented",
                              mlff_op_get(n->op)->name);
@@ -164,6 +167,7 @@ const mlff_backend_iface mlff_backend_cpu = {
     .supports_dtype = cpu_supports_dtype,
     .fuses = cpu_fuses,
     .is_gpu = cpu_is_gpu,
+    .second_order = 1,
     .memory_limits = cpu_memory_limits,
     .buffer_alloc = cpu_buffer_alloc,
     .buffer_free = cpu_buffer_free,

@@ -17,14 +17,16 @@ mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *n, mlff_erro
     return MLFF_OK;
 }
 
-/* Source row r reduced (row sums, attrs i[1] > 0): f[0] times the sum of
- * its first i[1] columns, times the weights where there are some. */
-static double row_sum(const mlff_exec_node *n, int64_t r)
+/* Source row r's block t reduced (row sums, attrs i[1] > 0): f[0] times
+ * the sum of its first i[1] columns, times the weights (one block) where
+ * there are some. */
+static double row_sum(const mlff_exec_node *n, int64_t r, int64_t t)
 {
     const mlff_exec_tensor *x = &n->inputs[0], *w = n->n_inputs > 2 ? &n->inputs[2] : NULL;
+    const int64_t blocks = mlff_op_tangents(n->op, &n->attrs), cols = x->cols / blocks, at = r * x->cols + t * cols;
     double s = 0.0;
     for (int64_t c = 0; c < n->attrs.i[1]; c++)
-        s += w ? cpu_load(x, r * x->cols + c) * cpu_load(w, r * x->cols + c) : cpu_load(x, r * x->cols + c);
+        s += w ? cpu_load(x, at + c) * cpu_load(w, r * cols + c) : cpu_load(x, at + c);
     return n->attrs.f[0] * s;
 }
 
@@ -39,12 +41,13 @@ static void scatter_targets(const mlff_exec_node *n, void *extra, int64_t begin,
     const int64_t cols = y->cols;
     double sum[SCATTER_BLOCK];
     if (n->attrs.i[1]) {
-        for (int64_t t = begin; t < end; t++) {
-            double s = 0.0;
-            for (int64_t q = by_target.offsets[t]; q < by_target.offsets[t + 1]; q++)
-                s += row_sum(n, by_target.items[q]);
-            cpu_store(y, t, s);
-        }
+        for (int64_t t = begin; t < end; t++)
+            for (int64_t b = 0; b < cols; b++) {
+                double s = 0.0;
+                for (int64_t q = by_target.offsets[t]; q < by_target.offsets[t + 1]; q++)
+                    s += row_sum(n, by_target.items[q], b);
+                cpu_store(y, t * cols + b, s);
+            }
         return;
     }
     for (int64_t t = begin; t < end; t++)

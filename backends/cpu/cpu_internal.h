@@ -31,7 +31,9 @@ struct mlff_backend {
 };
 
 /* Stacks (core/ops.h): a dense node's run e of rows, [*first, *end)
- * (without stacks, all of them). */
+ * (without stacks, all of them). A stacked node's T directions (its
+ * tangent, which the plan runs as T times the rows) make each run T times
+ * as long. */
 static inline void cpu_run_rows(const mlff_exec_node *n, int64_t e, int64_t *first, int64_t *end)
 {
     if (mlff_op_stacks(&n->attrs) == 1) {
@@ -40,17 +42,18 @@ static inline void cpu_run_rows(const mlff_exec_node *n, int64_t e, int64_t *fir
         return;
     }
     const int32_t *starts = n->inputs[n->n_inputs - 1].buffer;
-    *first = starts[e];
-    *end = starts[e + 1];
+    const int64_t t_count = mlff_op_tangents(n->op, &n->attrs);
+    *first = starts[e] * t_count;
+    *end = starts[e + 1] * t_count;
 }
 
 /* The run (and weight stack) of row r of a dense node. */
 static inline int64_t cpu_run_of_row(const mlff_exec_node *n, int64_t r)
 {
-    const int64_t stacks = mlff_op_stacks(&n->attrs);
+    const int64_t stacks = mlff_op_stacks(&n->attrs), t_count = mlff_op_tangents(n->op, &n->attrs);
     const int32_t *starts = stacks > 1 ? n->inputs[n->n_inputs - 1].buffer : NULL;
     int64_t e = 0;
-    while (e + 1 < stacks && r >= starts[e + 1])
+    while (e + 1 < stacks && r >= starts[e + 1] * t_count)
         e++;
     return e;
 }

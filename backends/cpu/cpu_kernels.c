@@ -51,6 +51,15 @@
         [MLFF_OP_PAIR_TRIPLES] = cpu_pair_triples,                     \
         [MLFF_OP_CELU_MLP] = celu_mlp_##sfx,                           \
         [MLFF_OP_CELU_MLP_VJP] = celu_mlp_vjp_##sfx,                   \
+        [MLFF_OP_ROW_DIFFERENCES] = row_differences_##sfx,             \
+        [MLFF_OP_CELU_VJP_JVP] = celu_vjp_jvp_##sfx,                   \
+        [MLFF_OP_NORM3_JVP] = norm3_jvp_##sfx,                         \
+        [MLFF_OP_NORM3_VJP_JVP] = norm3_vjp_jvp_##sfx,                 \
+        [MLFF_OP_COSINE_CUTOFF_VJP_JVP] = cosine_cutoff_vjp_jvp_##sfx, \
+        [MLFF_OP_ANI_RADIAL_JVP] = ani_radial_jvp_##sfx,               \
+        [MLFF_OP_ANI_RADIAL_VJP_JVP] = ani_radial_vjp_jvp_##sfx,       \
+        [MLFF_OP_ANI_ANGULAR_JVP] = ani_angular_jvp_##sfx,             \
+        [MLFF_OP_ANI_ANGULAR_VJP_JVP] = ani_angular_vjp_jvp_##sfx,     \
     }
 
 const cpu_kernel_fn cpu_plain_kernels[2][MLFF_OP_COUNT] = {KERNEL_TABLE(f32), KERNEL_TABLE(f64)};

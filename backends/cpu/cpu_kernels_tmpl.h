@@ -47,39 +47,52 @@ KERNEL(scale)
     return MLFF_OK;
 }
 
+/* The directions of a node that takes tangents (core/ops.h, "Tangents"). */
+#define TANGENTS mlff_op_tangents(n->op, &n->attrs)
+
+static inline real FN(length3)(const real *v)
+{
+    return (real)sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+}
+
 KERNEL(mul)
 {
     UNUSED_ARGS;
+    /* b applies to each of a's T blocks: a column of its own, or one column. */
     const int64_t rows = n->output.rows, cols = n->output.cols, bcols = n->inputs[1].cols;
+    const int64_t block = cols / TANGENTS;
     const real *a = IN(0), *b = IN(1);
     real *y = OUT;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
-            y[r * cols + c] = a[r * cols + c] * b[r * bcols + (bcols == 1 ? 0 : c)];
+            y[r * cols + c] = a[r * cols + c] * b[r * bcols + (bcols == 1 ? 0 : c % block)];
     return MLFF_OK;
 }
 
 KERNEL(concat_cols)
 {
     UNUSED_ARGS;
-    const int64_t rows = n->output.rows, ka = n->inputs[0].cols, kb = n->inputs[1].cols;
+    const int64_t t_count = TANGENTS, rows = n->output.rows;
+    const int64_t ka = n->inputs[0].cols / t_count, kb = n->inputs[1].cols / t_count;
     const real *a = IN(0), *b = IN(1);
     real *y = OUT;
-    for (int64_t r = 0; r < rows; r++) {
-        memcpy(y + r * (ka + kb), a + r * ka, (size_t)ka * sizeof(real));
-        memcpy(y + r * (ka + kb) + ka, b + r * kb, (size_t)kb * sizeof(real));
-    }
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t t = 0; t < t_count; t++) {
+            real *dst = y + (r * t_count + t) * (ka + kb);
+            memcpy(dst, a + (r * t_count + t) * ka, (size_t)ka * sizeof(real));
+            memcpy(dst + ka, b + (r * t_count + t) * kb, (size_t)kb * sizeof(real));
+        }
     return MLFF_OK;
 }
 
 KERNEL(slice_cols)
 {
     UNUSED_ARGS;
-    const int64_t rows = n->output.rows, k = n->inputs[0].cols;
+    const int64_t t_count = TANGENTS, rows = n->output.rows, k = n->inputs[0].cols / t_count;
     const int64_t start = n->attrs.i[0], count = n->attrs.i[1];
     const real *x = IN(0);
     real *y = OUT;
-    for (int64_t r = 0; r < rows; r++)
+    for (int64_t r = 0; r < rows * t_count; r++)
         memcpy(y + r * count, x + r * k + start, (size_t)count * sizeof(real));
     return MLFF_OK;
 }
@@ -87,11 +100,12 @@ KERNEL(slice_cols)
 KERNEL(sum_cols)
 {
     UNUSED_ARGS;
-    const int64_t rows = n->output.rows, k = n->inputs[0].cols, summed = n->attrs.i[0];
+    const int64_t t_count = TANGENTS, rows = n->output.rows, k = n->inputs[0].cols / t_count;
+    const int64_t summed = n->attrs.i[0];
     const double f = n->attrs.f[0];
     const real *x = IN(0);
     real *y = OUT;
-    for (int64_t r = 0; r < rows; r++) {
+    for (int64_t r = 0; r < rows * t_count; r++) {
         double s = 0.0;
         for (int64_t c = 0; c < summed; c++)
             s += x[r * k + c];
@@ -103,10 +117,10 @@ KERNEL(sum_cols)
 KERNEL(broadcast_cols)
 {
     UNUSED_ARGS;
-    const int64_t rows = n->output.rows, k = n->output.cols, filled = n->attrs.i[0];
+    const int64_t t_count = TANGENTS, rows = n->output.rows, k = n->output.cols / t_count, filled = n->attrs.i[0];
     const real f = (real)n->attrs.f[0], *x = IN(0);
     real *y = OUT;
-    for (int64_t r = 0; r < rows; r++)
+    for (int64_t r = 0; r < rows * t_count; r++)
         for (int64_t c = 0; c < k; c++)
             y[r * k + c] = c < filled ? f * x[r] : 0;
     return MLFF_OK;
@@ -199,13 +213,48 @@ KERNEL(celu)
     return MLFF_OK;
 }
 
+/* y is one block, gy T-blocked: entry k of gy reads y's entry of its row and column. */
+static inline int64_t FN(block_entry)(int64_t k, int64_t block, int64_t t_count)
+{
+    return k / (block * t_count) * block + k % block;
+}
+
 RANGE(celu_vjp_items)
 {
     (void)extra;
+    const int64_t t_count = TANGENTS, block = n->inputs[1].cols;
     const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
     real *gx = OUT;
-    for (int64_t k = begin; k < end; k++)
-        gx[k] = y[k] > 0 ? gy[k] : gy[k] * (y[k] / alpha + 1);
+    for (int64_t k = begin; k < end; k++) {
+        const real h = y[FN(block_entry)(k, block, t_count)];
+        gx[k] = h > 0 ? gy[k] : gy[k] * (h / alpha + 1);
+    }
+}
+
+/* The tangent of CELU_VJP (core/ops.h): dgy celu' + gy celu'' dx, with
+ * celu'' dx = dy / alpha where y < 0. */
+RANGE(celu_vjp_jvp_items)
+{
+    (void)extra;
+    const int64_t t_count = TANGENTS, block = n->inputs[1].cols;
+    const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1), *dy = IN(2);
+    const real *dgy = n->n_inputs > 3 ? IN(3) : NULL;
+    real *out = OUT;
+    for (int64_t k = begin; k < end; k++) {
+        const int64_t e = FN(block_entry)(k, block, t_count);
+        const real h = y[e];
+        real v = h < 0 ? gy[e] * dy[k] / alpha : 0;
+        if (dgy)
+            v += h > 0 ? dgy[k] : dgy[k] * (h / alpha + 1);
+        out[k] = v;
+    }
+}
+
+KERNEL(celu_vjp_jvp)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows * n->output.cols, 1 << 14, FN(celu_vjp_jvp_items), n, NULL);
+    return MLFF_OK;
 }
 
 KERNEL(celu_vjp)
@@ -330,26 +379,33 @@ typedef struct FN(pair_sides) {
     cpu_csr by[4];
 } FN(pair_sides);
 
+/* Each atom sums its pairs' gradients (+ as the neighbour, - as the
+ * centre) in pair order, a block of columns at a time: 3 for positions, 3T
+ * for a tangent, any width for ROW_DIFFERENCES' gradient. */
+#define PAIR_SUM_COLS 96
 RANGE(pair_vectors_vjp_atoms)
 {
     const FN(pair_sides) *sides = extra;
     const cpu_csr *by = sides->by;
+    const int64_t cols = n->output.cols;
     real *gpos = OUT;
-    for (int64_t a = begin; a < end; a++) {
-        double g[3] = {0, 0, 0};
-        for (int l = 0; l < mlff_pair_vjp_lists(n->n_inputs); l++) {
-            const real *gv = sides->g[l];
-            const cpu_csr as_center = by[2 * l], as_neighbour = by[2 * l + 1];
-            for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
-                for (int d = 0; d < 3; d++)
-                    g[d] += gv[3 * as_neighbour.items[q] + d];
-            for (int64_t q = as_center.offsets[a]; q < as_center.offsets[a + 1]; q++)
-                for (int d = 0; d < 3; d++)
-                    g[d] -= gv[3 * as_center.items[q] + d];
+    for (int64_t a = begin; a < end; a++)
+        for (int64_t c0 = 0; c0 < cols; c0 += PAIR_SUM_COLS) {
+            const int64_t width = cols - c0 < PAIR_SUM_COLS ? cols - c0 : PAIR_SUM_COLS;
+            double g[PAIR_SUM_COLS] = {0};
+            for (int l = 0; l < mlff_pair_vjp_lists(n->n_inputs); l++) {
+                const real *gv = sides->g[l] + c0;
+                const cpu_csr as_center = by[2 * l], as_neighbour = by[2 * l + 1];
+                for (int64_t q = as_neighbour.offsets[a]; q < as_neighbour.offsets[a + 1]; q++)
+                    for (int64_t d = 0; d < width; d++)
+                        g[d] += gv[cols * as_neighbour.items[q] + d];
+                for (int64_t q = as_center.offsets[a]; q < as_center.offsets[a + 1]; q++)
+                    for (int64_t d = 0; d < width; d++)
+                        g[d] -= gv[cols * as_center.items[q] + d];
+            }
+            for (int64_t d = 0; d < width; d++)
+                gpos[cols * a + c0 + d] = (real)g[d];
         }
-        for (int d = 0; d < 3; d++)
-            gpos[3 * a + d] = (real)g[d];
-    }
 }
 
 /* The radial features' pair gradients that a PAIR_VECTORS_VJP node of
@@ -393,9 +449,18 @@ KERNEL(pair_vectors_vjp)
 KERNEL(pair_shifts)
 {
     UNUSED_ARGS;
+    const int64_t t_count = TANGENTS;
+    const real *cells = IN(1);
+    const int32_t *images = IDX(0), *ij = IDX(2), *system = IDX(3);
     real *shift = OUT;
     for (int64_t p = 0; p < n->output.rows; p++)
-        FN(image_shift)(IN(1), IDX(0), IDX(2), IDX(3), p, shift + 3 * p);
+        for (int64_t t = 0; t < t_count; t++) {
+            const real *cell = cells + (system[ij[2 * p]] * t_count + t) * 9;
+            for (int b = 0; b < 3; b++)
+                shift[(p * t_count + t) * 3 + b] = (real)mlff_image_offset(images[p], 0) * cell[b] +
+                                                   (real)mlff_image_offset(images[p], 1) * cell[3 + b] +
+                                                   (real)mlff_image_offset(images[p], 2) * cell[6 + b];
+        }
     return MLFF_OK;
 }
 
@@ -403,20 +468,22 @@ KERNEL(pair_shifts)
 RANGE(pair_shifts_vjp_atoms)
 {
     const cpu_csr by_center = *(const cpu_csr *)extra;
+    const int64_t t_count = TANGENTS;
     const real *g = IN(0);
     const int32_t *images = IDX(1);
     real *out = OUT;
-    for (int64_t i = begin; i < end; i++) {
-        double sum[9] = {0};
-        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
-            const int64_t p = by_center.items[q];
-            for (int a = 0; a < 3; a++)
-                for (int b = 0; b < 3; b++)
-                    sum[3 * a + b] += (double)mlff_image_offset(images[p], a) * g[3 * p + b];
+    for (int64_t i = begin; i < end; i++)
+        for (int64_t t = 0; t < t_count; t++) {
+            double sum[9] = {0};
+            for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+                const int64_t p = by_center.items[q];
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++)
+                        sum[3 * a + b] += (double)mlff_image_offset(images[p], a) * g[(p * t_count + t) * 3 + b];
+            }
+            for (int k = 0; k < 9; k++)
+                out[(i * t_count + t) * 9 + k] = (real)sum[k];
         }
-        for (int k = 0; k < 9; k++)
-            out[9 * i + k] = (real)sum[k];
-    }
 }
 
 KERNEL(pair_shifts_vjp)
@@ -437,6 +504,56 @@ KERNEL(norm3)
     for (int64_t r = 0; r < rows; r++)
         y[r] = (real)sqrt((double)v[3 * r] * v[3 * r] + (double)v[3 * r + 1] * v[3 * r + 1] +
                           (double)v[3 * r + 2] * v[3 * r + 2]);
+    return MLFF_OK;
+}
+
+KERNEL(row_differences)
+{
+    UNUSED_ARGS;
+    const int64_t pairs = n->output.rows, cols = n->output.cols;
+    const real *x = IN(0);
+    const int32_t *ij = IDX(1);
+    real *y = OUT;
+    for (int64_t p = 0; p < pairs; p++)
+        for (int64_t c = 0; c < cols; c++)
+            y[p * cols + c] = x[ij[2 * p + 1] * cols + c] - x[ij[2 * p] * cols + c];
+    return MLFF_OK;
+}
+
+/* d|v| = v . dv / |v| for each direction. */
+KERNEL(norm3_jvp)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, t_count = n->output.cols;
+    const real *dv = IN(0), *v = IN(1);
+    real *y = OUT;
+    for (int64_t r = 0; r < rows; r++) {
+        const real len = FN(length3)(v + 3 * r);
+        for (int64_t t = 0; t < t_count; t++) {
+            const real *d = dv + (r * t_count + t) * 3;
+            y[r * t_count + t] = len > 0 ? (v[3 * r] * d[0] + v[3 * r + 1] * d[1] + v[3 * r + 2] * d[2]) / len : 0;
+        }
+    }
+    return MLFF_OK;
+}
+
+/* The tangent of gy v / |v|: dgy v / |v| + gy (dv / |v| - v (v . dv) / |v|^3). */
+KERNEL(norm3_vjp_jvp)
+{
+    UNUSED_ARGS;
+    const int64_t rows = n->output.rows, t_count = TANGENTS;
+    const real *gy = IN(0), *v = IN(1), *dv = IN(2), *dgy = n->n_inputs > 3 ? IN(3) : NULL;
+    real *out = OUT;
+    for (int64_t r = 0; r < rows; r++) {
+        const real *u = v + 3 * r, len = FN(length3)(u);
+        for (int64_t t = 0; t < t_count; t++) {
+            const real *d = dv + (r * t_count + t) * 3;
+            real *o = out + (r * t_count + t) * 3;
+            const real along = len > 0 ? (u[0] * d[0] + u[1] * d[1] + u[2] * d[2]) / (len * len) : 0;
+            for (int k = 0; k < 3; k++)
+                o[k] = len > 0 ? gy[r] * (d[k] - u[k] * along) / len + (dgy ? dgy[r * t_count + t] * u[k] / len : 0) : 0;
+        }
+    }
     return MLFF_OK;
 }
 
@@ -477,21 +594,37 @@ KERNEL(cosine_cutoff)
     return MLFF_OK;
 }
 
+static inline real FN(cutoff_curvature)(real d, real rc)
+{
+    const real w = (real)M_PI / rc;
+    return d < rc ? (real)-0.5 * w * w * cos(w * d) : 0;
+}
+
 KERNEL(cosine_cutoff_vjp)
 {
     UNUSED_ARGS;
-    const int64_t total = n->output.rows * n->output.cols;
+    const int64_t total = n->output.rows * n->output.cols, t_count = TANGENTS, block = n->inputs[1].cols;
     const real rc = (real)n->attrs.f[0], *gy = IN(0), *d = IN(1);
     real *gd = OUT;
     for (int64_t k = 0; k < total; k++)
-        gd[k] = gy[k] * FN(cutoff_grad)(d[k], rc);
+        gd[k] = gy[k] * FN(cutoff_grad)(d[FN(block_entry)(k, block, t_count)], rc);
     return MLFF_OK;
 }
 
-static inline real FN(length3)(const real *v)
+KERNEL(cosine_cutoff_vjp_jvp)
 {
-    return (real)sqrt((double)v[0] * v[0] + (double)v[1] * v[1] + (double)v[2] * v[2]);
+    UNUSED_ARGS;
+    const int64_t total = n->output.rows * n->output.cols, t_count = TANGENTS, block = n->inputs[1].cols;
+    const real rc = (real)n->attrs.f[0], *gy = IN(0), *d = IN(1), *dd = IN(2);
+    const real *dgy = n->n_inputs > 3 ? IN(3) : NULL;
+    real *out = OUT;
+    for (int64_t k = 0; k < total; k++) {
+        const int64_t e = FN(block_entry)(k, block, t_count);
+        out[k] = gy[e] * FN(cutoff_curvature)(d[e], rc) * dd[k] + (dgy ? dgy[k] * FN(cutoff_grad)(d[e], rc) : 0);
+    }
+    return MLFF_OK;
 }
+
 
 /* ---- ANI radial terms: one row of pairs per center atom ---- */
 
@@ -730,6 +863,292 @@ KERNEL(ani_angular_vjp)
     return s;
 }
 
+/* ---- ANI second order: forward mode inside the kernels ----
+ * A dual number carries a value and its derivative along one direction;
+ * the tangents of the ANI terms and of their gradients come from the same
+ * formulas as the values and gradients above, each operation carrying its
+ * derivative: no second derivative is written out by hand. */
+typedef struct FN(dual) {
+    real v, d;
+} FN(dual);
+#define DUAL FN(dual)
+
+static inline DUAL FN(dconst)(real v) { return (DUAL){v, 0}; }
+static inline DUAL FN(dadd)(DUAL a, DUAL b) { return (DUAL){a.v + b.v, a.d + b.d}; }
+static inline DUAL FN(dsub)(DUAL a, DUAL b) { return (DUAL){a.v - b.v, a.d - b.d}; }
+static inline DUAL FN(dmul)(DUAL a, DUAL b) { return (DUAL){a.v * b.v, a.d * b.v + a.v * b.d}; }
+static inline DUAL FN(dscale)(DUAL a, real k) { return (DUAL){k * a.v, k * a.d}; }
+static inline DUAL FN(ddiv)(DUAL a, DUAL b)
+{
+    const real q = a.v / b.v;
+    return (DUAL){q, (a.d - q * b.d) / b.v};
+}
+static inline DUAL FN(dsqrt)(DUAL a)
+{
+    const real r = sqrt(a.v);
+    return (DUAL){r, r > 0 ? a.d / (2 * r) : 0};
+}
+static inline DUAL FN(dexp)(DUAL a)
+{
+    const real e = exp(a.v);
+    return (DUAL){e, e * a.d};
+}
+static inline DUAL FN(dcos)(DUAL a) { return (DUAL){cos(a.v), -sin(a.v) * a.d}; }
+static inline DUAL FN(dsin)(DUAL a) { return (DUAL){sin(a.v), cos(a.v) * a.d}; }
+static inline DUAL FN(dacos)(DUAL a) { return (DUAL){acos(a.v), -a.d / sqrt(1 - a.v * a.v)}; }
+static inline DUAL FN(dpow)(DUAL a, real z) { return (DUAL){pow(a.v, z), z * pow(a.v, z - 1) * a.d}; }
+static inline DUAL FN(dcutoff)(DUAL d, real rc) { return (DUAL){FN(cutoff_fn)(d.v, rc), FN(cutoff_grad)(d.v, rc) * d.d}; }
+static inline DUAL FN(dcutoff_grad)(DUAL d, real rc)
+{
+    return (DUAL){FN(cutoff_grad)(d.v, rc), FN(cutoff_curvature)(d.v, rc) * d.d};
+}
+
+/* Vector p of vec moved along direction t of dvec ([P, 3T]); and its length. */
+static inline void FN(dvector)(const real *vec, const real *dvec, int64_t p, int64_t t, int64_t t_count, DUAL v[3])
+{
+    for (int k = 0; k < 3; k++)
+        v[k] = (DUAL){vec[3 * p + k], dvec[(p * t_count + t) * 3 + k]};
+}
+static inline DUAL FN(dlength)(const DUAL v[3])
+{
+    return FN(dsqrt)(FN(dadd)(FN(dadd)(FN(dmul)(v[0], v[0]), FN(dmul)(v[1], v[1])), FN(dmul)(v[2], v[2])));
+}
+
+/* ANI_RADIAL_JVP: inputs (dvec, vec, pairs, species, shifts). */
+RANGE(ani_radial_jvp_atoms)
+{
+    const cpu_csr by_center = *(const cpu_csr *)extra;
+    const int64_t t_count = TANGENTS, cols = n->output.cols / t_count, n_shifts = n->inputs[4].rows;
+    const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
+    const real *dvec = IN(0), *vec = IN(1), *shift = IN(4);
+    const int32_t *ij = IDX(2), *species = IDX(3);
+    real *y = OUT;
+    for (int64_t i = begin; i < end; i++) {
+        memset(y + i * t_count * cols, 0, (size_t)(t_count * cols) * sizeof(real));
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t p = by_center.items[q];
+            for (int64_t t = 0; t < t_count; t++) {
+                DUAL v[3];
+                FN(dvector)(vec, dvec, p, t, t_count, v);
+                const DUAL d = FN(dlength)(v), fc = FN(dcutoff)(d, rc);
+                if (fc.v == 0)
+                    continue;
+                real *slot = y + (i * t_count + t) * cols + (int64_t)species[ij[2 * p + 1]] * n_shifts;
+                for (int64_t r = 0; r < n_shifts; r++) {
+                    const DUAL u = FN(dsub)(d, FN(dconst)(shift[r]));
+                    slot[r] += FN(dscale)(FN(dmul)(FN(dexp)(FN(dscale)(FN(dmul)(u, u), -eta)), fc), (real)0.25).d;
+                }
+            }
+        }
+    }
+}
+
+KERNEL(ani_radial_jvp)
+{
+    cpu_csr by_center;
+    mlff_status s = cpu_csr_build(be, IDX(2), 2, n->inputs[1].rows, n->output.rows, &by_center, err);
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_radial_jvp_atoms), n, &by_center);
+    return s;
+}
+
+/* ANI_RADIAL_VJP_JVP: inputs (g, vec, pairs, species, shifts, dvec[, dg]);
+ * each pair's gradient dE/dd v / d, in duals. */
+RANGE(ani_radial_vjp_jvp_pairs)
+{
+    (void)extra;
+    const int64_t t_count = TANGENTS, cols = n->inputs[0].cols, n_shifts = n->inputs[4].rows;
+    const real eta = (real)n->attrs.f[0], rc = (real)n->attrs.f[1];
+    const real *gy = IN(0), *vec = IN(1), *shift = IN(4), *dvec = IN(5), *dg = n->n_inputs > 6 ? IN(6) : NULL;
+    const int32_t *ij = IDX(2), *species = IDX(3);
+    real *out = OUT;
+    for (int64_t p = begin; p < end; p++) {
+        const int64_t i = ij[2 * p], column = (int64_t)species[ij[2 * p + 1]] * n_shifts;
+        for (int64_t t = 0; t < t_count; t++) {
+            DUAL v[3];
+            FN(dvector)(vec, dvec, p, t, t_count, v);
+            const DUAL d = FN(dlength)(v), fc = FN(dcutoff)(d, rc), dfc = FN(dcutoff_grad)(d, rc);
+            DUAL de_dd = FN(dconst)(0);
+            if (fc.v != 0 || dfc.v != 0)
+                for (int64_t r = 0; r < n_shifts; r++) {
+                    const DUAL g = {gy[i * cols + column + r], dg ? dg[(i * t_count + t) * cols + column + r] : 0};
+                    const DUAL u = FN(dsub)(d, FN(dconst)(shift[r]));
+                    const DUAL e = FN(dexp)(FN(dscale)(FN(dmul)(u, u), -eta));
+                    const DUAL slope = FN(dsub)(dfc, FN(dscale)(FN(dmul)(u, fc), 2 * eta));
+                    de_dd = FN(dadd)(de_dd, FN(dscale)(FN(dmul)(g, FN(dmul)(e, slope)), (real)0.25));
+                }
+            for (int k = 0; k < 3; k++)
+                out[(p * t_count + t) * 3 + k] = d.v > 0 ? FN(ddiv)(FN(dmul)(de_dd, v[k]), d).d : 0;
+        }
+    }
+}
+
+KERNEL(ani_radial_vjp_jvp)
+{
+    (void)err;
+    cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_radial_vjp_jvp_pairs), n, NULL);
+    return MLFF_OK;
+}
+
+/* A triple's geometry in duals along one direction: lengths, cutoffs, the
+ * cosine as the formulas take it, the angle, and the species pair's slot. */
+typedef struct FN(dtriple) {
+    DUAL va[3], vb[3], da, db, fca, fcb, cos_raw, theta;
+    int64_t slot;
+} FN(dtriple);
+
+static inline int FN(dtriple_setup)(FN(dtriple) * tr, const real *vec, const real *dvec, const int32_t *ij,
+                                    const int32_t *species, int64_t a, int64_t b, int64_t t, int64_t t_count,
+                                    real rc, int64_t n_species, int64_t block)
+{
+    FN(dvector)(vec, dvec, a, t, t_count, tr->va);
+    FN(dvector)(vec, dvec, b, t, t_count, tr->vb);
+    tr->da = FN(dlength)(tr->va);
+    tr->db = FN(dlength)(tr->vb);
+    tr->fca = FN(dcutoff)(tr->da, rc);
+    tr->fcb = FN(dcutoff)(tr->db, rc);
+    if (tr->fca.v == 0 || tr->fcb.v == 0)
+        return 0;
+    DUAL dot = FN(dconst)(0);
+    for (int k = 0; k < 3; k++)
+        dot = FN(dadd)(dot, FN(dmul)(tr->va[k], tr->vb[k]));
+    tr->cos_raw = FN(ddiv)(dot, FN(dmul)(tr->da, tr->db));
+    tr->theta = FN(dacos)(FN(dscale)(tr->cos_raw, (real)0.95));
+    tr->slot = cpu_species_pair(species[ij[2 * a + 1]], species[ij[2 * b + 1]], n_species) * block;
+    return 1;
+}
+
+/* ANI_ANGULAR_JVP: inputs (dvec, vec, pairs, triples, species, shift_theta, shift_r). */
+RANGE(ani_angular_jvp_atoms)
+{
+    const cpu_csr by_center = *(const cpu_csr *)extra;
+    const int64_t t_count = TANGENTS, cols = n->output.cols / t_count;
+    const int64_t n_z = n->inputs[5].rows, n_r = n->inputs[6].rows;
+    const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1], rc = (real)n->attrs.f[2];
+    const real *dvec = IN(0), *vec = IN(1), *shift_z = IN(5), *shift_r = IN(6);
+    const int32_t *ij = IDX(2), *abc = IDX(3), *species = IDX(4);
+    real *y = OUT;
+    for (int64_t i = begin; i < end; i++) {
+        memset(y + i * t_count * cols, 0, (size_t)(t_count * cols) * sizeof(real));
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t tri = by_center.items[q];
+            for (int64_t t = 0; t < t_count; t++) {
+                FN(dtriple) tr;
+                if (!FN(dtriple_setup)(&tr, vec, dvec, ij, species, abc[2 * tri], abc[2 * tri + 1], t, t_count, rc,
+                                       n->attrs.i[0], n_z * n_r))
+                    continue;
+                const DUAL mean = FN(dscale)(FN(dadd)(tr.da, tr.db), (real)0.5);
+                const DUAL fcc = FN(dscale)(FN(dmul)(tr.fca, tr.fcb), 2);
+                DUAL angular[MLFF_ANI_MAX_SHIFTS];
+                for (int64_t z = 0; z < n_z; z++) {
+                    const DUAL base = FN(dscale)(FN(dadd)(FN(dconst)(1), FN(dcos)(FN(dsub)(tr.theta, FN(dconst)(shift_z[z])))),
+                                                 (real)0.5);
+                    angular[z] = FN(dpow)(base, zeta);
+                }
+                real *row = y + (i * t_count + t) * cols + tr.slot;
+                for (int64_t r = 0; r < n_r; r++) {
+                    const DUAL u = FN(dsub)(mean, FN(dconst)(shift_r[r]));
+                    const DUAL radial = FN(dmul)(FN(dexp)(FN(dscale)(FN(dmul)(u, u), -eta)), fcc);
+                    for (int64_t z = 0; z < n_z; z++)
+                        row[r * n_z + z] += FN(dmul)(angular[z], radial).d;
+                }
+            }
+        }
+    }
+}
+
+KERNEL(ani_angular_jvp)
+{
+    cpu_csr by_center;
+    mlff_status s = cpu_triples_by_center(be, IDX(2), IDX(3), n->inputs[3].rows, n->output.rows, &by_center, err);
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, n->output.rows, SERIAL_BELOW, FN(ani_angular_jvp_atoms), n, &by_center);
+    return s;
+}
+
+/* ANI_ANGULAR_VJP_JVP: inputs (g, vec, pairs, triples, species, shift_theta,
+ * shift_r, dvec[, dg]); ani_angular_vjp_atoms' formulas, in duals. */
+RANGE(ani_angular_vjp_jvp_atoms)
+{
+    const cpu_csr by_center = *(const cpu_csr *)extra;
+    const int64_t t_count = TANGENTS, cols = n->inputs[0].cols;
+    const int64_t n_z = n->inputs[5].rows, n_r = n->inputs[6].rows;
+    const real zeta = (real)n->attrs.f[0], eta = (real)n->attrs.f[1], rc = (real)n->attrs.f[2];
+    const real *gy = IN(0), *vec = IN(1), *shift_z = IN(5), *shift_r = IN(6), *dvec = IN(7);
+    const real *dg = n->n_inputs > 8 ? IN(8) : NULL;
+    const int32_t *ij = IDX(2), *abc = IDX(3), *species = IDX(4);
+    const int64_t species_count = n->attrs.i[0];
+    const int64_t offset = cols - species_count * (species_count + 1) / 2 * n_z * n_r;
+    real *out = OUT;
+    for (int64_t i = begin; i < end; i++)
+        for (int64_t q = by_center.offsets[i]; q < by_center.offsets[i + 1]; q++) {
+            const int64_t tri = by_center.items[q], a = abc[2 * tri], b = abc[2 * tri + 1];
+            for (int64_t t = 0; t < t_count; t++) {
+                FN(dtriple) tr;
+                if (!FN(dtriple_setup)(&tr, vec, dvec, ij, species, a, b, t, t_count, rc, species_count, n_z * n_r))
+                    continue;
+                const real *g_row = gy + i * cols + offset + tr.slot;
+                const real *dg_row = dg ? dg + (i * t_count + t) * cols + offset + tr.slot : NULL;
+                const DUAL mean = FN(dscale)(FN(dadd)(tr.da, tr.db), (real)0.5);
+                DUAL a_z[MLFF_ANI_MAX_SHIFTS], da_z[MLFF_ANI_MAX_SHIFTS];
+                for (int64_t z = 0; z < n_z; z++) {
+                    const DUAL phase = FN(dsub)(tr.theta, FN(dconst)(shift_z[z]));
+                    const DUAL base = FN(dscale)(FN(dadd)(FN(dconst)(1), FN(dcos)(phase)), (real)0.5);
+                    a_z[z] = FN(dpow)(base, zeta);
+                    da_z[z] = FN(dmul)(FN(dscale)(FN(dpow)(base, zeta - 1), zeta), FN(dscale)(FN(dsin)(phase), (real)-0.5));
+                }
+                DUAL s_ab = FN(dconst)(0), s_dtheta = FN(dconst)(0), s_dmean = FN(dconst)(0);
+                for (int64_t r = 0; r < n_r; r++) {
+                    const DUAL u = FN(dsub)(mean, FN(dconst)(shift_r[r]));
+                    const DUAL b_r = FN(dexp)(FN(dscale)(FN(dmul)(u, u), -eta));
+                    const DUAL db_r = FN(dscale)(FN(dmul)(u, b_r), -2 * eta);
+                    DUAL g_a = FN(dconst)(0), g_da = FN(dconst)(0);
+                    for (int64_t z = 0; z < n_z; z++) {
+                        const DUAL g = {g_row[r * n_z + z], dg_row ? dg_row[r * n_z + z] : 0};
+                        g_a = FN(dadd)(g_a, FN(dmul)(g, a_z[z]));
+                        g_da = FN(dadd)(g_da, FN(dmul)(g, da_z[z]));
+                    }
+                    s_ab = FN(dadd)(s_ab, FN(dmul)(g_a, b_r));
+                    s_dtheta = FN(dadd)(s_dtheta, FN(dmul)(g_da, b_r));
+                    s_dmean = FN(dadd)(s_dmean, FN(dmul)(g_a, db_r));
+                }
+                const DUAL fcc = FN(dscale)(FN(dmul)(tr.fca, tr.fcb), 2);
+                const DUAL dfa = FN(dcutoff_grad)(tr.da, rc), dfb = FN(dcutoff_grad)(tr.db, rc);
+                const DUAL c95 = FN(dscale)(tr.cos_raw, (real)0.95);
+                const DUAL dtheta_dcos =
+                    FN(ddiv)(FN(dconst)((real)-0.95), FN(dsqrt)(FN(dsub)(FN(dconst)(1), FN(dmul)(c95, c95))));
+                const DUAL inv_dadb = FN(ddiv)(FN(dconst)(1), FN(dmul)(tr.da, tr.db));
+                const DUAL half_mean = FN(dscale)(FN(dmul)(fcc, s_dmean), (real)0.5);
+                const DUAL de_dda = FN(dadd)(half_mean, FN(dscale)(FN(dmul)(FN(dmul)(dfa, tr.fcb), s_ab), 2));
+                const DUAL de_ddb = FN(dadd)(half_mean, FN(dscale)(FN(dmul)(FN(dmul)(tr.fca, dfb), s_ab), 2));
+                const DUAL de_dcos = FN(dmul)(FN(dmul)(fcc, s_dtheta), dtheta_dcos);
+                real *ga = out + (a * t_count + t) * 3, *gb = out + (b * t_count + t) * 3;
+                for (int k = 0; k < 3; k++) {
+                    const DUAL ua = FN(ddiv)(tr.va[k], tr.da), ub = FN(ddiv)(tr.vb[k], tr.db);
+                    const DUAL dcos_da =
+                        FN(dsub)(FN(dmul)(tr.vb[k], inv_dadb), FN(ddiv)(FN(dmul)(tr.cos_raw, ua), tr.da));
+                    const DUAL dcos_db =
+                        FN(dsub)(FN(dmul)(tr.va[k], inv_dadb), FN(ddiv)(FN(dmul)(tr.cos_raw, ub), tr.db));
+                    ga[k] += FN(dadd)(FN(dmul)(de_dda, ua), FN(dmul)(de_dcos, dcos_da)).d;
+                    gb[k] += FN(dadd)(FN(dmul)(de_ddb, ub), FN(dmul)(de_dcos, dcos_db)).d;
+                }
+            }
+        }
+}
+
+KERNEL(ani_angular_vjp_jvp)
+{
+    memset(n->output.buffer, 0, (size_t)(n->output.rows * n->output.cols) * sizeof(real));
+    cpu_csr by_center;
+    mlff_status s = cpu_triples_by_center(be, IDX(2), IDX(3), n->inputs[3].rows, n->inputs[0].rows, &by_center, err);
+    /* A center's triples only touch that center's pairs: no two threads write one row. */
+    if (s == MLFF_OK)
+        cpu_pool_for(be->pool, n->inputs[0].rows, SERIAL_BELOW, FN(ani_angular_vjp_jvp_atoms), n, &by_center);
+    return s;
+}
+
+#undef DUAL
+#undef TANGENTS
 #undef KERNEL
 #undef IN
 #undef IDX

@@ -311,7 +311,7 @@ int main(int argc, char **argv)
           "%s: float64 supported although MLFF_DEVICE_FP64=off", iface->name);
     char covered[MLFF_OP_COUNT] = {0};
     for (int c = 0; c < n_op_cases; c++)
-        for (int w = 0; w < OP_CASE_MAX_WRT; w++)
+        for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)); w++)
             check_case(&op_cases[c], w, iface, be, cpu, covered);
     check_elision(iface, be);
     for (int c = 0; c < n_op_cases; c++)
@@ -321,8 +321,11 @@ int main(int argc, char **argv)
     check_key_out_of_range(iface, be, unsorted, "scatter_add_rows (key out of range)");
     check_key_out_of_range(iface, be, in_order, "scatter_add_rows (in order, key out of range)");
     check_symmetric_pairs(iface, be, cpu);
+    /* The ops of tangent passes run where a backend claims second order
+     * (backend.h), and are checked there by their own cases. */
     for (int op = 0; op < MLFF_OP_COUNT; op++)
-        CHECK(covered[op], "op %s is never run on %s", mlff_op_get((mlff_op)op)->name, iface->name);
+        CHECK(covered[op] || (mlff_op_of_tangents((mlff_op)op) && !iface->second_order),
+              "op %s is never run on %s", mlff_op_get((mlff_op)op)->name, iface->name);
     mlff_backend_cpu.close(cpu);
     iface->close(be);
     printf("%s\n", failures ? "FAILED" : "all passed");

@@ -381,6 +381,15 @@ CASE(case_pair_vectors)
     return mlff_op_pair_vectors(g, pos, index_param(g, 6, 2, pairs), shifts);
 }
 
+/* Differences of rows of any width by pairs: the tangent of pair vectors. */
+CASE(case_row_differences)
+{
+    static const int32_t pairs[6 * 2] = {0, 1, 1, 0, 0, 4, 2, 3, 3, 1, 4, 2};
+    int x = random_param(g, rng, 5, 7, -2, 2);
+    WRT1(x);
+    return mlff_op_row_differences(g, x, index_param(g, 6, 2, pairs));
+}
+
 /* Three pair lists on the same atoms (two are ANI's radial and angular
  * ones): the reverse pass walks the last two in one pair_vectors_vjp
  * (mlff_op_sum_gradients) and adds the first's, an add GPU backends fold. */
@@ -748,6 +757,7 @@ const op_case op_cases[] = {
     {"pair_vectors (images: shifts made in the same pass)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images, 0, 0},
     {"pair_vectors (three lists: two gradients in one pass, the third added, folded)", MLFF_OP_PAIR_VECTORS,
      case_pair_vectors_three_lists, 1, 0},
+    {"row_differences", MLFF_OP_ROW_DIFFERENCES, case_row_differences, 0, 0},
     {"pair_shifts", MLFF_OP_PAIR_SHIFTS, case_pair_shifts, 0, 0},
     {"pair_shifts (long segments)", MLFF_OP_PAIR_SHIFTS, case_pair_shifts_long, 0, 0},
     {"norm3", MLFF_OP_NORM3, case_norm3, 0, 0},

@@ -57,7 +57,7 @@ int main(void)
             printf("FAIL op %s has a VJP but no test case\n", info->name);
             failures++;
         }
-        if (!covered[op]) {
+        if (!covered[op] && !mlff_op_second_order((mlff_op)op)) { /* those: test_op_tangents */
             printf("FAIL op %s is never executed by a tested graph\n", info->name);
             failures++;
         }
