@@ -480,7 +480,7 @@ void PairMLFF::compute(int eflag, int vflag)
       // mlff counts this rank's owned atoms, then its ghosts, from 0
       const long long id = atom->tag ? (long long) atom->tag[at] : (long long) at;
       where = std::string(", ") + (atom->tag ? "atom ID " : "atom index ") + std::to_string(id) +
-          (at < nlocal ? "" : " (a ghost)") + " (mlff's atom " + std::to_string((long long) at + 1) +
+          (at < nlocal ? " (" : " (a ghost; ") + "mlff's atom " + std::to_string((long long) at + 1) +
           " of this rank's " + std::to_string(nlocal) + " owned and " + std::to_string(nall - nlocal) +
           " ghost atoms)";
     }

@@ -371,7 +371,7 @@ def case_errors(env, f):
         ("units lj", {"units": "lj"}, r"units lj are not supported"),
         ("newton off", {"newton": "off"}, r"needs newton pair on"),
         ("atoms too close", {"data": close_data, "elements": "H O"},
-         r"pair mlff: step 0, atom ID [24] \(mlff's atom \d+ of this rank's \d+ owned and \d+ ghost atoms\): atom is 0\.05 Angstrom from atom"),
+         r"pair mlff: step 0, atom ID [24] \((a ghost; )?mlff's atom \d+ of this rank's \d+ owned and \d+ ghost atoms\): atom is 0\.05 Angstrom from atom"),
         ("no such device", {"pair_options": "device vulkan device_index 99"},
          r"pair mlff: cannot open device 'vulkan' index 99"),
         ("bad keyword", {"pair_options": "colour red"}, r"unknown keyword colour"),
