@@ -6,12 +6,17 @@
 #
 #   bench/lammps_md.sh [--device cpu|opencl|vulkan|auto] [--ranks "1 2"] [--steps 10]
 #                      [--warmup 3] [--sizes "3k 24k 100k"] [--precision float32|float64]
-#                      [--lmp lmp] [--plugin PATH] [--options "pair_style keywords"]
+#                      [--members 8|1..7] [--lmp lmp] [--plugin PATH]
+#                      [--options "pair_style keywords"]
 #
 # The boxes are tests/data/reference/water_box_64 (192 atoms, 12.4 A)
 # replicated by LAMMPS: 3k = 2x2x4 (3072 atoms), 24k = 4x4x8 (24576),
 # 100k = 8x8x8 (98304). Velocities for 300 K, NVE, 0.5 fs, neighbor skin 1 A.
 # Each case runs --warmup steps (plans, kernels), then --steps measured.
+# --members N: ANI-2x with the first N of its 8 ensemble members (converted
+# from data/ani-2x by build/models/mlff-convert into the work folder), e.g. 1
+# to compare with single-model figures (lammps-ani's 34.6 steps/s for 100k
+# atoms on an A100 is one ANI model).
 #
 # Ranks: mpirun --bind-to none, and the style gives each rank the cores
 # divided among the ranks (OMP_NUM_THREADS overrides); on GPUs each rank
@@ -30,6 +35,7 @@ precision=float32
 lmp=lmp
 plugin=""
 options=""
+members=8
 while [ $# -gt 0 ]; do
     case "$1" in
         --device) device=$2; shift 2 ;;
@@ -41,7 +47,8 @@ while [ $# -gt 0 ]; do
         --lmp) lmp=$2; shift 2 ;;
         --plugin) plugin=$2; shift 2 ;;
         --options) options=$2; shift 2 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        --members) members=$2; shift 2 ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "lammps_md.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
 done
@@ -52,6 +59,14 @@ trap 'rm -rf "$work"' EXIT
 
 examples/lammps/xyz2data.py tests/data/reference/water_box_64.extxyz "$work/water.data" \
     --elements "H O"
+if [ "$members" != 8 ]; then
+    ani=$PWD/data/ani-2x/ani-2x_8x
+    printf '%s\n' "$ani/rHCNOSFCl-5.1R_16-3.5A_a8-4.params" "$ani/sae_linfit.dat" "$ani/train" \
+        "$members" > "$work/ani-2x_${members}x.info"
+    build/models/mlff-convert --name "ANI-2x, members 1-$members" "$work/ani-2x_${members}x.info" \
+        "$work/ani-2x_${members}x.mlff" >&2
+    options="model $work/ani-2x_${members}x.mlff $options"
+fi
 if [ -n "$plugin" ]; then
     load=(-var mlff_load plugin -var mlff_lib "$(realpath "$plugin")")
 else
@@ -80,6 +95,7 @@ thermo ${steps}
 run ${steps}
 EOF
 
+echo "ANI-2x, $members ensemble member(s); $steps measured steps after $warmup"
 printf '%-5s %7s %5s %-8s %-8s %9s %9s %8s %9s  %s\n' size atoms ranks device precision \
     steps/s ns/day Pair% LAMMPS% "device (rank 0)"
 for size in $sizes; do
