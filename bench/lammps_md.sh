@@ -48,7 +48,7 @@ while [ $# -gt 0 ]; do
         --plugin) plugin=$2; shift 2 ;;
         --options) options=$2; shift 2 ;;
         --members) members=$2; shift 2 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         *) echo "lammps_md.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
 done
