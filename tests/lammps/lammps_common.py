@@ -72,6 +72,9 @@ class Env:
             self.env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
         # One CPU thread per rank: up to 4 ranks share 2 cores here.
         self.env.setdefault("OMP_NUM_THREADS", "1")
+        # Containers often forbid the cross-process memory reads of Open MPI's
+        # shared-memory single copy; the plain copy works everywhere.
+        self.env.setdefault("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
         self.tmp = tempfile.mkdtemp(prefix="mlff-lammps-")
 
     def path(self, name):
