@@ -105,10 +105,11 @@ class Run:
         return "%s -> rc=%d\n%s" % (" ".join(self.args), self.rc, self.tail())
 
 
-def lmp(env, ranks, input_file, variables=(), timeout=900):
+def lmp(env, ranks, input_file, variables=(), timeout=900, mpirun_options=()):
     """mpirun -np RANKS lmp -in INPUT -var k v ...; stdout and stderr together."""
     import time
-    args = [env.mpirun, "--oversubscribe", "-np", str(ranks), env.lmp, "-in", input_file,
+    args = [env.mpirun, "--oversubscribe"] + list(mpirun_options) + [
+            "-np", str(ranks), env.lmp, "-in", input_file,
             "-log", "none", "-var", "mlff_lib", env.lib]
     for k, v in variables:
         args += ["-var", k, str(v)]

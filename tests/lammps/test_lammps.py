@@ -33,6 +33,9 @@ Cases (each a meson test of the lammps suite):
                        stops LAMMPS (2 ranks) with a non-zero status and mlff's message.
   real                 units real: energies in kcal/mol (LAMMPS's qe2f, 23.060549
                        kcal/mol per eV), forces and pressure (atm) likewise.
+  threads              CPU threads per rank: all the cores for one unbound rank, half
+                       each for two, one each for ranks bound to a core, and
+                       OMP_NUM_THREADS where set.
 """
 import argparse
 import os
@@ -443,9 +446,39 @@ def case_real(env, f):
             tag, de, df, dp))
 
 
+def case_threads(env, f):
+    """CPU threads per rank: OMP_NUM_THREADS where set, else the cores a rank
+    may use divided among the node's ranks that may use them too."""
+    xyz, data = structures.make(env, "ethanol")
+    cores = len(os.sched_getaffinity(0))
+    saved = env.env.pop("OMP_NUM_THREADS", None)
+    cases = [(["--bind-to", "none"], 1, {}, cores),
+             (["--bind-to", "none"], 2, {}, max(1, cores // 2)),
+             (["--bind-to", "none"], 2, {"OMP_NUM_THREADS": "3"}, 3)]
+    if cores >= 2:
+        cases.append((["--bind-to", "core"], 2, {}, 1))
+    for binding, ranks, extra, want in cases:
+        env.env.update(extra)
+        run = lc.lmp(env, ranks, lc.IN_MLFF, [("data", data), ("elements", "H C O"),
+                                              ("boundary", "f f f"), ("device", "cpu")],
+                     mpirun_options=binding + ["-x", "OMP_NUM_THREADS"] * bool(extra))
+        for k in extra:
+            del env.env[k]
+        m = re.search(r"on cpu: (\d+) thread", run.out)
+        got = int(m.group(1)) if m else None
+        tag = "threads: %d rank(s), %s%s" % (ranks, " ".join(binding),
+                                             "".join(" %s=%s" % kv for kv in extra.items()))
+        f.check(run.rc == 0 and got == want, "%s: %s threads per rank, want %d: %r" % (
+            tag, got, want, run))
+        print("%s: %s thread(s) per rank (%d cores here)" % (tag, got, cores))
+    if saved is not None:
+        env.env["OMP_NUM_THREADS"] = saved
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("case", choices=["reference", "peratom", "nve", "skin", "errors", "real"])
+    p.add_argument("case", choices=["reference", "peratom", "nve", "skin", "errors", "real",
+                                    "threads"])
     p.add_argument("structures", nargs="*")
     lc.add_common_args(p)
     args = p.parse_args()
