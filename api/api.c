@@ -217,6 +217,36 @@ MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch, d
     return mlff_compute(model, batch, &results);
 }
 
+MLFF_API mlff_status mlff_compute_hessians(mlff_model *model, const mlff_batch *batch,
+                                           const mlff_hessian_results *results)
+{
+    if (!model)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_context *ctx = model->ctx;
+    mlff_error_clear(&ctx->error);
+    if (!batch || !results)
+        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch or results is NULL");
+    mlff_status s = mlff_model_hessians(model, batch, results);
+    if (s == MLFF_OK)
+        ctx->stats.evaluations++;
+    return s;
+}
+
+MLFF_API mlff_status mlff_compute_hessian_products(mlff_model *model, const mlff_batch *batch, int64_t n_vectors,
+                                                   const double *vectors, double *products)
+{
+    if (!model)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_context *ctx = model->ctx;
+    mlff_error_clear(&ctx->error);
+    if (!batch)
+        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch is NULL");
+    mlff_status s = mlff_model_hessian_products(model, batch, n_vectors, vectors, products);
+    if (s == MLFF_OK)
+        ctx->stats.evaluations++;
+    return s;
+}
+
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats)
 {
     if (!ctx || !stats)

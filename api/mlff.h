@@ -184,6 +184,37 @@ MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
 MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch,
                                    double *energies, double *forces);
 
+/* Where mlff_compute_hessians writes; NULL skips an output. Since 0.6. */
+typedef struct mlff_hessian_results {
+    double *energies; /* n_systems, eV */
+    double *forces;   /* n_atoms x 3, eV/Angstrom */
+    double *hessians; /* each system's Hessian, one after another: system s's block is (3 N_s) x (3 N_s),
+                       * row-major, eV/Angstrom^2, entry (3a + i, 3b + j) = d2E / dx_ai dx_bj for its
+                       * atoms a, b (0-based within the system) and axes i, j; block s starts after the
+                       * blocks of the systems before it (the sum of their (3 N)^2) */
+    void *reserved[4];
+} mlff_hessian_results;
+
+/*
+ * The Hessian of every system of the batch, exact (the derivative of the
+ * forces by the graph's tangent pass, not finite differences), each of its
+ * own atoms; periodic systems' with their cell fixed. The cost is a few
+ * gradients per 3 directions of the largest system, all systems at once;
+ * memory grows with the batch, not with the Hessians.
+ */
+MLFF_API mlff_status mlff_compute_hessians(mlff_model *model, const mlff_batch *batch,
+                                           const mlff_hessian_results *results);
+
+/*
+ * Hessian-vector products H v for n_vectors vectors of the whole batch:
+ * vectors and products are n_vectors x n_atoms x 3, vector k's row of atom
+ * a at (k n_atoms + a) x 3 (eV/Angstrom^2 times the vectors' Angstrom). A
+ * system's Hessian acts on its own atoms. Memory is that of a few gradients
+ * per vector, whatever the system's size (a 100k-atom box's too).
+ */
+MLFF_API mlff_status mlff_compute_hessian_products(mlff_model *model, const mlff_batch *batch, int64_t n_vectors,
+                                                   const double *vectors, double *products);
+
 /*
  * One subdomain of a larger system, as a domain decomposition gives it
  * (LAMMPS under MPI: a rank's atoms, then its ghosts). Atoms 0 .. n_owned-1

@@ -152,6 +152,11 @@ int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype)
     return atom_input(g, MLFF_INPUT_OWNED, dtype, 1);
 }
 
+int mlff_graph_input_tangents(mlff_graph *g, int64_t n_tangents)
+{
+    return atom_input(g, MLFF_INPUT_TANGENTS, MLFF_DTYPE_REAL, 3 * n_tangents);
+}
+
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff)
 {
     if (g->error.status != MLFF_OK)

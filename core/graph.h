@@ -45,7 +45,9 @@ typedef enum mlff_input_role {
     MLFF_INPUT_ELEMENT_ORDER = 9, /* [n, 1] I32: the owned atoms by element, ascending within one */
     MLFF_INPUT_ELEMENT_STARTS = 10, /* [elements + 1, 1] I32: where each element's atoms start in
                                      * ELEMENT_ORDER, then their count (the runs of a stacked op) */
-    MLFF_INPUT_ELEMENT_SYSTEMS = 11 /* [n, 1] I32: the system of each atom of ELEMENT_ORDER */
+    MLFF_INPUT_ELEMENT_SYSTEMS = 11, /* [n, 1] I32: the system of each atom of ELEMENT_ORDER */
+    MLFF_INPUT_TANGENTS = 12      /* [atoms, 3T] REAL: T directions of the positions, T-blocked
+                                   * (core/ops.h, "Tangents"): the tangent pass's seed */
 } mlff_input_role;
 
 /*
@@ -137,6 +139,7 @@ int mlff_graph_input_positions(mlff_graph *g);
 int mlff_graph_input_species(mlff_graph *g);
 int mlff_graph_input_system(mlff_graph *g);
 int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype);
+int mlff_graph_input_tangents(mlff_graph *g, int64_t n_tangents);
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
 int mlff_graph_input_cells(mlff_graph *g);
 /* The vectors r_j - r_i + n . cell of a pair list, from its images and the cells. */

@@ -564,6 +564,21 @@ static mlff_status fill_positions(const mlff_batch *b, int t, const mlff_atom_vi
     return MLFF_OK;
 }
 
+/* The directions of the tangent pass, per atom of the view. */
+static mlff_status fill_tangents(const mlff_graph *g, int t, const mlff_atom_view *v, mlff_batch_work *w,
+                                 mlff_error *err)
+{
+    if (!w->tangents)
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "a tangent pass without its directions");
+    const size_t row = (size_t)g->tensors[t].cols * sizeof(double);
+    double *values = reserve(w, t, (size_t)v->n_atoms * row, err);
+    if (!values)
+        return err->status;
+    gather_atom_rows(w, v, values, w->tangents, row);
+    w->input_dtypes[t] = MLFF_DTYPE_F64;
+    return MLFF_OK;
+}
+
 mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff_atom_view *v,
                             mlff_batch_work *w, mlff_error *err)
 {
@@ -599,6 +614,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
                 s = build_triple_starts(g, t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_POSITIONS)
                 s = fill_positions(b, t, v, w, err);
+            else if (pass == 0 && gt->role == MLFF_INPUT_TANGENTS)
+                s = fill_tangents(g, t, v, w, err);
         }
     return s;
 }

@@ -28,12 +28,18 @@ struct mlff_context {
     int n_models, cap_models;
 };
 
+/* What a plan's graph gives besides energies, forces and cell forces. */
+typedef struct mlff_plan_extras {
+    int pair_gradients; /* -dE/dr_ij of every pair list (per-atom virials) */
+    int64_t tangents;   /* T > 0: the forces' tangent along T directions of the positions (Hessians) */
+} mlff_plan_extras;
+
 /* The graph and plan of one set of the model's elements: a batch runs
  * through the one of the elements it holds (model_plans.c). */
 typedef struct mlff_model_plan {
     mlff_element_set elements;
     int form;                             /* the family's form of the graph (plan_form) */
-    int pair_gradients;                   /* the graph also gives -dE/dr_ij (per-atom virials) */
+    mlff_plan_extras extras;
     mlff_graph *graph;
     mlff_plan *plan;                      /* NULL until a batch needs it */
     int lists_on_device;                  /* the device may make the graph's pair lists */
@@ -67,6 +73,7 @@ struct mlff_model {
     mlff_host_array scratch;       /* forces and cell forces for virials, when not asked for */
     mlff_host_array chunk_results; /* one chunk's energies, cell forces, forces and atom virials */
     mlff_host_array pair_gradients; /* per-atom virials' -dE/dr_ij of every pair */
+    mlff_host_array hessian_scratch; /* a Hessian pass's directions and the forces' tangent */
     mlff_profile profile;          /* MLFF_LOG=profile */
 };
 
@@ -88,18 +95,21 @@ mlff_status mlff_model_open(mlff_context *ctx, const char *path, mlff_model **ou
 void mlff_model_discard(mlff_model *model);
 void mlff_model_close(mlff_model *model);
 mlff_status mlff_model_run(mlff_model *model, const mlff_batch *batch, const mlff_results *results);
+/* mlff_compute_hessians and mlff_compute_hessian_products (api/mlff.h; hessian.c). */
+mlff_status mlff_model_hessians(mlff_model *model, const mlff_batch *batch, const mlff_hessian_results *results);
+mlff_status mlff_model_hessian_products(mlff_model *model, const mlff_batch *batch, int64_t n_vectors,
+                                        const double *vectors, double *products);
 /* mlff_compute_subdomain (api/mlff.h). */
 mlff_status mlff_model_run_subdomain(mlff_model *model, const mlff_subdomain *sub, const mlff_subdomain_results *results);
 
 /* model_plans.c: the graph of a set of the model's elements (NULL: all),
  * forward and reverse, from model->file. */
 mlff_status mlff_model_build_graph(const mlff_model *model, const mlff_element_set *subset, int form,
-                                   int pair_gradients, mlff_graph **out, mlff_error *err);
+                                   const mlff_plan_extras *extras, mlff_graph **out, mlff_error *err);
 /* Makes model->active the plan of the elements of the checked batch in
- * model->work (made if needed; with pair_gradients, one whose graph gives
- * them: MLFF_OUTPUT_PAIR_GRADIENTS) and renumbers work.species to its
- * graph's elements. */
-mlff_status mlff_model_use_elements(mlff_model *model, int pair_gradients, mlff_error *err);
+ * model->work (made if needed, with the extras asked for) and renumbers
+ * work.species to its graph's elements. */
+mlff_status mlff_model_use_elements(mlff_model *model, const mlff_plan_extras *extras, mlff_error *err);
 /* Device bytes of the weights of the plans other than the active one. */
 size_t mlff_model_parked_bytes(const mlff_model *model);
 void mlff_model_plans_free(mlff_model *model);

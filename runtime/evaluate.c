@@ -6,8 +6,8 @@
  */
 #include <string.h>
 
-#include "context.h"
 #include "device_cells.h"
+#include "evaluate.h"
 
 /*
  * Dense (all pairs) or sparse (cell lists). Both give the same numbers; the
@@ -96,17 +96,6 @@ static mlff_status write_device_lists(mlff_model *m, const mlff_atom_view *v, ml
     return mlff_device_cells_write_lists(m->device_cells, &d.lists, err);
 }
 
-/* What one evaluation writes (NULL skips an output): per system, or per
- * owned atom where the view's owned atoms are systems of their own
- * (mlff_atom_view.atom_systems); per atom of the view or the batch. */
-typedef struct run_out {
-    unsigned outputs;     /* mask of 1 << mlff_output_role */
-    double *energies;
-    double *forces;       /* [atoms][3] */
-    double *cell_forces;  /* [systems][9] */
-    double *atom_virials; /* [atoms][9], from the pair gradients (a plan with pair_gradients) */
-} run_out;
-
 /* Adds each pair's virial term r_ij (x) -dE/dr_ij of list l to its
  * neighbour j's share (api/mlff.h: mlff_subdomain_results.atom_virials). */
 static mlff_status add_pair_virials(mlff_model *m, int l, const double *gradients, double *atom_virials)
@@ -152,7 +141,7 @@ static mlff_status read_pair_gradients(mlff_model *m, double **lists, mlff_error
 
 /* One plan execution for the atoms of a view, its inputs filled (w);
  * per-atom results are per local atom. */
-static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const run_out *o)
+static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const mlff_run_out *o)
 {
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
@@ -184,9 +173,9 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const run_
         s = write_device_lists(m, v, err);
         phase_done(m, PHASE_DEVICE_LISTS, "device: pair lists written", &t);
     }
-    const unsigned outputs = o->outputs | (o->atom_virials ? (unsigned)((1u << MLFF_OUTPUT_COUNT) -
-                                                                        (1u << MLFF_OUTPUT_PAIR_GRADIENTS))
-                                                           : 0u);
+    unsigned outputs = o->outputs | (o->force_tangents ? 1u << MLFF_OUTPUT_FORCE_TANGENTS : 0u);
+    for (int l = 0; o->atom_virials && l < MLFF_MAX_GRADIENT_LISTS; l++)
+        outputs |= 1u << (MLFF_OUTPUT_PAIR_GRADIENTS + l);
     const uint64_t reused = mlff_plan_reused(plan);
     if (s == MLFF_OK)
         s = mlff_plan_run(plan, outputs, err);
@@ -204,6 +193,8 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const run_
         s = mlff_plan_read_later(plan, g->outputs[MLFF_OUTPUT_FORCES], o->forces, err);
     if (s == MLFF_OK && o->cell_forces)
         s = mlff_plan_read_later(plan, g->outputs[MLFF_OUTPUT_CELL_FORCES], o->cell_forces, err);
+    if (s == MLFF_OK && o->force_tangents)
+        s = mlff_plan_read_later(plan, g->outputs[MLFF_OUTPUT_FORCE_TANGENTS], o->force_tangents, err);
     double *pair_gradients[MLFF_MAX_GRADIENT_LISTS] = {NULL};
     if (s == MLFF_OK && o->atom_virials)
         s = read_pair_gradients(m, pair_gradients, err);
@@ -224,7 +215,7 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const run_
     return s;
 }
 
-static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, const run_out *o)
+static mlff_status run_view(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, const mlff_run_out *o)
 {
     double t = mlff_seconds();
     mlff_status s = mlff_batch_fill(m->active->graph, batch, v, &m->work, &m->ctx->error);
@@ -240,8 +231,14 @@ static int64_t energy_rows(const mlff_batch *batch, const mlff_batch_work *w, in
     return atom_systems ? w->n_owned : batch->n_systems;
 }
 
+/* Columns of a per-atom row of the forces' tangent: 3T. */
+static int64_t tangent_cols(const mlff_batch_work *w)
+{
+    return w->tangent_cols;
+}
+
 /* Zeroes the batch's results, to which its chunks' are added. */
-static void clear_results(const mlff_batch *batch, const mlff_batch_work *w, const run_out *o, int atom_systems)
+static void clear_results(const mlff_batch *batch, const mlff_batch_work *w, const mlff_run_out *o, int atom_systems)
 {
     if (o->energies)
         memset(o->energies, 0, (size_t)energy_rows(batch, w, atom_systems) * sizeof *o->energies);
@@ -251,22 +248,27 @@ static void clear_results(const mlff_batch *batch, const mlff_batch_work *w, con
         memset(o->cell_forces, 0, (size_t)batch->n_systems * 9 * sizeof *o->cell_forces);
     if (o->atom_virials)
         memset(o->atom_virials, 0, (size_t)w->n_atoms * 9 * sizeof *o->atom_virials);
+    if (o->force_tangents)
+        memset(o->force_tangents, 0, (size_t)w->n_atoms * tangent_cols(w) * sizeof *o->force_tangents);
 }
 
 /* Runs a chunk (its inputs filled) and adds its results to the batch's. */
-static mlff_status run_chunk(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, const run_out *o)
+static mlff_status run_chunk(mlff_model *m, const mlff_batch *batch, const mlff_atom_view *v, const mlff_run_out *o)
 {
     const int64_t n_systems = batch->n_systems, n_energies = v->atom_systems ? v->n_owned : n_systems;
-    const size_t bytes = (size_t)(n_energies + 9 * n_systems + 12 * v->n_atoms) * sizeof(double);
+    const int64_t t_cols = tangent_cols(&m->work);
+    const size_t bytes = (size_t)(n_energies + 9 * n_systems + (12 + t_cols) * v->n_atoms) * sizeof(double);
     double *part = mlff_host_array_reserve(&m->chunk_results, bytes, &m->ctx->error);
     if (!part)
         return m->ctx->error.status;
-    const run_out local = {
+    double *atoms = part + n_energies + 9 * n_systems;
+    const mlff_run_out local = {
         .outputs = o->outputs,
         .energies = o->energies ? part : NULL,
         .cell_forces = o->cell_forces ? part + n_energies : NULL,
-        .forces = o->forces ? part + n_energies + 9 * n_systems : NULL,
-        .atom_virials = o->atom_virials ? part + n_energies + 9 * n_systems + 3 * v->n_atoms : NULL,
+        .forces = o->forces ? atoms : NULL,
+        .atom_virials = o->atom_virials ? atoms + 3 * v->n_atoms : NULL,
+        .force_tangents = o->force_tangents ? atoms + 12 * v->n_atoms : NULL,
     };
     mlff_status s = run_filled(m, v, &local);
     if (s != MLFF_OK)
@@ -281,11 +283,14 @@ static mlff_status run_chunk(mlff_model *m, const mlff_batch *batch, const mlff_
     for (int64_t l = 0; local.atom_virials && l < v->n_atoms; l++)
         for (int d = 0; d < 9; d++)
             o->atom_virials[9 * (int64_t)v->batch_atom[l] + d] += local.atom_virials[9 * l + d];
+    for (int64_t l = 0; local.force_tangents && l < v->n_atoms; l++)
+        for (int64_t d = 0; d < t_cols; d++)
+            o->force_tangents[t_cols * v->batch_atom[l] + d] += local.force_tangents[t_cols * l + d];
     return MLFF_OK;
 }
 
 /* The batch chunk by chunk, with the host's pair lists. */
-static mlff_status run_chunks(mlff_model *m, const mlff_batch *batch, const run_out *o, int atom_systems)
+static mlff_status run_chunks(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o, int atom_systems)
 {
     mlff_error *err = &m->ctx->error;
     clear_results(batch, &m->work, o, atom_systems);
@@ -329,7 +334,7 @@ static mlff_status count_on_device(mlff_model *m, const mlff_batch *batch, const
  * stays 0 when the device cannot list a chunk's pairs or a chunk does not
  * fit after all: the host's search then takes over.
  */
-static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, const run_out *o,
+static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o,
                                      const mlff_chunk_limits *limits, int *done)
 {
     mlff_context *ctx = m->ctx;
@@ -380,7 +385,7 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, con
  * the host's search must run instead: the device saw something (atoms too
  * close) that the host must judge.
  */
-static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch, const run_out *o,
+static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o,
                                          const mlff_chunk_limits *limits, int *done)
 {
     mlff_context *ctx = m->ctx;
@@ -421,7 +426,7 @@ static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch,
 }
 
 /* The batch through the host's pair search: in one pass or in chunks. */
-static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, const run_out *o,
+static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o,
                                        const mlff_chunk_limits *limits, int atom_systems)
 {
     mlff_context *ctx = m->ctx;
@@ -459,20 +464,33 @@ static mlff_chunk_limits chunk_limits(const mlff_model *m)
                                ctx->settings.max_chunk_atoms};
 }
 
-/* Checks a batch and makes the plan of its elements active; atoms from
- * n_owned on are ghosts (-1: none). */
-static mlff_status prepare(mlff_model *m, const mlff_batch *batch, int64_t n_owned, int pair_gradients)
+mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_t n_owned,
+                                  const mlff_plan_extras *extras)
 {
     mlff_error *err = &m->ctx->error;
     double t = mlff_seconds();
     mlff_status s = mlff_batch_check(batch, m->species_index, m->name, m->element_list, &m->work, err);
     if (s != MLFF_OK)
         return s;
+    m->work.tangent_cols = 3 * extras->tangents;
     if (n_owned >= 0)
         mlff_batch_own(&m->work, n_owned);
     phase_done(m, PHASE_CHECK, "host: checks", &t);
-    s = mlff_model_use_elements(m, pair_gradients, err);
+    s = mlff_model_use_elements(m, extras, err);
     phase_done(m, PHASE_ELEMENTS, "host: plan of the batch's elements", &t);
+    return s;
+}
+
+mlff_status mlff_evaluate_run(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o, int atom_systems)
+{
+    const mlff_chunk_limits limits = chunk_limits(m);
+    int done = 0;
+    mlff_status s = MLFF_OK;
+    if (m->active->lists_on_device && o->outputs && !atom_systems && m->work.n_owned == m->work.n_atoms &&
+        !use_dense(m, batch))
+        s = run_with_device_lists(m, batch, o, &limits, &done);
+    if (s == MLFF_OK && !done)
+        s = run_with_host_lists(m, batch, o, &limits, atom_systems);
     return s;
 }
 
@@ -481,11 +499,10 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     mlff_profile_begin(&m->profile);
-    mlff_status s = prepare(m, batch, -1, 0);
+    mlff_status s = mlff_evaluate_prepare(m, batch, -1, &(mlff_plan_extras){0});
     if (s != MLFF_OK)
         return s;
-    const mlff_chunk_limits limits = chunk_limits(m);
-    run_out o = {
+    mlff_run_out o = {
         .outputs = (results->energies ? 1u << MLFF_OUTPUT_ENERGY : 0) |
                    (results->forces || results->virials ? 1u << MLFF_OUTPUT_FORCES : 0) |
                    (results->virials ? 1u << MLFF_OUTPUT_CELL_FORCES : 0),
@@ -501,11 +518,7 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
         if (!o.forces)
             o.forces = o.cell_forces + 9 * batch->n_systems;
     }
-    int done = 0;
-    if (m->active->lists_on_device && o.outputs && !use_dense(m, batch))
-        s = run_with_device_lists(m, batch, &o, &limits, &done);
-    if (s == MLFF_OK && !done)
-        s = run_with_host_lists(m, batch, &o, &limits, 0);
+    s = mlff_evaluate_run(m, batch, &o, 0);
     if (s == MLFF_OK && o.outputs && results->virials)
         assemble_virials(batch, o.forces, o.cell_forces, results->virials);
     return s;
@@ -527,27 +540,25 @@ mlff_status mlff_model_run_subdomain(mlff_model *m, const mlff_subdomain *sub, c
     if (sub->renumbered)
         m->work.pairs.searched.valid = 0;
     const int atom_systems = r->atom_energies != NULL;
-    mlff_status s = prepare(m, &batch, sub->n_owned, r->atom_virials != NULL);
+    mlff_status s = mlff_evaluate_prepare(m, &batch, sub->n_owned, &(mlff_plan_extras){.pair_gradients = r->atom_virials != NULL});
     if (s != MLFF_OK)
         return s;
     const size_t energy_bytes = (size_t)(atom_systems ? sub->n_owned : 1) * sizeof(double);
     double *scratch = mlff_host_array_reserve(&m->scratch, energy_bytes + (size_t)sub->n_atoms * 3 * sizeof(double), err);
     if (!scratch)
         return err->status;
-    run_out o = {
+    mlff_run_out o = {
         .outputs = (r->energy || r->atom_energies ? 1u << MLFF_OUTPUT_ENERGY : 0) |
                    (r->forces || r->virial ? 1u << MLFF_OUTPUT_FORCES : 0),
         .energies = r->atom_energies ? r->atom_energies : r->energy ? scratch : NULL,
         .forces = r->forces ? r->forces : r->virial ? scratch + energy_bytes / sizeof(double) : NULL,
         .atom_virials = r->atom_virials,
     };
-    if (sub->n_owned == 0 || !o.outputs) {
+    if (sub->n_owned == 0 || !o.outputs)
         /* Nothing counts here (a rank that owns no atoms), or nothing was asked for. */
         clear_results(&batch, &m->work, &o, atom_systems);
-    } else {
-        const mlff_chunk_limits limits = chunk_limits(m);
-        s = run_with_host_lists(m, &batch, &o, &limits, atom_systems);
-    }
+    else
+        s = mlff_evaluate_run(m, &batch, &o, atom_systems);
     if (s != MLFF_OK)
         return s;
     if (r->energy) {

@@ -69,7 +69,8 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
 static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
     mlff_graph *g;
-    mlff_status s = mlff_model_build_graph(m, NULL, m->family->default_form, 0, &g, err);
+    const mlff_plan_extras none = {0};
+    mlff_status s = mlff_model_build_graph(m, NULL, m->family->default_form, &none, &g, err);
     if (s != MLFF_OK)
         return s;
     for (int t = 0; t < g->n_tensors; t++)
@@ -169,6 +170,7 @@ void mlff_model_discard(mlff_model *m)
     free(m->scratch.data);
     free(m->chunk_results.data);
     free(m->pair_gradients.data);
+    free(m->hessian_scratch.data);
     free(m->path);
     free(m);
 }

@@ -53,8 +53,9 @@ static int pair_vector_tensors(const mlff_graph *g, int *vectors, int *lists)
 
 /* The reverse pass: forces and the cell's share of the virial,
  * -dE/d(positions, cells), and with pair_gradients -dE/d(r_ij) of every
- * pair list's vectors too, in one pass. */
-static void add_gradients(mlff_graph *g, int pair_gradients)
+ * pair list's vectors too, in one pass; with tangents, the tangent pass
+ * over it: the forces' tangent along T directions of the positions. */
+static void add_derivatives(mlff_graph *g, int pair_gradients, int64_t tangents)
 {
     int wrt[2 + MLFF_MAX_GRADIENT_LISTS] = {mlff_graph_input_positions(g), mlff_graph_input_cells(g)};
     int grads[2 + MLFF_MAX_GRADIENT_LISTS], lists[MLFF_MAX_GRADIENT_LISTS];
@@ -72,10 +73,16 @@ static void add_gradients(mlff_graph *g, int pair_gradients)
         mlff_graph_set_output(g, (mlff_output_role)(MLFF_OUTPUT_PAIR_GRADIENTS + l), grads[2 + l]);
         g->gradient_pairs[l] = lists[l];
     }
+    if (tangents > 0) {
+        const int positions = wrt[0], seed = mlff_graph_input_tangents(g, tangents);
+        int force_tangents;
+        if (mlff_graph_tangents(g, tangents, &positions, &seed, 1, &grads[0], 1, &force_tangents) == MLFF_OK)
+            mlff_graph_set_output(g, MLFF_OUTPUT_FORCE_TANGENTS, force_tangents);
+    }
 }
 
 mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *subset, int form,
-                                   int pair_gradients, mlff_graph **out, mlff_error *err)
+                                   const mlff_plan_extras *extras, mlff_graph **out, mlff_error *err)
 {
     *out = NULL;
     mlff_graph *g = mlff_graph_create();
@@ -85,7 +92,7 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     const mlff_graph_request request = {subset, form};
     mlff_status s = m->family->build_graph(m->file, &request, g, err);
     if (s == MLFF_OK) {
-        add_gradients(g, pair_gradients);
+        add_derivatives(g, extras->pair_gradients, extras->tangents);
         if (mlff_graph_status(g) != MLFF_OK)
             s = mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);
     }
@@ -117,14 +124,14 @@ void mlff_model_plans_free(mlff_model *m)
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */
-static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int form, int pair_gradients,
+static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int form, const mlff_plan_extras *extras,
                                     int *found)
 {
     mlff_model_plan *slot = NULL, *holder = NULL;
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        const int same_kind = p->graph && p->form == form && p->pair_gradients == pair_gradients;
+        const int same_kind = p->graph && p->form == form && !memcmp(&p->extras, extras, sizeof *extras);
         if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
         if (same_kind && mlff_element_set_holds(&p->elements, set) &&
@@ -154,7 +161,7 @@ static int choose_form(const mlff_model *m, const mlff_element_set *set)
 }
 
 static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int form,
-                             int pair_gradients, mlff_error *err)
+                             const mlff_plan_extras *extras, mlff_error *err)
 {
     mlff_context *ctx = m->ctx;
     mlff_status s = MLFF_OK;
@@ -163,13 +170,13 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
          * (mlff_model_read): made again for this one. */
         mlff_graph_destroy(p->graph);
         p->graph = NULL;
-        s = mlff_model_build_graph(m, &p->elements, p->form, p->pair_gradients, &p->graph, err);
+        s = mlff_model_build_graph(m, &p->elements, p->form, &p->extras, &p->graph, err);
     }
     if (s == MLFF_OK && !p->graph) {
         p->elements = *set;
         p->form = form;
-        p->pair_gradients = pair_gradients;
-        s = mlff_model_build_graph(m, set, form, pair_gradients, &p->graph, err);
+        p->extras = *extras;
+        s = mlff_model_build_graph(m, set, form, extras, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
     if (s == MLFF_OK)
@@ -184,7 +191,7 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
     return MLFF_OK;
 }
 
-mlff_status mlff_model_use_elements(mlff_model *m, int pair_gradients, mlff_error *err)
+mlff_status mlff_model_use_elements(mlff_model *m, const mlff_plan_extras *extras, mlff_error *err)
 {
     mlff_batch_work *w = &m->work;
     mlff_element_set set;
@@ -196,11 +203,11 @@ mlff_status mlff_model_use_elements(mlff_model *m, int pair_gradients, mlff_erro
         mlff_element_set_add(&set, w->species[a]);
     const int form = choose_form(m, &set);
     int found;
-    mlff_model_plan *p = choose_plan(m, &set, form, pair_gradients, &found);
+    mlff_model_plan *p = choose_plan(m, &set, form, extras, &found);
     if (!found)
         plan_free(p);
     if (!p->plan) {
-        mlff_status s = make_plan(m, p, &set, form, pair_gradients, err);
+        mlff_status s = make_plan(m, p, &set, form, extras, err);
         if (s != MLFF_OK)
             return s;
     }

@@ -93,7 +93,7 @@ static int is_input_but_positions(const mlff_graph_tensor *gt)
 static int is_batch_input(const mlff_graph_tensor *gt)
 {
     return is_input_but_positions(gt) && gt->role != MLFF_INPUT_PAIRS && gt->role != MLFF_INPUT_PAIR_IMAGES &&
-           gt->role != MLFF_INPUT_TRIPLE_STARTS;
+           gt->role != MLFF_INPUT_TRIPLE_STARTS && gt->role != MLFF_INPUT_TANGENTS;
 }
 
 /* Pair lists up to this size are compared with what was uploaded last, as

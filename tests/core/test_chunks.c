@@ -215,7 +215,7 @@ static void check_planner(const test_batch *tb)
     const mlff_pair_options pairs = {0, 0.0, NULL, NULL};
     mlff_status s = mlff_batch_check(&b, m->species_index, m->name, m->element_list, &m->work, &ctx->error);
     if (s == MLFF_OK)
-        s = mlff_model_use_elements(m, 0, &ctx->error);
+        s = mlff_model_use_elements(m, &(mlff_plan_extras){0}, &ctx->error);
     if (s == MLFF_OK)
         s = mlff_batch_find_pairs(m->active->graph, &b, &pairs, &m->work, &ctx->error);
     const mlff_graph *g = s == MLFF_OK ? m->active->graph : NULL;
