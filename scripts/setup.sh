@@ -11,7 +11,10 @@ packages=(build-essential meson ninja-build pkg-config libbz2-dev python3 python
           # Vulkan: loader, headers, shaderc (static, with glslang and SPIRV-Tools), and
           # lavapipe and the validation layers so that a machine without a GPU tests it too
           libvulkan-dev libshaderc-dev glslang-dev spirv-tools mesa-vulkan-drivers
-          vulkan-validationlayers vulkan-tools)
+          vulkan-validationlayers vulkan-tools
+          # LAMMPS (Debian's lmp, 29 Sep 2021) and Open MPI for pair_style mlff; dpkg-dev
+          # unpacks the source package that supplies the headers liblammps-dev lacks
+          lammps liblammps-dev openmpi-bin libopenmpi-dev dpkg-dev)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -11,6 +11,9 @@ options=()
 # CI must build and test the OpenCL and Vulkan backends (on PoCL and
 # lavapipe), never silently skip them.
 [ "${CI:-}" = true ] && options+=(-Dopencl=enabled -Dvulkan=enabled)
+# ... nor the LAMMPS pair style (not under the sanitizers: it runs inside
+# Debian's uninstrumented lmp).
+[ "${CI:-}" = true ] && [ "${1:-}" != --sanitize ] && options+=(-Dlammps=enabled)
 # Both builds' tests share the kernel caches (tests/meson.build says why).
 options+=(-Dtest_cache_dir="$PWD/build-test-cache")
 build_dir=build
