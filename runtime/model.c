@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "device_cells.h"
+#include "environment.h"
 #include "models/model_file.h"
 #include "context.h"
 
@@ -35,8 +36,8 @@ static int running_from_build_tree(void)
 
 const char *mlff_default_model_path(void)
 {
-    const char *env = getenv("MLFF_MODEL");
-    if (env && *env)
+    const char *env = mlff_environment_model();
+    if (env)
         return env;
     return running_from_build_tree() ? MLFF_BUILD_MODEL_PATH : MLFF_INSTALL_MODEL_PATH;
 }
@@ -96,7 +97,7 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
         free(m);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    mlff_profile_init(&m->profile, m->name);
+    mlff_profile_init(&m->profile, m->name, mlff_environment_profile());
     mlff_status s = mlff_model_file_read(path, &m->file, err);
     if (s == MLFF_OK && !(m->family = mlff_model_family_of(m->file, path, err)))
         s = err->status;
@@ -112,30 +113,19 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
     return MLFF_OK;
 }
 
-/* Where the sparse path's cell lists run: on the device of a GPU backend
- * (bench/RESULTS.md), else on the host's threads, which are faster than a
- * CPU implementation of OpenCL or Vulkan. MLFF_CELL_LISTS=host|device
- * overrides it (device: where the backend has the kernels). */
+/* Where the sparse path's cell lists run: the record's cell_lists (device:
+ * where the backend has the kernels). */
 static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_error *err)
 {
-    const char *env = getenv("MLFF_CELL_LISTS");
-    int on_device = ctx->iface->is_gpu(ctx->backend);
-    if (env && *env) {
-        if (strcmp(env, "host") && strcmp(env, "device"))
-            return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_CELL_LISTS=%s: use host or device", env);
-        on_device = !strcmp(env, "device");
-    }
-    if (!on_device)
+    if (ctx->tuning.cell_lists != MLFF_CELL_LISTS_DEVICE)
         return MLFF_OK;
-    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
+    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &ctx->tuning, &m->device_cells, err);
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
-    const char *plans = getenv("MLFF_ELEMENT_PLANS");
-    m->all_elements = plans && !strcmp(plans, "off");
     mlff_status s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)
         s = mlff_context_add_model(ctx, m);
@@ -181,33 +171,22 @@ void mlff_model_close(mlff_model *m)
     mlff_model_discard(m);
 }
 
-/*
- * Dense (all pairs) or sparse (cell lists). Both give the same numbers; the
- * caller may force either. Measured with bench/bench_neighbors and bench_ani
- * (RESULTS.md, 2026-11-25): on an NVIDIA H200, where the sparse path builds
- * its lists on the device, the dense path (searched on the host, its lists
- * uploaded and sorted) wins only while the whole batch is small: through
- * OpenCL and Vulkan alike up to 36-54 atoms (the 300-atom cluster: dense
- * 1.1 ms, sparse 0.56 on OpenCL), and a batch of 64 molecules of 9 atoms
- * runs faster sparse. Smaller still (a few small molecules), the sparse
- * path's lists are written by the host too (device_cells.h), without the
- * dense path's host work: methane and benzene 5-15% faster on OpenCL, as
- * fast on Vulkan (RESULTS.md, 2026-11-26). On the CPU neither wins by more
- * than the noise, so the CPU keeps cell lists.
- */
-#define DENSE_MOST_ATOMS_ON_GPU 48
-
+/* Dense (all pairs) or sparse (cell lists): both give the same numbers;
+ * the caller may force either, else batches of up to the record's
+ * dense_most_atoms atoms without periodic systems go dense (GPUs: where the
+ * sparse path's lists are not written by the host anyway, device_cells.h,
+ * without the dense path's host work). */
 static int use_dense(const mlff_model *m, const mlff_batch *b)
 {
     const mlff_context *ctx = m->ctx;
     if (ctx->settings.neighbors != MLFF_NEIGHBORS_AUTO)
         return ctx->settings.neighbors == MLFF_NEIGHBORS_DENSE;
-    if (!ctx->iface->is_gpu(ctx->backend) || b->system_offsets[b->n_systems] > DENSE_MOST_ATOMS_ON_GPU)
+    if (b->system_offsets[b->n_systems] > ctx->tuning.dense_most_atoms)
         return 0;
     for (int64_t s = 0; s < b->n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
             return 0;
-    return !(m->device_cells && mlff_device_cells_listed_on_host(b));
+    return !(m->device_cells && mlff_device_cells_listed_on_host(m->device_cells, b));
 }
 
 /* W = -dE/d(strain) = sum_i F_i (x) r_i + sum_k F_cell_k (x) cell_k per system. */

@@ -81,31 +81,25 @@ static int make_dirs(const char *path)
     return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
-void mlff_kernel_cache_init(mlff_kernel_cache *cache)
+int mlff_cache_make_dirs(const char *path)
+{
+    return make_dirs(path);
+}
+
+void mlff_kernel_cache_init(mlff_kernel_cache *cache, const char *dir, int log)
 {
     memset(cache, 0, sizeof *cache);
-    const char *log = getenv("MLFF_LOG");
-    cache->log = log && (strstr(log, "cache") || strstr(log, "all"));
-    const char *mode = getenv("MLFF_CACHE");
-    if (mode && (!strcmp(mode, "off") || !strcmp(mode, "0"))) {
+    cache->log = log;
+    if (!dir) {
         if (cache->log)
-            fprintf(stderr, "mlff cache: off (MLFF_CACHE=%s)\n", mode);
+            fprintf(stderr, "mlff cache: off (MLFF_CACHE=off, or no directory: MLFF_CACHE_DIR, XDG_CACHE_HOME and "
+                            "HOME unset)\n");
         return;
     }
-    const char *dir = getenv("MLFF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (dir && *dir)
-        n = snprintf(cache->dir, sizeof cache->dir, "%s", dir);
-    else if (xdg && *xdg)
-        n = snprintf(cache->dir, sizeof cache->dir, "%s/mlff", xdg);
-    else if (home && *home)
-        n = snprintf(cache->dir, sizeof cache->dir, "%s/.cache/mlff", home);
-    else
-        n = -1;
+    const int n = snprintf(cache->dir, sizeof cache->dir, "%s", dir);
     if (n < 0 || n >= (int)sizeof cache->dir - 100 || make_dirs(cache->dir) != 0) {
         if (cache->log)
-            fprintf(stderr, "mlff cache: off (no usable directory%s%s)\n", n > 0 ? ": " : "",
-                    n > 0 ? cache->dir : "");
+            fprintf(stderr, "mlff cache: off (no usable directory: %s)\n", dir);
         return;
     }
     cache->enabled = 1;
@@ -119,6 +113,38 @@ void mlff_kernel_cache_path(const mlff_kernel_cache *cache, const mlff_cache_ent
     entry_name_digest(id, digest);
     mlff_sha256_hex(digest, hex);
     snprintf(path, size, "%s/%s-%.32s.bin", cache->dir, id->kind, hex);
+}
+
+void mlff_kernel_cache_marker(const char *dir, const char *api, const char *device, const char *identity, char *path,
+                              size_t size)
+{
+    mlff_kernel_cache c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.dir, sizeof c.dir, "%s", dir);
+    const mlff_cache_entry_id id = {"device", device, identity, api, ""};
+    mlff_kernel_cache_path(&c, &id, path, size);
+}
+
+void mlff_kernel_cache_for_device(mlff_kernel_cache *cache, const char *api, const char *device, const char *identity)
+{
+    if (cache->enabled)
+        mlff_kernel_cache_marker(cache->dir, api, device, identity, cache->marker, sizeof cache->marker);
+}
+
+/* The device's file, once a process (its contents name the device). */
+static void mark_device(mlff_kernel_cache *cache)
+{
+    if (cache->marked || !cache->marker[0])
+        return;
+    cache->marked = 1;
+    struct stat st;
+    if (stat(cache->marker, &st) == 0)
+        return;
+    FILE *f = fopen(cache->marker, "w");
+    if (f) {
+        fprintf(f, "kernels of this device are in this directory\n");
+        fclose(f);
+    }
 }
 
 static double now_ms(void)
@@ -172,8 +198,12 @@ static const char *validate(const unsigned char *data, size_t size, const uint8_
     return NULL;
 }
 
-void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size)
+/* The entry's payload (malloc'ed), or NULL: *why then says why, NULL for
+ * a file that is not there. A bad file is deleted where `delete_bad`. */
+static void *load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size, const char **why,
+                  int delete_bad)
 {
+    *why = NULL;
     if (!cache->enabled)
         return NULL;
     const double t0 = now_ms();
@@ -189,14 +219,14 @@ void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id
     }
     uint8_t key[MLFF_SHA256_DIGEST_SIZE];
     entry_key(id, key);
-    const char *why = validate(data, file_size, key);
-    if (why) {
+    if ((*why = validate(data, file_size, key))) {
         free(data);
         cache->misses++;
         cache->rejects++;
-        unlink(path);
+        if (delete_bad)
+            unlink(path);
         if (cache->log)
-            fprintf(stderr, "mlff cache: rejected %s (%s), deleted\n", path, why);
+            fprintf(stderr, "mlff cache: rejected %s (%s)%s\n", path, *why, delete_bad ? ", deleted" : "");
         return NULL;
     }
     const size_t n = file_size - sizeof(file_header);
@@ -206,6 +236,17 @@ void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id
         fprintf(stderr, "mlff cache: hit %s (%zu bytes, %.1f ms)\n", path, n, now_ms() - t0);
     *size = n;
     return data;
+}
+
+void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size)
+{
+    const char *why;
+    return load(cache, id, size, &why, 1);
+}
+
+void *mlff_kernel_cache_read(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size, const char **why)
+{
+    return load(cache, id, size, why, 0);
 }
 
 void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
@@ -234,10 +275,12 @@ void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id
         ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
     }
     ok = ok && rename(tmp, path) == 0;
-    if (!ok)
+    if (!ok) {
         unlink(tmp);
-    else
+    } else {
         cache->stores++;
+        mark_device(cache);
+    }
     if (cache->log)
         fprintf(stderr, "mlff cache: %s %s (%zu bytes)\n", ok ? "stored" : "cannot store", path, size);
 }

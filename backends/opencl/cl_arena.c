@@ -1,7 +1,8 @@
 /*
  * The backend's device memory: one buffer, the arena, holds every region
  * up to arena.most_one bytes (an eighth of the arena's largest size unless
- * MLFF_OPENCL_ARENA says otherwise); larger ones get buffers of their own.
+ * the record's opencl_arena says otherwise); larger ones get buffers of
+ * their own.
  *
  * Why an arena: NVIDIA's OpenCL takes about 0.4 us of host time for each
  * buffer argument of a launch, on top of some 5 us a launch, whatever the
@@ -11,7 +12,8 @@
  * into it (cl_program.c); kernels built for buffers take a region of the
  * arena as a sub-buffer (cl_region_buffer).
  *
- * The arena grows by doubling up to CL_ARENA_MOST (the ranges in use copied
+ * The arena grows by doubling up to the record's opencl_arena_most (the
+ * device's largest buffer at most; the ranges in use copied
  * into the new buffer; regions keep their offsets; a region's sub-buffer of
  * the old one is made again at its next use). Free ranges below the end
  * are kept in order and merged with their neighbours.
@@ -22,15 +24,16 @@
 #include "cl_internal.h"
 
 #define CL_ARENA_FIRST ((size_t)4 << 20)
-#define CL_ARENA_MOST ((size_t)1 << 30)
 
-void cl_arena_init(mlff_backend *be, int enabled, size_t most_one)
+void cl_arena_init(mlff_backend *be)
 {
     cl_arena *a = &be->arena;
-    a->most = be->max_alloc < CL_ARENA_MOST ? (size_t)be->max_alloc : CL_ARENA_MOST;
+    const int64_t region = be->tuning.opencl_arena;
+    const size_t most = (size_t)be->tuning.opencl_arena_most;
+    a->most = be->max_alloc < most ? (size_t)be->max_alloc : most;
     /* Sub-buffers start at multiples of the device's base address alignment. */
     a->align = be->base_align > 256 ? be->base_align : 256;
-    a->most_one = !enabled ? 0 : most_one ? most_one : a->most / 8;
+    a->most_one = region < 0 ? 0 : region ? (size_t)region : a->most / 8;
 }
 
 static size_t rounded(const cl_arena *a, size_t bytes)

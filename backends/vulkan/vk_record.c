@@ -85,7 +85,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
                                  : tile                       ? tile
                                                               : VK_GEMM_TILE;
         if (shader == VK_GEMM_ROWS) { /* linear_rows.comp: its lanes an output */
-            const int lanes = mlff_rows_gemm_lanes(cols, items, groups, VK_FR_FEW_GROUPS);
+            const int lanes = mlff_rows_gemm_lanes(cols, items, groups, be->tuning.vulkan_rows_few_groups);
             d.push[2] = (uint32_t)lanes;
             cols_per_group = MLFF_ROWS_GEMM_GROUP / lanes;
         }
@@ -112,7 +112,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         return vk_add_dispatch(be, &d, stacked_items(n, items, rows), (uint64_t)rows, err);
     } else if (mlff_op_sums_in_lanes(n->op)) {
         /* Its outputs' lanes (lowering.h): pc.n_items counts the invocations. */
-        const int sum_lanes = mlff_sum_lanes(n, be->sum_lanes, be->is_gpu);
+        const int sum_lanes = mlff_sum_lanes(n, &be->tuning);
         d.push[2] = (uint32_t)sum_lanes;
         d.groups[1] = d.groups[2] = 1;
         return vk_add_dispatch(be, &d, items * sum_lanes, MLFF_SUM_GROUP, err);
@@ -482,7 +482,7 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
 
 static vk_recording *matching(mlff_backend *be)
 {
-    if (!be->replay)
+    if (!be->tuning.vulkan_replay)
         return NULL;
     for (int k = 0; k < VK_RECORDINGS; k++) {
         vk_recording *rec = &be->recordings[k];

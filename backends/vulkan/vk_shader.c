@@ -41,7 +41,7 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "", mlff_shader_find(mlff_vulkan_shaders, "dispatch"));
-    mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
+    mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(&be->tuning));
     if (gemm && vk_gemm_tile((vk_gemm)s->variant))
         mlff_text_put(src, "#define TS %d\n", vk_gemm_tile((vk_gemm)s->variant));
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
@@ -179,8 +179,10 @@ static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, 
                                     mlff_error *err)
 {
     const uint64_t hash = mlff_hash(sig, sizeof *sig);
+    const int lanes_max = mlff_sum_lanes_max(&be->tuning);
     for (int k = 0; k < be->n_kernels; k++)
-        if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, sig, sizeof *sig) == 0) {
+        if (be->kernels[k].hash == hash && be->kernels[k].sum_lanes_max == lanes_max &&
+            memcmp(&be->kernels[k].sig, sig, sizeof *sig) == 0) {
             *out = be->kernels[k].pipeline;
             return MLFF_OK;
         }
@@ -198,6 +200,7 @@ static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, 
         return s;
     k->sig = *sig;
     k->hash = hash;
+    k->sum_lanes_max = lanes_max;
     be->n_kernels++;
     *out = k->pipeline;
     return MLFF_OK;
