@@ -2,6 +2,7 @@
 #include "context.h"
 
 #include "backends/registry.h"
+#include "core/ds.h"
 #include "environment.h"
 #include "tuning_record.h"
 
@@ -210,9 +211,9 @@ mlff_status mlff_context_open_as(mlff_context *ctx, const mlff_settings *setting
 
 void mlff_context_close(mlff_context *ctx)
 {
-    while (ctx->n_models > 0)
-        mlff_model_close(ctx->models[ctx->n_models - 1]);
-    free(ctx->models);
+    while (arrlen(ctx->models) > 0)
+        mlff_model_close(arrlast(ctx->models));
+    arrfree(ctx->models);
     if (ctx->iface)
         ctx->iface->close(ctx->backend);
     mlff_thread_pool_destroy(ctx->pool);
@@ -220,23 +221,15 @@ void mlff_context_close(mlff_context *ctx)
 
 mlff_status mlff_context_add_model(mlff_context *ctx, mlff_model *model)
 {
-    if (ctx->n_models == ctx->cap_models) {
-        int cap = ctx->cap_models ? 2 * ctx->cap_models : 4;
-        mlff_model **m = realloc(ctx->models, (size_t)cap * sizeof *m);
-        if (!m)
-            return mlff_fail(&ctx->error, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-        ctx->models = m;
-        ctx->cap_models = cap;
-    }
-    ctx->models[ctx->n_models++] = model;
+    arrput(ctx->models, model);
     return MLFF_OK;
 }
 
 void mlff_context_remove_model(mlff_context *ctx, mlff_model *model)
 {
-    for (int k = 0; k < ctx->n_models; k++)
+    for (int k = 0; k < (int)arrlen(ctx->models); k++)
         if (ctx->models[k] == model) {
-            ctx->models[k] = ctx->models[--ctx->n_models];
+            arrdelswap(ctx->models, k);
             return;
         }
 }

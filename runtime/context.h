@@ -41,8 +41,7 @@ struct mlff_context {
     char cache_dir[1024];                           /* where records live ("": nowhere) */
     mlff_error error;
     mlff_stats stats;
-    mlff_model **models;
-    int n_models, cap_models;
+    mlff_model **models; /* a core/ds.h array */
 };
 
 /* The graph and plan of one set of the model's elements: a batch runs

@@ -9,56 +9,88 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "mlff.h"
-#include "core/sha256.h"
 
 static const char cache_magic[8] = {'M', 'L', 'F', 'F', 'K', 'C', 'A', 'C'};
 
-/* magic, format, reserved, key, payload size, payload digest */
+/* XXH3's 128 bits: a key, a name, a checksum. */
+#define DIGEST_SIZE 16
+typedef struct digest {
+    uint8_t bytes[DIGEST_SIZE];
+} digest;
+
+static digest digest_of(XXH128_hash_t h)
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    digest d;
+    memcpy(d.bytes, c.digest, DIGEST_SIZE);
+    return d;
+}
+
+/* magic, format, reserved, key, payload size, payload checksum */
 typedef struct file_header {
     char magic[8];
     uint32_t format;
     uint32_t reserved;
-    uint8_t key[MLFF_SHA256_DIGEST_SIZE];
+    uint8_t key[DIGEST_SIZE];
     uint64_t payload_size;
-    uint8_t payload_digest[MLFF_SHA256_DIGEST_SIZE];
+    uint8_t payload_digest[DIGEST_SIZE];
 } file_header;
 
-static void hash_field(mlff_sha256_ctx *h, const char *s)
+static void hash_field(XXH3_state_t *h, const char *s)
 {
     /* Length-prefixed, so that fields cannot run into each other. */
     uint64_t n = s ? strlen(s) : 0;
-    mlff_sha256_update(h, &n, sizeof n);
+    XXH3_128bits_update(h, &n, sizeof n);
     if (n)
-        mlff_sha256_update(h, s, n);
+        XXH3_128bits_update(h, s, n);
 }
 
-/* Everything that decides the binary. */
-static void entry_key(const mlff_cache_entry_id *id, uint8_t key[MLFF_SHA256_DIGEST_SIZE])
+/* The fields of an entry, length-prefixed; `all`: the key's (everything
+ * that decides the binary), else the name's (not the driver or library
+ * version: see the header). An all-zero digest when out of memory, which
+ * no file matches. */
+static digest entry_digest(const mlff_cache_entry_id *id, int all)
 {
-    mlff_sha256_ctx h;
-    mlff_sha256_init(&h);
-    uint32_t format = MLFF_KERNEL_CACHE_FORMAT;
-    mlff_sha256_update(&h, &format, sizeof format);
-    hash_field(&h, MLFF_VERSION_STRING);
-    hash_field(&h, id->kind);
-    hash_field(&h, id->device);
-    hash_field(&h, id->identity);
-    hash_field(&h, id->options);
-    hash_field(&h, id->source);
-    mlff_sha256_final(&h, key);
+    digest d;
+    memset(&d, 0, sizeof d);
+    XXH3_state_t *h = XXH3_createState(); /* its size is not part of libxxhash's ABI */
+    if (!h || XXH3_128bits_reset(h) != XXH_OK) {
+        XXH3_freeState(h);
+        return d;
+    }
+    if (all) {
+        const uint32_t format = MLFF_KERNEL_CACHE_FORMAT;
+        XXH3_128bits_update(h, &format, sizeof format);
+        hash_field(h, MLFF_VERSION_STRING);
+    }
+    hash_field(h, id->kind);
+    hash_field(h, id->device);
+    if (all)
+        hash_field(h, id->identity);
+    hash_field(h, id->options);
+    hash_field(h, id->source);
+    d = digest_of(XXH3_128bits_digest(h));
+    XXH3_freeState(h);
+    return d;
 }
 
-/* What names the file: not the driver or library version (see the header). */
-static void entry_name_digest(const mlff_cache_entry_id *id, uint8_t digest[MLFF_SHA256_DIGEST_SIZE])
+static digest entry_key(const mlff_cache_entry_id *id)
 {
-    mlff_sha256_ctx h;
-    mlff_sha256_init(&h);
-    hash_field(&h, id->kind);
-    hash_field(&h, id->device);
-    hash_field(&h, id->options);
-    hash_field(&h, id->source);
-    mlff_sha256_final(&h, digest);
+    return entry_digest(id, 1);
+}
+
+static digest entry_name_digest(const mlff_cache_entry_id *id)
+{
+    return entry_digest(id, 0);
+}
+
+static digest payload_digest(const void *data, size_t n)
+{
+    return digest_of(XXH3_128bits(data, n));
 }
 
 /* mkdir -p with mode 0700 for what it creates. */
@@ -108,11 +140,11 @@ void mlff_kernel_cache_init(mlff_kernel_cache *cache, const char *dir, int log)
 void mlff_kernel_cache_path(const mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
                             char *path, size_t size)
 {
-    uint8_t digest[MLFF_SHA256_DIGEST_SIZE];
-    char hex[65];
-    entry_name_digest(id, digest);
-    mlff_sha256_hex(digest, hex);
-    snprintf(path, size, "%s/%s-%.32s.bin", cache->dir, id->kind, hex);
+    const digest d = entry_name_digest(id);
+    char hex[2 * DIGEST_SIZE + 1];
+    for (int k = 0; k < DIGEST_SIZE; k++)
+        snprintf(hex + 2 * k, 3, "%02x", d.bytes[k]);
+    snprintf(path, size, "%s/%s-%s.bin", cache->dir, id->kind, hex);
 }
 
 void mlff_kernel_cache_marker(const char *dir, const char *api, const char *device, const char *identity, char *path,
@@ -177,7 +209,7 @@ static void *read_file(const char *path, size_t *size)
 }
 
 /* Why a file is not a valid entry for key, or NULL if it is. */
-static const char *validate(const unsigned char *data, size_t size, const uint8_t key[MLFF_SHA256_DIGEST_SIZE])
+static const char *validate(const unsigned char *data, size_t size, const digest *key)
 {
     file_header h;
     if (size < sizeof h)
@@ -187,13 +219,12 @@ static const char *validate(const unsigned char *data, size_t size, const uint8_
         return "not a cache file";
     if (h.format != MLFF_KERNEL_CACHE_FORMAT)
         return "other cache format";
-    if (memcmp(h.key, key, MLFF_SHA256_DIGEST_SIZE) != 0)
+    if (memcmp(h.key, key->bytes, DIGEST_SIZE) != 0)
         return "other key (driver, library or source changed)";
     if (h.payload_size != size - sizeof h)
         return "truncated or padded payload";
-    uint8_t digest[MLFF_SHA256_DIGEST_SIZE];
-    mlff_sha256(data + sizeof h, (size_t)h.payload_size, digest);
-    if (memcmp(digest, h.payload_digest, sizeof digest) != 0)
+    const digest d = payload_digest(data + sizeof h, (size_t)h.payload_size);
+    if (memcmp(d.bytes, h.payload_digest, DIGEST_SIZE) != 0)
         return "payload checksum mismatch";
     return NULL;
 }
@@ -217,9 +248,8 @@ static void *load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_
             fprintf(stderr, "mlff cache: miss %s\n", path);
         return NULL;
     }
-    uint8_t key[MLFF_SHA256_DIGEST_SIZE];
-    entry_key(id, key);
-    if ((*why = validate(data, file_size, key))) {
+    const digest key = entry_key(id);
+    if ((*why = validate(data, file_size, &key))) {
         free(data);
         cache->misses++;
         cache->rejects++;
@@ -264,9 +294,10 @@ void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id
     memset(&h, 0, sizeof h);
     memcpy(h.magic, cache_magic, sizeof cache_magic);
     h.format = MLFF_KERNEL_CACHE_FORMAT;
-    entry_key(id, h.key);
+    const digest key = entry_key(id), check = payload_digest(payload, size);
+    memcpy(h.key, key.bytes, DIGEST_SIZE);
     h.payload_size = size;
-    mlff_sha256(payload, size, h.payload_digest);
+    memcpy(h.payload_digest, check.bytes, DIGEST_SIZE);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     int ok = fd >= 0;
     if (ok) {

@@ -3,15 +3,18 @@
  * and pipeline caches next), shared by the GPU backends. Like CLBlast's
  * binary cache, but never trusting what it reads:
  *
- * - The key is a SHA-256 over everything that decides the binary: the final
- *   source, the build options, the device identity (name, vendor, driver
- *   version, API version), the cache format and the library version.
+ * - The key is an XXH3 of 128 bits (Debian's libxxhash) over everything
+ *   that decides the binary: the final source, the build options, the
+ *   device identity (name, vendor, driver version, API version), the cache
+ *   format and the library version.
  * - The file name comes from the stable part of that (kind, device name,
  *   source, options), so a driver or library update finds the old file, sees
  *   that its key differs, deletes it and rebuilds, instead of leaving garbage.
- * - A file holds magic, format version, key, payload size and payload
- *   SHA-256. Anything that does not match (corrupt, truncated, foreign key,
- *   other version) makes it a miss, and the file is deleted.
+ * - A file holds magic, format version, key, payload size and the payload's
+ *   XXH3 (a checksum against damage, not against an attacker, who could
+ *   write the directory anyway). Anything that does not match (corrupt,
+ *   truncated, foreign key, other version) makes it a miss, and the file is
+ *   deleted.
  * - Files are written to a temporary name and renamed, so concurrent
  *   processes never see half a file; the directory is created 0700.
  *
@@ -25,7 +28,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MLFF_KERNEL_CACHE_FORMAT 1
+/* 2: XXH3 keys and checksums (1: SHA-256), so files of format 1 are rebuilt. */
+#define MLFF_KERNEL_CACHE_FORMAT 2
 
 typedef struct mlff_kernel_cache {
     int enabled;

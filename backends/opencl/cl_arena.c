@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "core/ds.h"
 
 #define CL_ARENA_FIRST ((size_t)4 << 20)
 
@@ -68,17 +69,11 @@ static int grow(mlff_backend *be, size_t end)
     return 1;
 }
 
-static void remove_gap(cl_arena *a, int k)
-{
-    memmove(&a->gaps[k], &a->gaps[k + 1], (size_t)(a->n_gaps - k - 1) * sizeof *a->gaps);
-    a->n_gaps--;
-}
-
 /* A range of `bytes` (rounded): the first free range that holds it, else at the end. */
 static int take(mlff_backend *be, size_t bytes, size_t *offset)
 {
     cl_arena *a = &be->arena;
-    for (int k = 0; k < a->n_gaps; k++) {
+    for (int k = 0; k < (int)arrlen(a->gaps); k++) {
         cl_arena_gap *g = &a->gaps[k];
         if (g->bytes < bytes)
             continue;
@@ -86,7 +81,7 @@ static int take(mlff_backend *be, size_t bytes, size_t *offset)
         g->offset += bytes;
         g->bytes -= bytes;
         if (g->bytes == 0)
-            remove_gap(a, k);
+            arrdel(a->gaps, k);
         return 1;
     }
     if (a->end + bytes > a->capacity && !grow(be, a->end + bytes))
@@ -96,42 +91,35 @@ static int take(mlff_backend *be, size_t bytes, size_t *offset)
     return 1;
 }
 
-/* Gives a range back; 0 when there is no memory to note it (it is then lost until the arena goes). */
-static int give(cl_arena *a, size_t offset, size_t bytes)
+/* Gives a range back. */
+static void give(cl_arena *a, size_t offset, size_t bytes)
 {
+    const int n = (int)arrlen(a->gaps);
     if (offset + bytes == a->end) {
         a->end = offset;
-        if (a->n_gaps && a->gaps[a->n_gaps - 1].offset + a->gaps[a->n_gaps - 1].bytes == a->end)
-            a->end = a->gaps[--a->n_gaps].offset;
-        return 1;
+        if (n && a->gaps[n - 1].offset + a->gaps[n - 1].bytes == a->end)
+            a->end = arrpop(a->gaps).offset;
+        return;
     }
     int k = 0;
-    while (k < a->n_gaps && a->gaps[k].offset < offset)
+    while (k < n && a->gaps[k].offset < offset)
         k++;
     const int joins_before = k > 0 && a->gaps[k - 1].offset + a->gaps[k - 1].bytes == offset;
-    const int joins_after = k < a->n_gaps && offset + bytes == a->gaps[k].offset;
+    const int joins_after = k < n && offset + bytes == a->gaps[k].offset;
     if (joins_before && joins_after) {
         a->gaps[k - 1].bytes += bytes + a->gaps[k].bytes;
-        remove_gap(a, k);
+        arrdel(a->gaps, k);
     } else if (joins_before) {
         a->gaps[k - 1].bytes += bytes;
     } else if (joins_after) {
         a->gaps[k].offset = offset;
         a->gaps[k].bytes += bytes;
     } else {
-        if (a->n_gaps == a->cap_gaps) {
-            const int cap = a->cap_gaps ? 2 * a->cap_gaps : 16;
-            cl_arena_gap *gaps = realloc(a->gaps, (size_t)cap * sizeof *gaps);
-            if (!gaps)
-                return 0;
-            a->gaps = gaps;
-            a->cap_gaps = cap;
-        }
-        memmove(&a->gaps[k + 1], &a->gaps[k], (size_t)(a->n_gaps - k) * sizeof *a->gaps);
-        a->gaps[k] = (cl_arena_gap){offset, bytes};
-        a->n_gaps++;
+        const cl_arena_gap gap = {offset, bytes};
+        arrput(a->gaps, gap);
+        memmove(&a->gaps[k + 1], &a->gaps[k], (size_t)(n - k) * sizeof *a->gaps);
+        a->gaps[k] = gap;
     }
-    return 1;
 }
 
 mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const char *what, mlff_error *err)
@@ -231,6 +219,6 @@ void cl_arena_free(mlff_backend *be)
     cl_arena *a = &be->arena;
     if (a->mem)
         clReleaseMemObject(a->mem);
-    free(a->gaps);
+    arrfree(a->gaps);
     memset(a, 0, sizeof *a);
 }

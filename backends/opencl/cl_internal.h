@@ -36,8 +36,7 @@ typedef struct cl_arena {
     size_t capacity, end; /* end: past the last range in use */
     size_t most, most_one, align; /* its largest size; the largest region it takes; ranges' alignment */
     uint64_t generation;  /* one more each time mem is replaced */
-    cl_arena_gap *gaps;    /* free ranges below end, in order, none adjacent */
-    int n_gaps, cap_gaps;
+    cl_arena_gap *gaps;    /* free ranges below end, in order, none adjacent (a core/ds.h array) */
 } cl_arena;
 
 /* A device buffer. Index buffers (I32) that an op sums by segments also keep
@@ -144,8 +143,11 @@ struct mlff_backend {
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
     uint64_t allocations; /* device buffers created */
-    cl_prepared **prepared;
-    int n_prepared, cap_prepared;
+    cl_prepared **prepared; /* every program made (a core/ds.h array) */
+    struct cl_prepared_slot {
+        uint64_t key;       /* the signature's hash, with the form of program and the arena form */
+        cl_prepared *value; /* the last made for it */
+    } *by_key;              /* ... looked up (a core/ds.h hash map) */
     const cl_prepared *last_prepared; /* the one the previous call ran */
     void *scratch; /* signature being matched */
     size_t scratch_size;
@@ -159,9 +161,10 @@ struct mlff_backend {
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     /* MLFF_LOG=profile: one event per kernel of the current call, and the row it counts in */
     mlff_profile profile;
-    cl_event *events;
-    int *event_rows;
-    int n_events, cap_events;
+    struct cl_profiled {
+        cl_event event;
+        int row;
+    } *events; /* a core/ds.h array */
 };
 
 /* Profile rows beyond the ops' own (which are their op ids). */

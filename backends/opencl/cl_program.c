@@ -15,6 +15,7 @@
 
 #include "cl_internal.h"
 #include "backends/common/lowering.h"
+#include "core/ds.h"
 
 static int is_gemm(int32_t op)
 {
@@ -322,12 +323,11 @@ static void prepared_free(cl_prepared *p)
 
 void cl_prepared_free_all(mlff_backend *be)
 {
-    for (int k = 0; k < be->n_prepared; k++)
+    for (int k = 0; k < (int)arrlen(be->prepared); k++)
         prepared_free(be->prepared[k]);
-    free(be->prepared);
-    be->prepared = NULL;
+    arrfree(be->prepared);
+    hmfree(be->by_key);
     be->last_prepared = NULL;
-    be->n_prepared = be->cap_prepared = 0;
 }
 
 /* Generates, builds and wraps the program for a signature (sigs[n_nodes]). */
@@ -452,27 +452,20 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
         return MLFF_OK;
     }
     const uint64_t hash = mlff_hash(sigs, size);
-    for (int k = 0; k < be->n_prepared; k++) {
-        const cl_prepared *p = be->prepared[k];
-        if (p->hash == hash && p->arena == arena && p->program_form == be->program_form && p->signature_size == size &&
-            memcmp(p->signature, sigs, size) == 0) {
-            *out = be->last_prepared = p;
-            return MLFF_OK;
-        }
-    }
-    if (be->n_prepared == be->cap_prepared) {
-        int cap = be->cap_prepared ? 2 * be->cap_prepared : 8;
-        cl_prepared **list = realloc(be->prepared, (size_t)cap * sizeof *list);
-        if (!list)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
-        be->prepared = list;
-        be->cap_prepared = cap;
+    const uint64_t key = hash ^ (be->program_form * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)arena;
+    const ptrdiff_t at = hmgeti(be->by_key, key);
+    const cl_prepared *found = at >= 0 ? be->by_key[at].value : NULL;
+    if (found && found->hash == hash && found->arena == arena && found->program_form == be->program_form &&
+        found->signature_size == size && memcmp(found->signature, sigs, size) == 0) {
+        *out = be->last_prepared = found;
+        return MLFF_OK;
     }
     cl_prepared *p = NULL;
     mlff_status s = create_prepared(be, sigs, n_nodes, hash, arena, &p, err);
     if (s != MLFF_OK)
         return s;
-    be->prepared[be->n_prepared++] = p;
+    arrput(be->prepared, p);
+    hmput(be->by_key, key, p); /* (a list of another signature with the same key is still freed with the rest) */
     *out = be->last_prepared = p;
     return MLFF_OK;
 }

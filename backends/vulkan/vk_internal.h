@@ -135,14 +135,14 @@ typedef struct vk_node_memo {
 } vk_node_memo;
 
 typedef struct vk_recording {
-    vk_dispatch *dispatches;
-    int n_dispatches, capacity;
+    vk_dispatch *dispatches; /* core/ds.h arrays, as long as the last list recorded */
+    int n_dispatches;
     uint64_t epoch; /* the buffer epoch it was recorded in */
     uint64_t last_use;
     VkCommandBuffer commands;
     VkDescriptorPool pool;
     int pool_sets;
-    VkDescriptorSet *sets; /* per dispatch, from pool (capacity entries) */
+    VkDescriptorSet *sets; /* per dispatch, from pool */
     int *order; /* the dispatches in the order recorded, then each one's level (vk_record.c) */
     VkQueryPool timestamps; /* MLFF_LOG=profile: one before the first dispatch, one after each */
     uint32_t timestamp_capacity;
@@ -191,8 +191,11 @@ struct mlff_backend {
 
     mlff_kernel_cache cache;
     void *compiler; /* shaderc_compiler_t, created at the first compile */
-    vk_kernel *kernels;
-    int n_kernels, cap_kernels;
+    vk_kernel *kernels; /* every pipeline made (a core/ds.h array) */
+    struct vk_kernel_slot {
+        uint64_t key; /* the signature's hash, with SUM_LANES_MAX */
+        int value;    /* the last of kernels made for it */
+    } *kernel_index;  /* ... looked up (a core/ds.h hash map) */
     VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/vulkan/cell_lists.comp, built at first use */
 
     mlff_segment_cache segments;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "vk_internal.h"
+#include "core/ds.h"
 
 static VkBuffer buffer_of(const mlff_exec_tensor *t)
 {
@@ -422,19 +423,9 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
     }
     const int same_sets = same_bindings(be, rec);
     rec->n_dispatches = 0; /* invalid until recorded */
-    if (rec->capacity < n) {
-        vk_dispatch *d = realloc(rec->dispatches, (size_t)n * sizeof *d);
-        if (d)
-            rec->dispatches = d;
-        VkDescriptorSet *sets = d ? realloc(rec->sets, (size_t)n * sizeof *sets) : NULL;
-        if (sets)
-            rec->sets = sets;
-        int *order = sets ? realloc(rec->order, 2 * (size_t)n * sizeof *order) : NULL;
-        if (!order)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-        rec->order = order;
-        rec->capacity = n;
-    }
+    arrsetlen(rec->dispatches, n);
+    arrsetlen(rec->sets, n);
+    arrsetlen(rec->order, 2 * n);
     VkDescriptorSet *sets = rec->sets;
     mlff_status s = n && !same_sets ? write_sets(be, rec, list, n, sets, err) : MLFF_OK;
     if (s == MLFF_OK && n)
@@ -568,9 +559,9 @@ void vk_recordings_free(mlff_backend *be)
             vkDestroyDescriptorPool(be->device, rec->pool, NULL);
         if (rec->commands)
             vkFreeCommandBuffers(be->device, be->command_pool, 1, &rec->commands);
-        free(rec->dispatches);
-        free(rec->sets);
-        free(rec->order);
+        arrfree(rec->dispatches);
+        arrfree(rec->sets);
+        arrfree(rec->order);
         memset(rec, 0, sizeof *rec);
     }
     vk_buffer_destroy(be, &be->table);
