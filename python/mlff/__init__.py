@@ -17,7 +17,7 @@ from .errors import (BadInputError, DeviceError, FileError, InternalError,
                      ModelFormatError, OutOfMemoryError, UnsupportedError)
 from .model import Model
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
     "Model", "library_version", "library_path", "list_devices",
