@@ -113,7 +113,7 @@ int mlff_sum_lanes_max(const mlff_tuning *t);
  * many lanes as its sums leave room for (up to MLFF_MLP_WIDE_LANES).
  * The half form (MLFF_VARIANT_MLP_HALF) is the narrow one in half the rows,
  * for launches of a few hundred work-groups on OpenCL (the 100-water
- * cluster's: twice the groups to spread over the GPU; H100, RESULTS.md).
+ * cluster's: twice the groups to spread over the GPU).
  * Kernels see MLP_THREADS, MLP_ROWS, MLP_LANES1..MLP_LANES3 (layer l's
  * lanes) and MLP_PARTS (whether they keep partial sums), with the widths
  * MLP_W0..MLP_W3 (MLP_WTOP the last), where each layer's block starts in the

@@ -51,7 +51,7 @@ _Static_assert(VK_BIND_DISPATCH == 16, "shaders/vulkan/dispatch.glsl binds the t
 #define VK_SG_COLS 2
 /* CPU implementations with subgroup shuffles take it at every size; GPUs
  * take linear_tiled.comp where a layer makes enough tiles (the record's
- * vulkan_tiled_gemm_from_tiles; at 12288 atoms 8.3 -> 6.1 ms on the H200),
+ * vulkan_tiled_gemm_from_tiles: bench/RESULTS.md),
  * else linear_rows.comp (the GEMM for few rows of lowering.h, with more
  * lanes an output than 32 while a dispatch would have fewer work groups
  * than vulkan_rows_few_groups). */
