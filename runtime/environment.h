@@ -1,6 +1,6 @@
 /*
- * The environment, read in this one place (environment.c is the library's
- * only caller of getenv): the variables that choose kernel forms, which are
+ * The environment, read in this one place (no other file of the library
+ * reads a variable): the variables that choose kernel forms, which are
  * the tuning record's keys (core/tuning.h), and the others, which the
  * runtime hands down to the backends (mlff_backend_options), the kernel
  * cache and the profiles. Read again at each context, so that a program
