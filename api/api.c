@@ -6,6 +6,8 @@
 
 #include "backends/registry.h"
 #include "runtime/context.h"
+#include "runtime/devices.h"
+#include "runtime/tune.h"
 #include "mlff.h"
 
 MLFF_API unsigned mlff_version(void)
@@ -326,5 +328,73 @@ MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed)
         *needed = strlen(list) + 1;
     if (size > 0)
         snprintf(buf, size, "%s", list);
+    return MLFF_OK;
+}
+
+/* Like snprintf: text into buf as far as it fits, *needed its size. */
+static void copy_out(const char *text, char *buf, size_t size, size_t *needed)
+{
+    if (needed)
+        *needed = strlen(text) + 1;
+    if (buf && size > 0)
+        snprintf(buf, size, "%s", text);
+}
+
+MLFF_API mlff_status mlff_get_tuning(const mlff_context *ctx, char *buf, size_t size, size_t *needed)
+{
+    if (!ctx || (!buf && size > 0))
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    const int n = mlff_context_format_tuning(ctx, NULL, 0);
+    char *text = malloc((size_t)n + 1);
+    if (!text)
+        return MLFF_ERROR_OUT_OF_MEMORY;
+    mlff_context_format_tuning(ctx, text, (size_t)n + 1);
+    copy_out(text, buf, size, needed);
+    free(text);
+    return MLFF_OK;
+}
+
+MLFF_API mlff_status mlff_tune(const mlff_settings *settings, const mlff_tune_options *options, char *record,
+                               size_t size, size_t *needed)
+{
+    if (!record && size > 0)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    mlff_settings defaults;
+    mlff_default_settings(&defaults);
+    const mlff_settings *s = settings ? settings : &defaults;
+    mlff_error err;
+    mlff_error_clear(&err);
+    mlff_status status = check_settings(s, &err);
+    char *text = NULL;
+    if (status == MLFF_OK)
+        status = mlff_runtime_tune(s, options, &text, &err);
+    copy_out(status == MLFF_OK ? text : err.message, record, size, needed);
+    free(text);
+    return status;
+}
+
+MLFF_API mlff_status mlff_describe_tuning_keys(const mlff_context *ctx, char *buf, size_t size, size_t *needed)
+{
+    if (!ctx || (!buf && size > 0))
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    const int n = mlff_context_format_keys(ctx, NULL, 0);
+    char *text = malloc((size_t)n + 1);
+    if (!text)
+        return MLFF_ERROR_OUT_OF_MEMORY;
+    mlff_context_format_keys(ctx, text, (size_t)n + 1);
+    copy_out(text, buf, size, needed);
+    free(text);
+    return MLFF_OK;
+}
+
+MLFF_API mlff_status mlff_describe_devices(int records, char *buf, size_t size, size_t *needed)
+{
+    if (!buf && size > 0)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    char *text = mlff_runtime_describe_devices(records);
+    if (!text)
+        return MLFF_ERROR_OUT_OF_MEMORY;
+    copy_out(text, buf, size, needed);
+    free(text);
     return MLFF_OK;
 }

@@ -286,10 +286,72 @@ typedef struct mlff_stats {
                                  * use; again after a set was set aside for others) */
     uint64_t nodes_reused;      /* graph nodes not run again: they read nothing that changed since
                                  * (in an MD loop, all that does not depend on the positions) */
-    uint64_t reserved[1];
+    uint64_t tuning_record;     /* 1 when the context uses a tuning record that `mlff tune` measured on its
+                                 * device (read from the cache directory), else 0: the table's numbers for
+                                 * the device; mlff_get_tuning says more (since 0.6) */
 } mlff_stats;
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats);
+
+/*
+ * The tuning record a context uses: every choice of kernel form and every
+ * threshold that picks one (`mlff tune --keys` lists them), as lines
+ * "key=value  # where it came from": the table's row for the device's API,
+ * vendor and kind, the record `mlff tune` measured on it, the environment,
+ * or settings.tuning; after comment lines naming the device, the table's
+ * row and the measured record's file (or why there is none). Like
+ * snprintf: as much as fits goes into buf (NUL-terminated when size > 0)
+ * and *needed (may be NULL) receives the size the whole text needs. Since 0.6.
+ */
+MLFF_API mlff_status mlff_get_tuning(const mlff_context *ctx, char *buf, size_t size, size_t *needed);
+
+/*
+ * Every key of the tuning record, a line each: its environment variable,
+ * the value the context uses and where that came from, the values it
+ * takes; then a line on what it does (`mlff tune --keys`). As
+ * mlff_get_tuning. Since 0.6.
+ */
+MLFF_API mlff_status mlff_describe_tuning_keys(const mlff_context *ctx, char *buf, size_t size, size_t *needed);
+
+/* How mlff_tune measures. */
+typedef struct mlff_tune_options {
+    int quick;        /* nonzero: fewer sizes and calls (about a second on a CPU; for tests) */
+    int no_write;     /* nonzero: measure only; else the record goes into the cache directory */
+    const char *model; /* NULL: the default model (mlff_model_load) */
+    /* Called with each line of progress (no newline), may be NULL. */
+    void (*progress)(void *user, const char *line);
+    void *user;
+    uint8_t reserved[32]; /* keep zero */
+} mlff_tune_options;
+
+/*
+ * Measures on the device `settings` opens which forms serve ANI-2x energies
+ * and forces best there: where all pairs beat cell lists, how the element
+ * networks run; on GPUs also the thresholds of the fused layers' forms, of
+ * sums in lanes and of the tiled GEMMs. It times generated systems of
+ * growing size (methane, water clusters, small molecules), each candidate
+ * after a warm-up, keeping medians; it starts from the table's row for the
+ * device (not the environment, nor an earlier record) and settings.tuning.
+ * The record (the measured keys as text, with comments on what was timed)
+ * goes into the cache directory, where contexts on the same device, driver
+ * and library version read it (mlff_get_stats' tuning_record says so), and
+ * like snprintf into record (*needed its size; both may be NULL / 0). On
+ * failure record holds the message. options may be NULL. Since 0.6.
+ */
+MLFF_API mlff_status mlff_tune(const mlff_settings *settings, const mlff_tune_options *options, char *record,
+                               size_t size, size_t *needed);
+
+/*
+ * What each device of each backend compiled in is and has, for a user
+ * before a long run (`mlff devices`): memory and what is free of it (where
+ * the API tells: Vulkan's VK_EXT_memory_budget; OpenCL tells the total),
+ * the largest buffer, fp64, subgroup sizes, whether the kernel cache holds
+ * its kernels, and the tuning record a context on it would use (the
+ * table's row, a measured record or why not); `records`: nonzero for every
+ * key of that record too. Devices are described without being opened. As
+ * mlff_list_devices. Since 0.6.
+ */
+MLFF_API mlff_status mlff_describe_devices(int records, char *buf, size_t size, size_t *needed);
 
 /*
  * List the backends compiled in and the devices each can see, one per line.

@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "core/thread_pool.h"
+#include "core/tuning.h"
 
 /* A tensor as a backend sees it: concrete dtype (never REAL), concrete rows. */
 typedef struct mlff_exec_tensor {
@@ -117,13 +118,37 @@ static inline mlff_mlp_shape mlff_mlp_shape_of(const mlff_exec_node *n)
 
 typedef struct mlff_backend mlff_backend; /* each backend defines its own */
 
+/* What the runtime read from the environment for the backends
+ * (runtime/environment.c): they read none of it themselves. */
 typedef struct mlff_backend_options {
     int device_index;   /* -1: best */
     int n_threads;      /* 0: all */
     mlff_thread_pool *pool; /* the context's threads: the CPU backend computes on them
                              * (NULL: it starts n_threads of its own) */
     int allow_cpu_devices; /* OpenCL/Vulkan: accept CPU implementations (PoCL, lavapipe) */
+    const char *cache_dir; /* the kernel cache's directory, or NULL: no disk cache (MLFF_CACHE=off) */
+    int log_cache;      /* MLFF_LOG=cache: hits, misses, compile times on stderr */
+    int profile;        /* MLFF_LOG: 0, 1 (phases: host timings) or 2 (profile: device timings too) */
+    int vulkan_validation; /* MLFF_VULKAN_VALIDATION: load the validation layer */
 } mlff_backend_options;
+
+/* What a device is and has, for its tuning record and `mlff devices`. */
+typedef struct mlff_device_info {
+    const char *api;       /* "cpu", "opencl", "vulkan" */
+    int index;             /* its number among the API's devices (settings.device_index) */
+    char name[256];
+    char identity[1100];   /* vendor, driver and API versions: with the name and the library version, the key of
+                            * the device's kernel cache files and tuning record */
+    char driver[256];      /* the driver's name and version, for people */
+    uint32_t vendor;       /* PCI vendor ID (core/tuning.h), 0 when unknown */
+    int is_gpu;            /* else a CPU: the CPU backend, PoCL, lavapipe */
+    int has_fp64;          /* what the device has, whatever its record says */
+    uint64_t memory, memory_free; /* bytes; 0 where the API does not tell */
+    uint64_t largest_buffer;
+    uint32_t compute_units;       /* 0 where the API does not tell */
+    uint32_t subgroup_min, subgroup_max; /* 0 where it has none or does not tell */
+    char memory_note[256]; /* how memory is laid out (Vulkan's heaps), or "" */
+} mlff_device_info;
 
 /* Counters of the kernel compilers and caches (zero for the CPU). */
 typedef struct mlff_backend_stats {
@@ -236,8 +261,21 @@ typedef struct mlff_backend_iface {
     /* The devices `open` can be given an index of (CPU implementations
      * included) and how many of them, numbered first, are GPUs. */
     int (*count_devices)(int *gpus);
-    /* Open a device. A missing device is MLFF_ERROR_DEVICE with a message. */
+    /* What device `index` of the API is and has, without opening it: 0
+     * when there is no such device. */
+    int (*device_info)(int index, mlff_device_info *info);
+    /* Open a device. A missing device is MLFF_ERROR_DEVICE with a message.
+     * It starts with the table's tuning record for the device
+     * (mlff_tuning_for_device) until set_tuning gives it another. */
     mlff_status (*open)(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err);
+    /* The open device's mlff_device_info. */
+    void (*opened_device)(const mlff_backend *be, mlff_device_info *info);
+    /* The device's tuning record: copied, checked (a form the device cannot
+     * run is MLFF_ERROR_UNSUPPORTED), and from then on the backend's every
+     * choice of form. The keys marked fixed (core/tuning.h) may change only
+     * before the first buffer; the others at any time between calls. NULL:
+     * the backend chooses no form (the CPU). */
+    mlff_status (*set_tuning)(mlff_backend *be, const mlff_tuning *t, mlff_error *err);
     void (*close)(mlff_backend *be);
     const char *(*describe)(const mlff_backend *be);
     int (*supports_dtype)(const mlff_backend *be, mlff_dtype dtype);

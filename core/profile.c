@@ -5,12 +5,11 @@
 #include <string.h>
 #include <time.h>
 
-void mlff_profile_init(mlff_profile *p, const char *title)
+void mlff_profile_init(mlff_profile *p, const char *title, int mode)
 {
     memset(p, 0, sizeof *p);
-    const char *log = getenv("MLFF_LOG");
-    p->events = log && (strstr(log, "profile") || strstr(log, "all"));
-    p->enabled = p->events || (log && strstr(log, "phases"));
+    p->events = mode >= MLFF_PROFILE_EVENTS;
+    p->enabled = mode >= MLFF_PROFILE_PHASES;
     p->title = title;
 }
 

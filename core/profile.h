@@ -24,9 +24,11 @@ typedef struct mlff_profile {
     uint64_t counts[MLFF_PROFILE_ROWS];
 } mlff_profile;
 
-/* Enabled when MLFF_LOG names "profile" (or "all"), with device timings;
- * "phases": host timings alone, which leave the device's pace as it is. */
-void mlff_profile_init(mlff_profile *p, const char *title);
+/* What MLFF_LOG asks for (runtime/environment.c): nothing; "phases": host
+ * timings alone, which leave the device's pace as it is; "profile" (or
+ * "all"): device timings too. */
+enum { MLFF_PROFILE_OFF = 0, MLFF_PROFILE_PHASES = 1, MLFF_PROFILE_EVENTS = 2 };
+void mlff_profile_init(mlff_profile *p, const char *title, int mode);
 /* An evaluation begins: measurements count from the second one on. */
 void mlff_profile_begin(mlff_profile *p);
 /* Adds one measurement to row (0 <= row < MLFF_PROFILE_ROWS), named by its first use. */

@@ -219,14 +219,12 @@ static mlff_status build_ani_graph(const mlff_model_file *mf, const mlff_graph_r
  *   launches cost nothing, separate networks run (the padding made the 64
  *   molecules 31.5-31.7 -> 32.8-33.4 ms on 2 cores).
  */
-static int plan_form(int n_elements, int64_t atoms, int gpu, const mlff_tuning *t)
+static int plan_form(int n_elements, int64_t atoms, const mlff_tuning *t)
 {
     if (t->element_networks != MLFF_ELEMENT_NETWORKS_AUTO)
         return t->element_networks;
     const int64_t extra = (int64_t)(n_elements - 1) * atoms;
-    if (!gpu)
-        return MLFF_ELEMENT_NETWORKS_SEPARATE;
-    return extra <= t->merged_networks_most_extra  ? MLFF_ELEMENT_NETWORKS_MERGED
+    return extra <= t->merged_networks_most_extra    ? MLFF_ELEMENT_NETWORKS_MERGED
            : atoms <= t->stacked_networks_most_atoms ? MLFF_ELEMENT_NETWORKS_STACKED
                                                      : MLFF_ELEMENT_NETWORKS_SEPARATE;
 }

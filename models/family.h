@@ -32,9 +32,9 @@ typedef struct mlff_model_family {
     mlff_status (*build_graph)(const mlff_model_file *mf, const mlff_graph_request *request, mlff_graph *g,
                                mlff_error *err);
     /* The form of a graph for a batch of `atoms` atoms of `n_elements` of
-     * the model's elements on a GPU (`gpu`) or a CPU, by the device's
-     * tuning record. NULL: the family has one form, default_form. */
-    int (*plan_form)(int n_elements, int64_t atoms, int gpu, const mlff_tuning *tuning);
+     * the model's elements, by the device's tuning record. NULL: the
+     * family has one form, default_form. */
+    int (*plan_form)(int n_elements, int64_t atoms, const mlff_tuning *tuning);
     int default_form; /* of the graph of every element, built when the model is read */
 } mlff_model_family;
 

@@ -2,7 +2,11 @@
 #include "context.h"
 
 #include "backends/registry.h"
+#include "core/ds.h"
+#include "environment.h"
+#include "tuning_record.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,29 +36,129 @@ const mlff_backend_entry *mlff_first_gpu_api(int *gpus)
     return NULL;
 }
 
-/* MLFF_ELEMENT_NETWORKS=stacked|merged|separate forces how element networks run. */
-static mlff_status read_element_networks(mlff_tuning *t, mlff_error *err)
+mlff_status mlff_tuning_fill(const mlff_device_info *info, const mlff_environment *env, const char *tuning,
+                             int flags, mlff_tuning_fill_result *out, mlff_error *err)
 {
-    static const char *const names[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
-    const char *env = getenv("MLFF_ELEMENT_NETWORKS");
-    if (!env || !*env)
-        return MLFF_OK;
-    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
-        if (!strcmp(env, names[k])) {
-            t->element_networks = (mlff_element_networks)k;
-            return MLFF_OK;
-        }
-    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
-                     "MLFF_ELEMENT_NETWORKS=%s: use stacked, merged, separate or auto", env);
+    mlff_tuning_for_device(&out->tuning, info->api, info->vendor, info->is_gpu, &out->row);
+    memset(out->origin, MLFF_TUNING_FROM_TABLE, sizeof out->origin);
+    out->measured = 0;
+    unsigned char changed[3][MLFF_TUNING_MAX_KEYS];
+    memset(changed, 0, sizeof changed);
+    mlff_status s = MLFF_OK;
+    if (flags & MLFF_OPEN_TABLE_ONLY)
+        snprintf(out->record, sizeof out->record, "not read (mlff tune measures from the table)");
+    else
+        out->measured = mlff_tuning_record_read(env->cache_dir, info, &out->tuning, changed[0], out->record,
+                                                sizeof out->record);
+    if (!(flags & MLFF_OPEN_TABLE_ONLY))
+        s = mlff_environment_tuning(&out->tuning, changed[1], err);
+    if (s == MLFF_OK && tuning)
+        s = mlff_tuning_set(&out->tuning, tuning, "settings.tuning", changed[2], err);
+    for (int layer = 0; layer < 3; layer++)
+        for (int k = 0; k < mlff_n_tuning_keys; k++)
+            if (changed[layer][k])
+                out->origin[k] = (unsigned char)(MLFF_TUNING_FROM_RECORD + layer);
+    return s;
+}
+
+/* The device's tuning record (mlff_tuning_fill), which the backend then takes. */
+static mlff_status tune_device(mlff_context *ctx, const mlff_settings *settings, const mlff_environment *env,
+                               int flags)
+{
+    mlff_device_info info;
+    ctx->iface->opened_device(ctx->backend, &info);
+    snprintf(ctx->cache_dir, sizeof ctx->cache_dir, "%s", env->cache_dir);
+    mlff_tuning_fill_result *r = malloc(sizeof *r);
+    if (!r)
+        return mlff_fail(&ctx->error, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+    mlff_status s = mlff_tuning_fill(&info, env, settings->tuning, flags, r, &ctx->error);
+    ctx->tuning_row = r->row;
+    memcpy(ctx->tuning_origin, r->origin, sizeof ctx->tuning_origin);
+    snprintf(ctx->tuning_record, sizeof ctx->tuning_record, "%s", r->record);
+    ctx->stats.tuning_record = (uint64_t)r->measured;
+    if (s == MLFF_OK && ctx->iface->set_tuning)
+        s = ctx->iface->set_tuning(ctx->backend, &r->tuning, &ctx->error);
+    if (s == MLFF_OK)
+        ctx->tuning = r->tuning;
+    free(r);
+    return s;
+}
+
+mlff_status mlff_context_set_tuning(mlff_context *ctx, const mlff_tuning *t)
+{
+    mlff_status s = ctx->iface->set_tuning ? ctx->iface->set_tuning(ctx->backend, t, &ctx->error) : MLFF_OK;
+    if (s == MLFF_OK)
+        ctx->tuning = *t;
+    return s;
+}
+
+int mlff_context_format_tuning(const mlff_context *ctx, char *buf, size_t size)
+{
+    static const char *const origins[] = {"table", "record", "environment", "settings.tuning"};
+    size_t len = 0;
+#define PUT(...)                                                                                                       \
+    do {                                                                                                               \
+        const int n_ = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, __VA_ARGS__);              \
+        len += n_ > 0 ? (size_t)n_ : 0;                                                                                \
+    } while (0)
+    PUT("# device: %s\n", ctx->iface ? ctx->iface->describe(ctx->backend) : "none");
+    PUT("# table: %s\n", ctx->tuning_row ? ctx->tuning_row : "none");
+    PUT("# measured record: %s\n", ctx->tuning_record);
+    for (int k = 0; k < mlff_n_tuning_keys; k++) {
+        const mlff_tuning_key *key = &mlff_tuning_keys[k];
+        char value[64];
+        mlff_tuning_format_value(&ctx->tuning, key, value, sizeof value);
+        const int pad = 40 - (int)(strlen(key->key) + strlen(value));
+        PUT("%s=%s%*s # %s%s%s\n", key->key, value, pad > 0 ? pad : 0, "", origins[ctx->tuning_origin[k]],
+            key->env ? ", " : "", key->env ? key->env : "");
+    }
+#undef PUT
+    if (size > 0 && len == 0)
+        buf[0] = 0;
+    return (int)len;
+}
+
+int mlff_context_format_keys(const mlff_context *ctx, char *buf, size_t size)
+{
+    static const char *const origins[] = {"table", "record", "environment", "settings"};
+    size_t len = 0;
+#define PUT(...)                                                                                                       \
+    do {                                                                                                               \
+        const int n_ = snprintf(len < size ? buf + len : NULL, len < size ? size - len : 0, __VA_ARGS__);              \
+        len += n_ > 0 ? (size_t)n_ : 0;                                                                                \
+    } while (0)
+    PUT("# the tuning record's keys: settings.tuning \"key=value ...\", or the variable; in use on %s\n",
+        ctx->iface ? ctx->iface->describe(ctx->backend) : "no device");
+    PUT("%-32s %-22s %-14s %-12s %s\n", "# key", "variable", "in use", "from", "values");
+    for (int k = 0; k < mlff_n_tuning_keys; k++) {
+        const mlff_tuning_key *key = &mlff_tuning_keys[k];
+        char value[64], values[512];
+        mlff_tuning_format_value(&ctx->tuning, key, value, sizeof value);
+        mlff_tuning_format_values(key, values, sizeof values);
+        PUT("%-32s %-22s %-14s %-12s %s\n", key->key, key->env ? key->env : "-", value,
+            origins[ctx->tuning_origin[k]], values);
+        PUT("%-32s %s\n", "", key->help);
+    }
+#undef PUT
+    if (size > 0 && len == 0)
+        buf[0] = 0;
+    return (int)len;
 }
 
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
 {
+    return mlff_context_open_as(ctx, settings, 0);
+}
+
+mlff_status mlff_context_open_as(mlff_context *ctx, const mlff_settings *settings, int flags)
+{
     ctx->settings = *settings;
+    ctx->settings.tuning = NULL; /* read here, not kept */
     ctx->real = settings->precision == MLFF_PRECISION_FLOAT64 ? MLFF_DTYPE_F64 : MLFF_DTYPE_F32;
     mlff_tuning_defaults(&ctx->tuning);
-    if (read_element_networks(&ctx->tuning, &ctx->error) != MLFF_OK)
-        return ctx->error.status;
+    snprintf(ctx->tuning_record, sizeof ctx->tuning_record, "none");
+    mlff_environment env;
+    mlff_environment_read(&env);
     const int n_threads = settings->n_threads > 0 ? settings->n_threads : mlff_available_threads();
     if (!(ctx->pool = mlff_thread_pool_create(n_threads)))
         return mlff_fail(&ctx->error, MLFF_ERROR_OUT_OF_MEMORY, "cannot start %d threads", n_threads);
@@ -64,6 +168,7 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
         .pool = ctx->pool,
         .allow_cpu_devices = settings->device != MLFF_DEVICE_AUTO,
     };
+    mlff_environment_backend_options(&env, &opts);
     mlff_status s = MLFF_OK;
     if (settings->device == MLFF_DEVICE_AUTO && settings->device_index >= 0) {
         /* GPU k of the first API that has GPUs (mlff_count_devices), else the CPU. */
@@ -94,19 +199,21 @@ mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings)
         else
             s = open_backend(ctx, e->iface, &opts);
     }
+    if (s == MLFF_OK)
+        s = tune_device(ctx, settings, &env, flags);
     if (s == MLFF_OK && !ctx->iface->supports_dtype(ctx->backend, ctx->real))
         s = mlff_fail(&ctx->error, MLFF_ERROR_UNSUPPORTED, "%s: %s is not supported%s",
                       ctx->iface->describe(ctx->backend),
                       ctx->real == MLFF_DTYPE_F64 ? "float64" : "float32",
-                      ctx->real == MLFF_DTYPE_F64 ? " (the device has no fp64, or MLFF_DEVICE_FP64=off); use float32" : "");
+                      ctx->real == MLFF_DTYPE_F64 ? " (the device has no fp64, or device_fp64=off)" : "");
     return s;
 }
 
 void mlff_context_close(mlff_context *ctx)
 {
-    while (ctx->n_models > 0)
-        mlff_model_close(ctx->models[ctx->n_models - 1]);
-    free(ctx->models);
+    while (arrlen(ctx->models) > 0)
+        mlff_model_close(arrlast(ctx->models));
+    arrfree(ctx->models);
     if (ctx->iface)
         ctx->iface->close(ctx->backend);
     mlff_thread_pool_destroy(ctx->pool);
@@ -114,23 +221,15 @@ void mlff_context_close(mlff_context *ctx)
 
 mlff_status mlff_context_add_model(mlff_context *ctx, mlff_model *model)
 {
-    if (ctx->n_models == ctx->cap_models) {
-        int cap = ctx->cap_models ? 2 * ctx->cap_models : 4;
-        mlff_model **m = realloc(ctx->models, (size_t)cap * sizeof *m);
-        if (!m)
-            return mlff_fail(&ctx->error, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
-        ctx->models = m;
-        ctx->cap_models = cap;
-    }
-    ctx->models[ctx->n_models++] = model;
+    arrput(ctx->models, model);
     return MLFF_OK;
 }
 
 void mlff_context_remove_model(mlff_context *ctx, mlff_model *model)
 {
-    for (int k = 0; k < ctx->n_models; k++)
+    for (int k = 0; k < (int)arrlen(ctx->models); k++)
         if (ctx->models[k] == model) {
-            ctx->models[k] = ctx->models[--ctx->n_models];
+            arrdelswap(ctx->models, k);
             return;
         }
 }

@@ -15,6 +15,19 @@
 #include "core/profile.h"
 #include "verlet.h"
 
+/* Where each key of a context's tuning record came from. */
+typedef enum mlff_tuning_origin {
+    MLFF_TUNING_FROM_TABLE = 0,
+    MLFF_TUNING_FROM_RECORD,      /* the measured record (mlff tune) */
+    MLFF_TUNING_FROM_ENVIRONMENT,
+    MLFF_TUNING_FROM_SETTINGS     /* settings.tuning */
+} mlff_tuning_origin;
+
+/* How a context fills its tuning record (mlff_context_open_as). */
+enum {
+    MLFF_OPEN_TABLE_ONLY = 1 /* the table's row and settings.tuning, no measured record nor environment (mlff tune) */
+};
+
 struct mlff_context {
     mlff_settings settings;
     const mlff_backend_iface *iface; /* NULL when opening the device failed */
@@ -22,10 +35,13 @@ struct mlff_context {
     mlff_thread_pool *pool; /* settings.n_threads threads (all CPUs when 0) */
     mlff_dtype real;
     mlff_tuning tuning; /* the device's choices of forms (core/tuning.h) */
+    const char *tuning_row;                         /* the table's row it started from */
+    unsigned char tuning_origin[MLFF_TUNING_MAX_KEYS]; /* mlff_tuning_origin of each key */
+    char tuning_record[1400];                       /* the measured record: its file, or why none */
+    char cache_dir[1024];                           /* where records live ("": nowhere) */
     mlff_error error;
     mlff_stats stats;
-    mlff_model **models;
-    int n_models, cap_models;
+    mlff_model **models; /* a core/ds.h array */
 };
 
 /* What a plan's graph gives besides energies, forces and cell forces. */
@@ -65,7 +81,6 @@ struct mlff_model {
     mlff_model_plan plans[MLFF_MODEL_PLANS]; /* the first: every element's graph, built when read */
     mlff_model_plan *active;                /* the batch's (mlff_model_use_elements) */
     uint64_t runs;
-    int all_elements;                       /* MLFF_ELEMENT_PLANS=off: plans[0] for every batch */
     struct mlff_device_cells *device_cells; /* cell lists on the device, or NULL: on the host */
     mlff_verlet device_searched;            /* what the active plan's device lists were searched for */
     mlff_batch_work work;
@@ -77,7 +92,31 @@ struct mlff_model {
     mlff_profile profile;          /* MLFF_LOG=profile */
 };
 
+/* A device's tuning record in layers (core/tuning.h): the table's row,
+ * the measured record (tuning_record.h), the environment's keys, then
+ * `tuning` (settings.tuning; may be NULL), as far as flags allow. */
+typedef struct mlff_tuning_fill_result {
+    mlff_tuning tuning;
+    const char *row;                             /* the table's row */
+    unsigned char origin[MLFF_TUNING_MAX_KEYS];  /* mlff_tuning_origin of each key */
+    int measured;                                /* a measured record was applied */
+    char record[1400];                           /* its file, or why none */
+} mlff_tuning_fill_result;
+struct mlff_environment;
+mlff_status mlff_tuning_fill(const mlff_device_info *info, const struct mlff_environment *env, const char *tuning,
+                             int flags, mlff_tuning_fill_result *out, mlff_error *err);
+
 mlff_status mlff_context_open(mlff_context *ctx, const mlff_settings *settings);
+/* The same, with MLFF_OPEN_* flags. */
+mlff_status mlff_context_open_as(mlff_context *ctx, const mlff_settings *settings, int flags);
+/* Another tuning record for an open context (mlff tune): the backend's
+ * copy too; plans of another form of graph are made as batches need them. */
+mlff_status mlff_context_set_tuning(mlff_context *ctx, const mlff_tuning *t);
+/* The record in use as text, with where each key came from (mlff_get_tuning). */
+int mlff_context_format_tuning(const mlff_context *ctx, char *buf, size_t size);
+/* Every key: its variable, the value in use and where it came from, what it
+ * takes, what it does (mlff_describe_tuning_keys), as snprintf. */
+int mlff_context_format_keys(const mlff_context *ctx, char *buf, size_t size);
 /* The backend an automatic context with a device index opens: the first
  * GPU API with GPUs (*gpus of them; may be NULL), or NULL. */
 const struct mlff_backend_entry *mlff_first_gpu_api(int *gpus);

@@ -7,17 +7,19 @@
  *     cell_scan: the counts become bin starts (a prefix sum in one
  *     work-group: nothing to wait for before the next kernels);
  *  3. cell_place: atoms into slots in bin order (bin starts become ends);
- *     for up to SORT_IN_ONE_GROUP atoms, cell_sort does 2 and 3 in one
- *     work-group, one launch; a batch of few atoms in small systems
- *     without periodic axes, each one bin (ONE_BIN_MOST), is placed by
- *     the host instead, no launch;
+ *     for few atoms (the record's cells_sorted_in_one_group_most: core/
+ *     tuning.h), cell_sort does 2 and 3 in one work-group, one launch; a
+ *     batch of few atoms (cells_placed_on_host_most) in small systems
+ *     without periodic axes, each one bin (cells_one_bin_most), is placed
+ *     by the host instead, no launch;
  *  4. cell_count: each atom's pairs, counted (a placed batch's lists of
  *     few pairs to test are counted on the host instead, no launch and no
- *     wait: COUNTED_ON_HOST_MOST); host: offsets (a prefix sum in 64 bits),
+ *     wait: cells_counted_on_host_most); host: offsets (a prefix sum in 64
+ *     bits),
  *     then ranges of atoms whose pairs fit one device buffer;
  *  5. cell_pairs, per range: each atom's pairs written and sorted, then
  *     read straight into the list (those of even fewer pairs to test are
- *     written by the host and uploaded: LISTED_ON_HOST_MOST).
+ *     written by the host and uploaded: cells_listed_on_host_most).
  * A graph's cutoff lists (mlff_device_cells_count_lists and _write_lists)
  * take steps 1-4 with the lists' pairs counted too, their offsets and the
  * triple bases summed on the host, and one cell_pairs over all atoms that
@@ -66,31 +68,24 @@
 /* The device's rounding, relative to the lengths involved, is covered
  * about a hundred times over. */
 #define FLOAT_SLACK 1e-5
-/* Up to this many atoms one work-group bins and places them (cell_sort):
- * a molecule's search waits on fewer launches before its counts. */
-#define SORT_IN_ONE_GROUP 1024
-/* A system without periodic axes and up to this many atoms is one bin:
- * each atom's pairs are found among all of its system's atoms, spread over
- * its work-group's 128 items (a stencil of bins at 5.2 A holds about 200
+/* The record's thresholds (core/tuning.h): up to cells_sorted_in_one_group_most
+ * atoms, one work-group bins and places them (cell_sort), so a molecule's
+ * search waits on fewer launches before its counts. A system without
+ * periodic axes of up to cells_one_bin_most atoms is one bin: each atom's
+ * pairs are found among all of its system's atoms, spread over its
+ * work-group's 128 items (a stencil of bins at 5.2 A holds about 200
  * candidates in water: one bin costs no more up to some 256 atoms, a few
- * more loads an item up to 1024). */
-#define ONE_BIN_MOST 1024
-/* Up to this many atoms, a batch of one-bin systems is placed in its bins
- * on the host: they lie there in batch order already, unshifted, and the
- * upload costs less than the launches that would sort them. */
-#define PLACED_ON_HOST_MOST 4096
-/* Up to this many pairs to test (the sum over its systems of atoms
- * squared), such a batch has its lists' pairs counted on the host too
- * (pair_count.h): fewer tests than the device's count costs in waiting for
- * it. 64 molecules of 9 atoms make 5184; the 100-water cluster's 90000
- * took the H100's host as long as the device's count (bench/RESULTS.md). */
-#define COUNTED_ON_HOST_MOST 65536
-/* Up to this many, the host writes the lists too, into the graph's
- * buffers: no launch, and a list as it was (a small molecule's, call after
- * call) costs neither a transfer nor a sort, nor its triples built again.
- * Beyond, writing them costs the host more than the launch it saves
- * (bench/RESULTS.md: the 64 molecules). */
-#define LISTED_ON_HOST_MOST 1024
+ * more loads an item up to 1024). Up to cells_placed_on_host_most atoms, a
+ * batch of one-bin systems is placed in its bins on the host: they lie
+ * there in batch order already, unshifted, and the upload costs less than
+ * the launches that would sort them. Up to cells_counted_on_host_most pairs
+ * to test (the sum over its systems of atoms squared), such a batch has
+ * its lists' pairs counted on the host too (pair_count.h): fewer tests
+ * than the device's count costs in waiting for it. Up to
+ * cells_listed_on_host_most, the host writes the lists too, into the
+ * graph's buffers: no launch, and a list as it was (a small molecule's,
+ * call after call) costs neither a transfer nor a sort, nor its triples
+ * built again. */
 /* System indices travel as floats. */
 #define MAX_SYSTEMS (1 << 24)
 #define PARAMS 10
@@ -132,6 +127,7 @@ typedef struct system_run {
 } system_run;
 
 struct mlff_device_cells {
+    const mlff_tuning *tuning; /* the context's */
     const mlff_backend_iface *iface;
     mlff_backend *be;
     mlff_thread_pool *pool;
@@ -174,7 +170,7 @@ struct mlff_device_cells {
 };
 
 mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
-                                     mlff_device_cells **out, mlff_error *err)
+                                     const mlff_tuning *tuning, mlff_device_cells **out, mlff_error *err)
 {
     *out = NULL;
     if (!iface->cell_kernel)
@@ -182,6 +178,7 @@ mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backe
     mlff_device_cells *c = calloc(1, sizeof *c);
     if (!c)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the device cell lists");
+    c->tuning = tuning;
     c->iface = iface;
     c->be = be;
     c->pool = pool;
@@ -247,9 +244,9 @@ static int64_t tests_of(const mlff_batch *b)
     return tests;
 }
 
-int mlff_device_cells_listed_on_host(const mlff_batch *batch)
+int mlff_device_cells_listed_on_host(const mlff_device_cells *c, const mlff_batch *batch)
 {
-    return tests_of(batch) <= LISTED_ON_HOST_MOST;
+    return tests_of(batch) <= c->tuning->cells_listed_on_host_most;
 }
 
 static int fits(const mlff_device_cells *c, size_t bytes)
@@ -348,7 +345,7 @@ static void to_float4(const void *task, void *extra, int64_t k0, int64_t k1)
 }
 
 /* Step 1's positions for a system that is one bin (no periodic axes, at
- * most ONE_BIN_MOST atoms): as float4, unwrapped, in one pass (the
+ * most cells_one_bin_most atoms): as float4, unwrapped, in one pass (the
  * general path's cost per system added up to 0.3 us a molecule in a batch
  * of small ones), and *magnitude, the largest coordinate's, as
  * mlff_cell_grid_wrap finds it; 0 for a coordinate that is not finite (the
@@ -403,7 +400,7 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
     int64_t n = 0;
     for (int64_t r = 0; r < n_runs; r++)
         n += runs[r].l1 - runs[r].l0;
-    const int one_bin = !g.periodic[0] && !g.periodic[1] && !g.periodic[2] && n <= ONE_BIN_MOST;
+    const int one_bin = !g.periodic[0] && !g.periodic[1] && !g.periodic[2] && n <= c->tuning->cells_one_bin_most;
     const int unwrapped = one_bin && one_bin_positions(c, pos, runs, n_runs, s, &magnitude);
     for (int64_t r = 0; r < n_runs && !unwrapped; r++) {
         const int64_t l0 = runs[r].l0, count = runs[r].l1 - l0;
@@ -694,10 +691,10 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     c->params[PARAM_WRITE_LISTS] = lists != NULL; /* for cell_pairs, after the count */
     c->params[PARAM_TRIPLES_OF] = lists ? lists->triples_of : -1;
     c->params[PARAM_BINS] = (int32_t)n_bins;
-    c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= PLACED_ON_HOST_MOST;
+    c->placed = !c->atom_of && c->one_bin_systems == c->n_runs && n <= c->tuning->cells_placed_on_host_most;
     c->tests = c->placed ? tests_of(b) : 0;
-    c->counted = c->placed && lists && c->tests <= COUNTED_ON_HOST_MOST;
-    c->listed = c->counted && c->tests <= LISTED_ON_HOST_MOST;
+    c->counted = c->placed && lists && c->tests <= c->tuning->cells_counted_on_host_most;
+    c->listed = c->counted && c->tests <= c->tuning->cells_listed_on_host_most;
     if (s == MLFF_OK && c->placed)
         s = place_on_host(c, err);
     if (s != MLFF_OK || c->listed) /* no kernel runs */
@@ -715,7 +712,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     if (s != MLFF_OK || c->placed)
         return s;
     s = write(c, MLFF_CELL_BUF_BIN_ENDS, 0, c->bins, (size_t)n_bins * 4, err);
-    if (s == MLFF_OK && n <= SORT_IN_ONE_GROUP)
+    if (s == MLFF_OK && n <= c->tuning->cells_sorted_in_one_group_most)
         return run(c, MLFF_CELL_SORT, 1, err);
     if (s == MLFF_OK)
         s = run(c, MLFF_CELL_BIN, n, err);

@@ -15,9 +15,10 @@
 
 typedef struct mlff_device_cells mlff_device_cells;
 
-/* *out stays NULL when the backend has no cell-list kernels. */
+/* *out stays NULL when the backend has no cell-list kernels. Its
+ * thresholds are the record's (which it reads, and must outlive it). */
 mlff_status mlff_device_cells_create(const mlff_backend_iface *iface, mlff_backend *be, mlff_thread_pool *pool,
-                                     mlff_device_cells **out, mlff_error *err);
+                                     const mlff_tuning *tuning, mlff_device_cells **out, mlff_error *err);
 void mlff_device_cells_free(mlff_device_cells *cells);
 
 /* As mlff_neighbors_build. Batches the device cannot hold in its buffers
@@ -35,7 +36,7 @@ mlff_neighbor_search mlff_device_cells_search(mlff_device_cells *cells);
 /* Whether the lists of a batch without periodic axes are written by the
  * host (a few small molecules: mlff_device_cells_write_lists uploads them,
  * and an unchanged list costs no transfer or sort). */
-int mlff_device_cells_listed_on_host(const mlff_batch *batch);
+int mlff_device_cells_listed_on_host(const mlff_device_cells *cells, const mlff_batch *batch);
 
 /*
  * A graph's pair lists made on the device, straight into its input

@@ -9,33 +9,22 @@
 #include "device_cells.h"
 #include "evaluate.h"
 
-/*
- * Dense (all pairs) or sparse (cell lists). Both give the same numbers; the
- * caller may force either. Measured with bench/bench_neighbors and bench_ani
- * (RESULTS.md, 2026-11-25): on an NVIDIA H200, where the sparse path builds
- * its lists on the device, the dense path (searched on the host, its lists
- * uploaded and sorted) wins only while the whole batch is small: through
- * OpenCL and Vulkan alike up to 36-54 atoms (the 300-atom cluster: dense
- * 1.1 ms, sparse 0.56 on OpenCL), and a batch of 64 molecules of 9 atoms
- * runs faster sparse. Smaller still (a few small molecules), the sparse
- * path's lists are written by the host too (device_cells.h), without the
- * dense path's host work: methane and benzene 5-15% faster on OpenCL, as
- * fast on Vulkan (RESULTS.md, 2026-11-26). On the CPU neither wins by more
- * than the noise, so the CPU keeps cell lists.
- */
-#define DENSE_MOST_ATOMS_ON_GPU 48
-
+/* Dense (all pairs) or sparse (cell lists): both give the same numbers;
+ * the caller may force either, else batches of up to the record's
+ * dense_most_atoms atoms without periodic systems go dense (GPUs: where the
+ * sparse path's lists are not written by the host anyway, device_cells.h,
+ * without the dense path's host work). */
 static int use_dense(const mlff_model *m, const mlff_batch *b)
 {
     const mlff_context *ctx = m->ctx;
     if (ctx->settings.neighbors != MLFF_NEIGHBORS_AUTO)
         return ctx->settings.neighbors == MLFF_NEIGHBORS_DENSE;
-    if (!ctx->iface->is_gpu(ctx->backend) || b->system_offsets[b->n_systems] > DENSE_MOST_ATOMS_ON_GPU)
+    if (b->system_offsets[b->n_systems] > ctx->tuning.dense_most_atoms)
         return 0;
     for (int64_t s = 0; s < b->n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
             return 0;
-    return !(m->device_cells && mlff_device_cells_listed_on_host(b));
+    return !(m->device_cells && mlff_device_cells_listed_on_host(m->device_cells, b));
 }
 
 /* W = -dE/d(strain) = sum_i F_i (x) r_i + sum_k F_cell_k (x) cell_k per system. */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "device_cells.h"
+#include "environment.h"
 #include "models/model_file.h"
 #include "context.h"
 
@@ -35,8 +36,8 @@ static int running_from_build_tree(void)
 
 const char *mlff_default_model_path(void)
 {
-    const char *env = getenv("MLFF_MODEL");
-    if (env && *env)
+    const char *env = mlff_environment_model();
+    if (env)
         return env;
     return running_from_build_tree() ? MLFF_BUILD_MODEL_PATH : MLFF_INSTALL_MODEL_PATH;
 }
@@ -97,7 +98,7 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
         free(m);
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
     }
-    mlff_profile_init(&m->profile, m->name);
+    mlff_profile_init(&m->profile, m->name, mlff_environment_profile());
     mlff_status s = mlff_model_file_read(path, &m->file, err);
     if (s == MLFF_OK && !(m->family = mlff_model_family_of(m->file, path, err)))
         s = err->status;
@@ -113,30 +114,19 @@ mlff_status mlff_model_read(const char *path, mlff_model **out, mlff_error *err)
     return MLFF_OK;
 }
 
-/* Where the sparse path's cell lists run: on the device of a GPU backend
- * (bench/RESULTS.md), else on the host's threads, which are faster than a
- * CPU implementation of OpenCL or Vulkan. MLFF_CELL_LISTS=host|device
- * overrides it (device: where the backend has the kernels). */
+/* Where the sparse path's cell lists run: the record's cell_lists (device:
+ * where the backend has the kernels). */
 static mlff_status open_device_cells(mlff_context *ctx, mlff_model *m, mlff_error *err)
 {
-    const char *env = getenv("MLFF_CELL_LISTS");
-    int on_device = ctx->iface->is_gpu(ctx->backend);
-    if (env && *env) {
-        if (strcmp(env, "host") && strcmp(env, "device"))
-            return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_CELL_LISTS=%s: use host or device", env);
-        on_device = !strcmp(env, "device");
-    }
-    if (!on_device)
+    if (ctx->tuning.cell_lists != MLFF_CELL_LISTS_DEVICE)
         return MLFF_OK;
-    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &m->device_cells, err);
+    return mlff_device_cells_create(ctx->iface, ctx->backend, ctx->pool, &ctx->tuning, &m->device_cells, err);
 }
 
 mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
-    const char *plans = getenv("MLFF_ELEMENT_PLANS");
-    m->all_elements = plans && !strcmp(plans, "off");
     mlff_status s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)
         s = mlff_context_add_model(ctx, m);

@@ -11,7 +11,7 @@
  * systems of more element sets than a model keeps plans for would make a
  * plan at every call; there a plan of more elements serves instead (the
  * elements a batch lacks only cost their zeros), down to the plan of every
- * element. MLFF_ELEMENT_PLANS=off runs every batch through that one.
+ * element. The record's element_plans=off runs every batch through that one.
  *
  * A plan also fixes the form of its graph, which the model's family chooses
  * by device and batch size (mlff_model_family.plan_form; ANI: how its
@@ -156,8 +156,7 @@ static int choose_form(const mlff_model *m, const mlff_element_set *set)
     const mlff_context *ctx = m->ctx;
     if (!m->family->plan_form)
         return m->family->default_form;
-    return m->family->plan_form(mlff_element_set_size(set), m->work.n_atoms, ctx->iface->is_gpu(ctx->backend),
-                                &ctx->tuning);
+    return m->family->plan_form(mlff_element_set_size(set), m->work.n_atoms, &ctx->tuning);
 }
 
 static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int form,
@@ -197,7 +196,7 @@ mlff_status mlff_model_use_elements(mlff_model *m, const mlff_plan_extras *extra
     mlff_element_set set;
     memset(&set, 0, sizeof set);
     for (int e = 0; e < m->n_elements; e++)
-        if (m->all_elements || w->n_atoms == 0)
+        if (!m->ctx->tuning.element_plans || w->n_atoms == 0)
             mlff_element_set_add(&set, e);
     for (int64_t a = 0; a < w->n_atoms; a++)
         mlff_element_set_add(&set, w->species[a]);

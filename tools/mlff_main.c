@@ -3,7 +3,9 @@
  *
  *   mlff energy [--model PATH] [--device auto|cpu|opencl|vulkan]
  *               [--precision float32|float64] [--forces] [--verbose] [-o OUT] FILE...
- *   mlff devices
+ *   mlff devices [--tuning]      (cmd_devices.c)
+ *   mlff tune [...] | --keys     (cmd_tune.c)
+ *   mlff bench [...]             (cmd_bench.c)
  *   mlff --help | --version
  *
  * Standard output carries the frames and nothing else; everything else goes
@@ -22,14 +24,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "commands.h"
 #include "mlff.h"
 #include "xyz.h"
 
-enum { EXIT_OK = 0, EXIT_BAD_INPUT = 1, EXIT_USAGE = 2 };
-
 static const char usage_text[] =
     "Usage: mlff energy [OPTIONS] FILE...\n"
-    "       mlff devices\n"
+    "       mlff devices [--tuning]\n"
+    "       mlff tune [--device KIND] [--device-index N] [--quick] [--dry-run] [--tuning KEYS]\n"
+    "       mlff tune --keys [--device KIND] [--device-index N] [--tuning KEYS]\n"
+    "       mlff bench [--device all|KIND] [--device-index N] [--precision P] [--reference DIR] [--quick]\n"
     "       mlff --help | --version\n"
     "\n"
     "energy: evaluate the model on every frame of the XYZ / extended XYZ FILEs\n"
@@ -53,7 +57,22 @@ static const char usage_text[] =
     "  -o, --output OUT             write to OUT instead of standard output\n"
     "  -h, --help                   show this help\n"
     "\n"
-    "devices: list the backends and devices this build can use.\n"
+    "devices: the backends and devices this build can use, with each device's memory\n"
+    "(and what is free of it, where the API tells), largest buffer, fp64, subgroup sizes,\n"
+    "whether the kernel cache holds its kernels, and the tuning record a context on it\n"
+    "uses (--tuning: every key of it).\n"
+    "\n"
+    "tune: measure on the device (default: auto) which kernel forms serve it best\n"
+    "(a few seconds; --quick: fewer sizes) and write them as its tuning record into the\n"
+    "cache directory (not with --dry-run), where later processes read them; the record\n"
+    "goes to standard output, progress to standard error. --keys lists the record's\n"
+    "keys, their environment variables, the values in use on the device and the values\n"
+    "they take (settings.tuning and --tuning take \"key=value ...\").\n"
+    "\n"
+    "bench: time ANI-2x energy + forces of methane, benzene, the 100-water cluster and\n"
+    "64 small molecules on each device (all: the CPU and every GPU), a table of the\n"
+    "median ms a call and atoms/s; the structures from --reference DIR (default: the\n"
+    "repository's tests/data/reference), else made in code.\n"
     "\n"
     "Exit status: 0 success, 1 bad input or failure, 2 bad usage.\n";
 
@@ -565,59 +584,11 @@ static int command_energy(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------------ */
-/* devices                                                                  */
-
-static int command_devices(int argc, char **argv)
-{
-    for (int i = 0; i < argc; i++) {
-        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return print_usage();
-        if (argv[i][0] == '-' && argv[i][1])
-            return usage_error("devices: unknown option '%s'", argv[i]);
-        return usage_error("devices: unexpected argument '%s'", argv[i]);
-    }
-    size_t size = 4096, needed = 0;
-    char *buf = malloc(size);
-    if (!buf) {
-        error_line("mlff: out of memory");
-        return EXIT_BAD_INPUT;
-    }
-    mlff_status status = mlff_list_devices(buf, size, &needed);
-    if (needed > size) {
-        char *grown = realloc(buf, needed);
-        if (!grown) {
-            free(buf);
-            error_line("mlff: out of memory");
-            return EXIT_BAD_INPUT;
-        }
-        buf = grown;
-        size = needed;
-        status = mlff_list_devices(buf, size, &needed);
-    }
-    if (status != MLFF_OK) {
-        free(buf);
-        error_line("mlff: cannot list the devices: %s", mlff_strerror(status));
-        return EXIT_BAD_INPUT;
-    }
-    buf[size - 1] = '\0';
-    size_t n = strlen(buf);
-    fputs(buf, stdout);
-    if (n > 0 && buf[n - 1] != '\n')
-        fputc('\n', stdout);
-    free(buf);
-    if (fflush(stdout) != 0) {
-        error_line("mlff: cannot write to standard output: %s", strerror(errno));
-        return EXIT_BAD_INPUT;
-    }
-    return EXIT_OK;
-}
-
-/* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error("missing command: energy or devices");
+        return usage_error("missing command: energy, devices, tune or bench");
     const char *command = argv[1];
     if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
         strcmp(command, "help") == 0)
@@ -635,7 +606,11 @@ int main(int argc, char **argv)
         return command_energy(argc - 2, argv + 2);
     if (strcmp(command, "devices") == 0)
         return command_devices(argc - 2, argv + 2);
+    if (strcmp(command, "tune") == 0)
+        return command_tune(argc - 2, argv + 2);
+    if (strcmp(command, "bench") == 0)
+        return command_bench(argc - 2, argv + 2);
     if (command[0] == '-')
         return usage_error("unknown option '%s'", command);
-    return usage_error("unknown command '%s' (expected energy or devices)", command);
+    return usage_error("unknown command '%s' (expected energy, devices, tune or bench)", command);
 }

@@ -9,56 +9,88 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "mlff.h"
-#include "core/sha256.h"
 
 static const char cache_magic[8] = {'M', 'L', 'F', 'F', 'K', 'C', 'A', 'C'};
 
-/* magic, format, reserved, key, payload size, payload digest */
+/* XXH3's 128 bits: a key, a name, a checksum. */
+#define DIGEST_SIZE 16
+typedef struct digest {
+    uint8_t bytes[DIGEST_SIZE];
+} digest;
+
+static digest digest_of(XXH128_hash_t h)
+{
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, h);
+    digest d;
+    memcpy(d.bytes, c.digest, DIGEST_SIZE);
+    return d;
+}
+
+/* magic, format, reserved, key, payload size, payload checksum */
 typedef struct file_header {
     char magic[8];
     uint32_t format;
     uint32_t reserved;
-    uint8_t key[MLFF_SHA256_DIGEST_SIZE];
+    uint8_t key[DIGEST_SIZE];
     uint64_t payload_size;
-    uint8_t payload_digest[MLFF_SHA256_DIGEST_SIZE];
+    uint8_t payload_digest[DIGEST_SIZE];
 } file_header;
 
-static void hash_field(mlff_sha256_ctx *h, const char *s)
+static void hash_field(XXH3_state_t *h, const char *s)
 {
     /* Length-prefixed, so that fields cannot run into each other. */
     uint64_t n = s ? strlen(s) : 0;
-    mlff_sha256_update(h, &n, sizeof n);
+    XXH3_128bits_update(h, &n, sizeof n);
     if (n)
-        mlff_sha256_update(h, s, n);
+        XXH3_128bits_update(h, s, n);
 }
 
-/* Everything that decides the binary. */
-static void entry_key(const mlff_cache_entry_id *id, uint8_t key[MLFF_SHA256_DIGEST_SIZE])
+/* The fields of an entry, length-prefixed; `all`: the key's (everything
+ * that decides the binary), else the name's (not the driver or library
+ * version: see the header). An all-zero digest when out of memory, which
+ * no file matches. */
+static digest entry_digest(const mlff_cache_entry_id *id, int all)
 {
-    mlff_sha256_ctx h;
-    mlff_sha256_init(&h);
-    uint32_t format = MLFF_KERNEL_CACHE_FORMAT;
-    mlff_sha256_update(&h, &format, sizeof format);
-    hash_field(&h, MLFF_VERSION_STRING);
-    hash_field(&h, id->kind);
-    hash_field(&h, id->device);
-    hash_field(&h, id->identity);
-    hash_field(&h, id->options);
-    hash_field(&h, id->source);
-    mlff_sha256_final(&h, key);
+    digest d;
+    memset(&d, 0, sizeof d);
+    XXH3_state_t *h = XXH3_createState(); /* its size is not part of libxxhash's ABI */
+    if (!h || XXH3_128bits_reset(h) != XXH_OK) {
+        XXH3_freeState(h);
+        return d;
+    }
+    if (all) {
+        const uint32_t format = MLFF_KERNEL_CACHE_FORMAT;
+        XXH3_128bits_update(h, &format, sizeof format);
+        hash_field(h, MLFF_VERSION_STRING);
+    }
+    hash_field(h, id->kind);
+    hash_field(h, id->device);
+    if (all)
+        hash_field(h, id->identity);
+    hash_field(h, id->options);
+    hash_field(h, id->source);
+    d = digest_of(XXH3_128bits_digest(h));
+    XXH3_freeState(h);
+    return d;
 }
 
-/* What names the file: not the driver or library version (see the header). */
-static void entry_name_digest(const mlff_cache_entry_id *id, uint8_t digest[MLFF_SHA256_DIGEST_SIZE])
+static digest entry_key(const mlff_cache_entry_id *id)
 {
-    mlff_sha256_ctx h;
-    mlff_sha256_init(&h);
-    hash_field(&h, id->kind);
-    hash_field(&h, id->device);
-    hash_field(&h, id->options);
-    hash_field(&h, id->source);
-    mlff_sha256_final(&h, digest);
+    return entry_digest(id, 1);
+}
+
+static digest entry_name_digest(const mlff_cache_entry_id *id)
+{
+    return entry_digest(id, 0);
+}
+
+static digest payload_digest(const void *data, size_t n)
+{
+    return digest_of(XXH3_128bits(data, n));
 }
 
 /* mkdir -p with mode 0700 for what it creates. */
@@ -81,31 +113,25 @@ static int make_dirs(const char *path)
     return stat(buf, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
-void mlff_kernel_cache_init(mlff_kernel_cache *cache)
+int mlff_cache_make_dirs(const char *path)
+{
+    return make_dirs(path);
+}
+
+void mlff_kernel_cache_init(mlff_kernel_cache *cache, const char *dir, int log)
 {
     memset(cache, 0, sizeof *cache);
-    const char *log = getenv("MLFF_LOG");
-    cache->log = log && (strstr(log, "cache") || strstr(log, "all"));
-    const char *mode = getenv("MLFF_CACHE");
-    if (mode && (!strcmp(mode, "off") || !strcmp(mode, "0"))) {
+    cache->log = log;
+    if (!dir) {
         if (cache->log)
-            fprintf(stderr, "mlff cache: off (MLFF_CACHE=%s)\n", mode);
+            fprintf(stderr, "mlff cache: off (MLFF_CACHE=off, or no directory: MLFF_CACHE_DIR, XDG_CACHE_HOME and "
+                            "HOME unset)\n");
         return;
     }
-    const char *dir = getenv("MLFF_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    int n;
-    if (dir && *dir)
-        n = snprintf(cache->dir, sizeof cache->dir, "%s", dir);
-    else if (xdg && *xdg)
-        n = snprintf(cache->dir, sizeof cache->dir, "%s/mlff", xdg);
-    else if (home && *home)
-        n = snprintf(cache->dir, sizeof cache->dir, "%s/.cache/mlff", home);
-    else
-        n = -1;
+    const int n = snprintf(cache->dir, sizeof cache->dir, "%s", dir);
     if (n < 0 || n >= (int)sizeof cache->dir - 100 || make_dirs(cache->dir) != 0) {
         if (cache->log)
-            fprintf(stderr, "mlff cache: off (no usable directory%s%s)\n", n > 0 ? ": " : "",
-                    n > 0 ? cache->dir : "");
+            fprintf(stderr, "mlff cache: off (no usable directory: %s)\n", dir);
         return;
     }
     cache->enabled = 1;
@@ -114,11 +140,43 @@ void mlff_kernel_cache_init(mlff_kernel_cache *cache)
 void mlff_kernel_cache_path(const mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
                             char *path, size_t size)
 {
-    uint8_t digest[MLFF_SHA256_DIGEST_SIZE];
-    char hex[65];
-    entry_name_digest(id, digest);
-    mlff_sha256_hex(digest, hex);
-    snprintf(path, size, "%s/%s-%.32s.bin", cache->dir, id->kind, hex);
+    const digest d = entry_name_digest(id);
+    char hex[2 * DIGEST_SIZE + 1];
+    for (int k = 0; k < DIGEST_SIZE; k++)
+        snprintf(hex + 2 * k, 3, "%02x", d.bytes[k]);
+    snprintf(path, size, "%s/%s-%s.bin", cache->dir, id->kind, hex);
+}
+
+void mlff_kernel_cache_marker(const char *dir, const char *api, const char *device, const char *identity, char *path,
+                              size_t size)
+{
+    mlff_kernel_cache c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.dir, sizeof c.dir, "%s", dir);
+    const mlff_cache_entry_id id = {"device", device, identity, api, ""};
+    mlff_kernel_cache_path(&c, &id, path, size);
+}
+
+void mlff_kernel_cache_for_device(mlff_kernel_cache *cache, const char *api, const char *device, const char *identity)
+{
+    if (cache->enabled)
+        mlff_kernel_cache_marker(cache->dir, api, device, identity, cache->marker, sizeof cache->marker);
+}
+
+/* The device's file, once a process (its contents name the device). */
+static void mark_device(mlff_kernel_cache *cache)
+{
+    if (cache->marked || !cache->marker[0])
+        return;
+    cache->marked = 1;
+    struct stat st;
+    if (stat(cache->marker, &st) == 0)
+        return;
+    FILE *f = fopen(cache->marker, "w");
+    if (f) {
+        fprintf(f, "kernels of this device are in this directory\n");
+        fclose(f);
+    }
 }
 
 static double now_ms(void)
@@ -151,7 +209,7 @@ static void *read_file(const char *path, size_t *size)
 }
 
 /* Why a file is not a valid entry for key, or NULL if it is. */
-static const char *validate(const unsigned char *data, size_t size, const uint8_t key[MLFF_SHA256_DIGEST_SIZE])
+static const char *validate(const unsigned char *data, size_t size, const digest *key)
 {
     file_header h;
     if (size < sizeof h)
@@ -161,19 +219,22 @@ static const char *validate(const unsigned char *data, size_t size, const uint8_
         return "not a cache file";
     if (h.format != MLFF_KERNEL_CACHE_FORMAT)
         return "other cache format";
-    if (memcmp(h.key, key, MLFF_SHA256_DIGEST_SIZE) != 0)
+    if (memcmp(h.key, key->bytes, DIGEST_SIZE) != 0)
         return "other key (driver, library or source changed)";
     if (h.payload_size != size - sizeof h)
         return "truncated or padded payload";
-    uint8_t digest[MLFF_SHA256_DIGEST_SIZE];
-    mlff_sha256(data + sizeof h, (size_t)h.payload_size, digest);
-    if (memcmp(digest, h.payload_digest, sizeof digest) != 0)
+    const digest d = payload_digest(data + sizeof h, (size_t)h.payload_size);
+    if (memcmp(d.bytes, h.payload_digest, DIGEST_SIZE) != 0)
         return "payload checksum mismatch";
     return NULL;
 }
 
-void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size)
+/* The entry's payload (malloc'ed), or NULL: *why then says why, NULL for
+ * a file that is not there. A bad file is deleted where `delete_bad`. */
+static void *load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size, const char **why,
+                  int delete_bad)
 {
+    *why = NULL;
     if (!cache->enabled)
         return NULL;
     const double t0 = now_ms();
@@ -187,16 +248,15 @@ void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id
             fprintf(stderr, "mlff cache: miss %s\n", path);
         return NULL;
     }
-    uint8_t key[MLFF_SHA256_DIGEST_SIZE];
-    entry_key(id, key);
-    const char *why = validate(data, file_size, key);
-    if (why) {
+    const digest key = entry_key(id);
+    if ((*why = validate(data, file_size, &key))) {
         free(data);
         cache->misses++;
         cache->rejects++;
-        unlink(path);
+        if (delete_bad)
+            unlink(path);
         if (cache->log)
-            fprintf(stderr, "mlff cache: rejected %s (%s), deleted\n", path, why);
+            fprintf(stderr, "mlff cache: rejected %s (%s)%s\n", path, *why, delete_bad ? ", deleted" : "");
         return NULL;
     }
     const size_t n = file_size - sizeof(file_header);
@@ -206,6 +266,17 @@ void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id
         fprintf(stderr, "mlff cache: hit %s (%zu bytes, %.1f ms)\n", path, n, now_ms() - t0);
     *size = n;
     return data;
+}
+
+void *mlff_kernel_cache_load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size)
+{
+    const char *why;
+    return load(cache, id, size, &why, 1);
+}
+
+void *mlff_kernel_cache_read(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_t *size, const char **why)
+{
+    return load(cache, id, size, why, 0);
 }
 
 void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id *id,
@@ -223,9 +294,10 @@ void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id
     memset(&h, 0, sizeof h);
     memcpy(h.magic, cache_magic, sizeof cache_magic);
     h.format = MLFF_KERNEL_CACHE_FORMAT;
-    entry_key(id, h.key);
+    const digest key = entry_key(id), check = payload_digest(payload, size);
+    memcpy(h.key, key.bytes, DIGEST_SIZE);
     h.payload_size = size;
-    mlff_sha256(payload, size, h.payload_digest);
+    memcpy(h.payload_digest, check.bytes, DIGEST_SIZE);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0600);
     int ok = fd >= 0;
     if (ok) {
@@ -234,10 +306,12 @@ void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id
         ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
     }
     ok = ok && rename(tmp, path) == 0;
-    if (!ok)
+    if (!ok) {
         unlink(tmp);
-    else
+    } else {
         cache->stores++;
+        mark_device(cache);
+    }
     if (cache->log)
         fprintf(stderr, "mlff cache: %s %s (%zu bytes)\n", ok ? "stored" : "cannot store", path, size);
 }

@@ -33,24 +33,6 @@ int mlff_op_sums_in_lanes(mlff_op op)
            op == MLFF_OP_PAIR_SHIFTS_VJP;
 }
 
-mlff_status mlff_sum_lanes_from_env(int *forced, mlff_error *err)
-{
-    const char *env = getenv("MLFF_SUM_LANES");
-    *forced = 0;
-    if (!env || !*env || !strcmp(env, "auto"))
-        return MLFF_OK;
-    for (int lanes = 1; lanes <= MLFF_SUM_MAX_LANES; lanes *= 2) {
-        char name[8];
-        snprintf(name, sizeof name, "%d", lanes);
-        if (!strcmp(env, name)) {
-            *forced = lanes;
-            return MLFF_OK;
-        }
-    }
-    return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_SUM_LANES=%s: use auto or a power of 2 up to %d", env,
-                     MLFF_SUM_MAX_LANES);
-}
-
 /* The entries an output of a lanes op walks, on average; a triple's
  * derivative (ANI_ANGULAR_VJP) counts as two, for its work. */
 static int64_t entries_per_output(const mlff_exec_node *n)
@@ -71,21 +53,21 @@ static int64_t entries_per_output(const mlff_exec_node *n)
     }
 }
 
-int mlff_sum_lanes_max(int forced, int gpu)
+int mlff_sum_lanes_max(const mlff_tuning *t)
 {
-    return forced ? forced : gpu ? MLFF_SUM_MAX_LANES : 1;
+    return t->sum_lanes ? (int)t->sum_lanes : MLFF_SUM_MAX_LANES;
 }
 
-int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu)
+int mlff_sum_lanes(const mlff_exec_node *n, const mlff_tuning *t)
 {
     if (!mlff_op_sums_in_lanes(n->op))
         return 1;
-    if (forced)
-        return forced;
+    if (t->sum_lanes)
+        return (int)t->sum_lanes;
     const int64_t items = mlff_node_work_items(n), entries = entries_per_output(n);
     int lanes = 1;
-    for (; gpu && lanes < MLFF_SUM_MAX_LANES && items * lanes * 2 <= MLFF_SUM_FILL_ITEMS; lanes *= 2) {
-        const int64_t per_lane = items * lanes * 2 <= MLFF_SUM_FEW_ITEMS ? 1 : MLFF_SUM_LANE_ENTRIES;
+    for (; lanes < MLFF_SUM_MAX_LANES && items * lanes * 2 <= t->sum_fill_items; lanes *= 2) {
+        const int64_t per_lane = items * lanes * 2 <= t->sum_few_items ? 1 : t->sum_lane_entries;
         if (entries < per_lane * lanes * 2)
             break;
     }
@@ -325,39 +307,34 @@ int mlff_mlp_node_rows(const mlff_exec_node *n, mlff_kernel_dialect dialect, mlf
     return mlp_rows(&m, n->op, n->output.dtype, dialect, form);
 }
 
-mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err)
-{
-    static const char *const names[] = {"auto", "narrow", "half", "wide", "layers"}; /* mlff_mlp_forms */
-    const char *env = getenv("MLFF_MLP");
-    *forms = MLFF_MLP_AUTO;
-    for (int k = 0; env && *env && k < (int)(sizeof names / sizeof *names); k++)
-        if (!strcmp(env, names[k])) {
-            *forms = (mlff_mlp_forms)k;
-            return MLFF_OK;
-        }
-    if (env && *env)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_MLP=%s: use auto, narrow, half, wide or layers",
-                         env);
-    return MLFF_OK;
-}
-
-mlff_mlp_kernel mlff_mlp_kernel_for(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, int wide_fits,
+mlff_mlp_kernel mlff_mlp_kernel_for(const mlff_exec_node *n, const mlff_tuning *t, int wide_fits,
                                     mlff_kernel_dialect dialect)
 {
-    if (forms == MLFF_MLP_WIDE && wide_fits)
+    if (t->mlp == MLFF_MLP_WIDE && wide_fits)
         return MLFF_MLP_KERNEL_WIDE;
-    if (forms == MLFF_MLP_HALF)
+    if (t->mlp == MLFF_MLP_HALF)
         return MLFF_MLP_KERNEL_HALF;
-    if (forms != MLFF_MLP_AUTO || !gpu)
+    if (t->mlp != MLFF_MLP_AUTO)
         return MLFF_MLP_KERNEL_NARROW;
     const int64_t narrow_groups =
         mlff_row_blocks(n, mlff_mlp_node_rows(n, dialect, MLFF_MLP_KERNEL_NARROW)) * n->attrs.i[0];
-    if (wide_fits && narrow_groups < MLFF_MLP_WIDE_BELOW_GROUPS)
+    if (wide_fits && narrow_groups < t->mlp_wide_below_groups)
         return MLFF_MLP_KERNEL_WIDE;
-    const int64_t half_below =
-        n->op == MLFF_OP_CELU_MLP_VJP ? MLFF_MLP_VJP_HALF_BELOW_GROUPS : MLFF_MLP_HALF_BELOW_GROUPS;
-    return dialect == MLFF_DIALECT_OPENCL && narrow_groups < half_below ? MLFF_MLP_KERNEL_HALF
-                                                                        : MLFF_MLP_KERNEL_NARROW;
+    const int64_t half_below = n->op == MLFF_OP_CELU_MLP_VJP ? t->mlp_vjp_half_below_groups : t->mlp_half_below_groups;
+    return narrow_groups < half_below ? MLFF_MLP_KERNEL_HALF : MLFF_MLP_KERNEL_NARROW;
+}
+
+int mlff_mlp_kernel_possible(const mlff_tuning *t, mlff_mlp_kernel form, int wide_fits)
+{
+    switch (form) {
+    case MLFF_MLP_KERNEL_WIDE:
+        return wide_fits && (t->mlp == MLFF_MLP_WIDE || (t->mlp == MLFF_MLP_AUTO && t->mlp_wide_below_groups > 0));
+    case MLFF_MLP_KERNEL_HALF:
+        return t->mlp == MLFF_MLP_HALF ||
+               (t->mlp == MLFF_MLP_AUTO && (t->mlp_half_below_groups > 0 || t->mlp_vjp_half_below_groups > 0));
+    default:
+        return 1;
+    }
 }
 
 int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows)
@@ -386,32 +363,17 @@ int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts)
     return mlff_row_blocks(n, ts) * ((cols + ts - 1) / ts) * groups;
 }
 
-mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err)
-{
-    const char *env = getenv("MLFF_GEMM_SPLITS");
-    *forced = 0;
-    if (!env || !*env || !strcmp(env, "auto"))
-        return MLFF_OK;
-    char *end;
-    const long splits = strtol(env, &end, 10);
-    if (*end || splits < 1 || splits > 64)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_GEMM_SPLITS=%s: use auto or a count from 1 to 64",
-                         env);
-    *forced = (int)splits;
-    return MLFF_OK;
-}
-
-int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced)
+int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, const mlff_tuning *t)
 {
     if (n->op != MLFF_OP_LINEAR_VJP)
         return 1;
     const int64_t k = n->inputs[0].cols / n->attrs.i[0];
-    if (forced) {
+    if (t->gemm_splits) {
         const int64_t steps = (k + 15) / 16;
-        return (int)(forced < steps ? forced : steps > 0 ? steps : 1);
+        return (int)(t->gemm_splits < steps ? t->gemm_splits : steps > 0 ? steps : 1);
     }
     int splits = 1;
-    while (splits < MLFF_SPLITS_MOST && k / (2 * splits) >= MLFF_SPLIT_LEAST_K && tiles * 2 * splits <= fill)
+    while (splits < t->gemm_splits_most && k / (2 * splits) >= t->gemm_split_least_k && tiles * 2 * splits <= fill)
         splits *= 2;
     return splits;
 }
@@ -619,10 +581,9 @@ int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype)
     return dtype == MLFF_DTYPE_F32 || dtype == MLFF_DTYPE_I32 || (dtype == MLFF_DTYPE_F64 && fp64);
 }
 
-int mlff_device_fp64(int has_fp64)
+int mlff_device_fp64(int has_fp64, const mlff_tuning *t)
 {
-    const char *env = getenv("MLFF_DEVICE_FP64");
-    return has_fp64 && !(env && (!strcmp(env, "off") || !strcmp(env, "0")));
+    return has_fp64 && t->device_fp64;
 }
 
 int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue)

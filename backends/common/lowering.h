@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "core/tuning.h"
 
 /* Zero-filled, so that it can be compared and hashed as bytes. */
 typedef struct mlff_node_sig {
@@ -73,27 +74,20 @@ int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs
  * the lanes' sums are added in a fixed tree in local memory (LANES_SUM in
  * prelude.cl and prelude.glsl): the same bits run to run. Kernels get
  * `lanes` at run time (an argument, a push constant), so one kernel serves
- * every size. mlff_sum_lanes: on a GPU (`gpu`), doubled while the launch
- * stays within MLFF_SUM_FILL_ITEMS items and each lane keeps
- * MLFF_SUM_LANE_ENTRIES entries or more on average, one while the launch
- * stays within MLFF_SUM_FEW_ITEMS, where the device has threads to spare
- * and only the chain counts (a molecule; measured on the H200:
- * bench/RESULTS.md), else 1; `forced` (MLFF_SUM_LANES=1|2|4|8|16, read by
- * mlff_sum_lanes_from_env; 0 for auto) overrides it. mlff_node_work_items
- * counts the outputs; the launch has lanes times as many items.
- * mlff_sum_lanes_max: the most lanes a backend gives, the kernels' constant
- * SUM_LANES_MAX (1 on CPU devices unless forced). With 1 the kernels leave
- * the tree and its barriers out, which PoCL and lavapipe compile for
- * seconds. */
+ * every size. mlff_sum_lanes: the record's sum_lanes where forced, else
+ * doubled while the launch stays within sum_fill_items items and each lane
+ * keeps sum_lane_entries entries or more on average, one while the launch
+ * stays within sum_few_items, where the device has threads to spare and
+ * only the chain counts (core/tuning.h). mlff_node_work_items counts the
+ * outputs; the launch has lanes times as many items. mlff_sum_lanes_max:
+ * the most lanes a backend gives, the kernels' constant SUM_LANES_MAX. With
+ * 1 the kernels leave the tree and its barriers out, which PoCL and
+ * lavapipe compile for seconds. */
 #define MLFF_SUM_GROUP 64
 #define MLFF_SUM_MAX_LANES 16
-#define MLFF_SUM_FILL_ITEMS (1 << 19)
-#define MLFF_SUM_LANE_ENTRIES 2
-#define MLFF_SUM_FEW_ITEMS (1 << 15)
 int mlff_op_sums_in_lanes(mlff_op op);
-mlff_status mlff_sum_lanes_from_env(int *forced, mlff_error *err);
-int mlff_sum_lanes(const mlff_exec_node *n, int forced, int gpu);
-int mlff_sum_lanes_max(int forced, int gpu);
+int mlff_sum_lanes(const mlff_exec_node *n, const mlff_tuning *t);
+int mlff_sum_lanes_max(const mlff_tuning *t);
 
 /* CELU_MLP and its VJP: a work-group of MLFF_MLP_THREADS items takes
  * mlff_mlp_node_rows() rows of one group through every layer, its
@@ -119,7 +113,7 @@ int mlff_sum_lanes_max(int forced, int gpu);
  * many lanes as its sums leave room for (up to MLFF_MLP_WIDE_LANES).
  * The half form (MLFF_VARIANT_MLP_HALF) is the narrow one in half the rows,
  * for launches of a few hundred work-groups on OpenCL (the 100-water
- * cluster's: twice the groups to spread over the GPU; H100, RESULTS.md).
+ * cluster's: twice the groups to spread over the GPU).
  * Kernels see MLP_THREADS, MLP_ROWS, MLP_LANES1..MLP_LANES3 (layer l's
  * lanes) and MLP_PARTS (whether they keep partial sums), with the widths
  * MLP_W0..MLP_W3 (MLP_WTOP the last), where each layer's block starts in the
@@ -151,26 +145,17 @@ static inline int mlff_mlp_threads(mlff_mlp_kernel form)
 {
     return form == MLFF_MLP_KERNEL_WIDE ? MLFF_MLP_WIDE_THREADS : MLFF_MLP_THREADS;
 }
-/* MLFF_MLP=auto|narrow|half|wide: which form a backend gives CELU_MLP nodes
- * (`layers`: Vulkan's GEMM a layer, vk_mlp_layers.c).
- * mlff_mlp_kernel_for: on GPUs (`gpu`), auto takes the wide one where the
- * device runs it (`wide_fits`) and the narrow one would launch fewer than
- * MLFF_MLP_WIDE_BELOW_GROUPS work-groups; on OpenCL the half one where it
- * would launch fewer than MLFF_MLP_HALF_BELOW_GROUPS (forward) or
- * MLFF_MLP_VJP_HALF_BELOW_GROUPS (reverse) (bench/RESULTS.md). */
-typedef enum mlff_mlp_forms {
-    MLFF_MLP_AUTO,
-    MLFF_MLP_NARROW,
-    MLFF_MLP_HALF,
-    MLFF_MLP_WIDE,
-    MLFF_MLP_LAYERS
-} mlff_mlp_forms;
-#define MLFF_MLP_WIDE_BELOW_GROUPS 64
-#define MLFF_MLP_HALF_BELOW_GROUPS 256
-#define MLFF_MLP_VJP_HALF_BELOW_GROUPS 512
-mlff_status mlff_mlp_forms_from_env(mlff_mlp_forms *forms, mlff_error *err);
-mlff_mlp_kernel mlff_mlp_kernel_for(const mlff_exec_node *n, mlff_mlp_forms forms, int gpu, int wide_fits,
+/* The form of a CELU_MLP node (the record's mlp: auto, narrow, half, wide,
+ * or layers: Vulkan's GEMM a layer, vk_mlp_layers.c). mlff_mlp_kernel_for:
+ * auto takes the wide form where the device runs it (`wide_fits`) and the
+ * narrow one would launch fewer than mlp_wide_below_groups work-groups, the
+ * half form where it would launch fewer than mlp_half_below_groups
+ * (forward) or mlp_vjp_half_below_groups (reverse), else the narrow one.
+ * mlff_mlp_kernel_possible: whether the record lets some node take `form`
+ * (a backend then builds that kernel beside the narrow one). */
+mlff_mlp_kernel mlff_mlp_kernel_for(const mlff_exec_node *n, const mlff_tuning *t, int wide_fits,
                                     mlff_kernel_dialect dialect);
+int mlff_mlp_kernel_possible(const mlff_tuning *t, mlff_mlp_kernel form, int wide_fits);
 
 /* The row blocks of block_rows rows a launch of a dense node (LINEAR,
  * LINEAR_VJP, CELU_MLP, its VJP) takes: with stacks, one more for each run
@@ -191,9 +176,9 @@ int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few
 /* The register-tiled GEMMs (OpenCL's linear_tiled.cl, Vulkan's
  * linear_tiled.comp) compute MLFF_TILED_GEMM_TS x MLFF_TILED_GEMM_TS outputs
  * a work-group; a GPU gives them a dense layer that makes enough of these
- * work-groups (CL_TILED_GEMM_FROM_TILES, VK_TILED_GEMM_FROM_TILES,
- * bench/RESULTS.md: with fewer, each walking a long K, the GEMM for few
- * rows wins). */
+ * work-groups (the record's opencl_tiled_gemm_from_tiles and
+ * vulkan_tiled_gemm_from_tiles, core/tuning.h: with fewer, each walking a
+ * long K, the GEMM for few rows wins). */
 #define MLFF_TILED_GEMM_TS 64
 int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of ts x ts */
 
@@ -205,16 +190,14 @@ int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of 
  * split), in a scratch buffer of the backend, and gemm_splits adds them in
  * order (reproducible) and applies the epilogue.
  * mlff_gemm_splits: the count for a node of `tiles` tiles: doubled, up to
- * MLFF_SPLITS_MOST, while the tiles times the splits stay within `fill`
- * work-groups and each split keeps MLFF_SPLIT_LEAST_K terms; or `forced`
- * (MLFF_GEMM_SPLITS, 0 when not given), as many as K has steps of 16. */
-#define MLFF_SPLITS_MOST 8
-#define MLFF_SPLIT_LEAST_K 256
-mlff_status mlff_gemm_splits_from_env(int *forced, mlff_error *err);
-int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, int forced);
+ * the record's gemm_splits_most, while the tiles times the splits stay
+ * within `fill` work-groups (the API's) and each split keeps
+ * gemm_split_least_k terms; or the record's gemm_splits where forced, as
+ * many as K has steps of 16. */
+int mlff_gemm_splits(const mlff_exec_node *n, int64_t tiles, int64_t fill, const mlff_tuning *t);
 
-/* CELU_MLP a layer at a time (MLFF_MLP=layers; Vulkan on GPUs for many
- * rows, vk_mlp_layers.c). Forward, layer l (1..layers) of node n is a
+/* CELU_MLP a layer at a time (mlp=layers; Vulkan on GPUs for many rows,
+ * vk_mlp_layers.c). Forward, layer l (1..layers) of node n is a
  * LINEAR node over the same buffers, reading x (l = 1) or layer l-1's block
  * of n's output and storing into layer l's, CELU after every layer but the
  * last. Back (CELU_MLP_VJP, with the gradient of the result alone),
@@ -260,10 +243,10 @@ extern const int mlff_n_constant_names;
 int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype);
 
 /* Whether the kernels may use doubles on a device that reports `has_fp64`.
- * MLFF_DEVICE_FP64=off makes any device act as one without them (many
- * consumer GPUs): float sums in the kernels, float64 refused. That is how
- * the tests cover the float-only kernels on PoCL and lavapipe. */
-int mlff_device_fp64(int has_fp64);
+ * The record's device_fp64=off makes any device act as one without them
+ * (many consumer GPUs): float sums in the kernels, float64 refused. That is
+ * how the tests cover the float-only kernels on PoCL and lavapipe. */
+int mlff_device_fp64(int has_fp64, const mlff_tuning *t);
 int mlff_kernels_fuse(mlff_op op, mlff_epilogue epilogue);
 
 uint64_t mlff_hash(const void *data, size_t n);

@@ -114,20 +114,18 @@ int mlff_index_shadow_written_by(mlff_index_shadow *b, const mlff_exec_node *n)
     return 0;
 }
 
-mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,
-                               mlff_error *err)
+void mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops, const mlff_tuning *t)
 {
     memset(c, 0, sizeof *c);
-    const char *env = getenv("MLFF_SEGMENT_SORT");
-    const int unfused = env && strcmp(env, "device_unfused") == 0;
-    if (env && *env && strcmp(env, "device") != 0 && strcmp(env, "host") != 0 && !unfused)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
-                         "MLFF_SEGMENT_SORT=%s: expected host, device or device_unfused", env);
     c->backend = backend;
     c->ops = ops;
-    c->on_device = !env || !*env || strcmp(env, "device") == 0 || unfused;
-    c->fused_pairs_below = unfused ? 0 : MLFF_SORT_FUSED_PAIRS;
-    return MLFF_OK;
+    mlff_segments_use_tuning(c, t);
+}
+
+void mlff_segments_use_tuning(mlff_segment_cache *c, const mlff_tuning *t)
+{
+    c->on_device = t->segment_sort != MLFF_SEGMENT_SORT_HOST;
+    c->fused_pairs_below = t->segment_sort == MLFF_SEGMENT_SORT_DEVICE_UNFUSED ? 0 : t->sort_fused_pairs;
 }
 
 size_t mlff_grown_capacity(size_t capacity, size_t need)

@@ -8,8 +8,8 @@
  *
  * The keys are index tensors (pairs, triples, systems, element lists). The
  * sort runs on the device, a radix sort from the index's device buffer
- * (shaders/opencl/segment_sort.cl), or with MLFF_SEGMENT_SORT=host on the
- * host from a copy kept beside the buffer, uploaded after; both give the
+ * (shaders/opencl/segment_sort.cl), or with the record's segment_sort=host
+ * on the host from a copy kept beside the buffer, uploaded after; both give the
  * same CSR. Either way it runs only when that index changed: a host copy
  * of the index is kept to see that a rewrite changed nothing (a molecule's
  * pairs, call after call), which then costs neither a transfer nor a sort.
@@ -19,9 +19,9 @@
  * and the device then only finds where each key starts (1 launch instead
  * of a radix sort's 2 + 5 a pass). The pair gradients' entries by atom of
  * a symmetric pair list (mlff_exec_tensor.symmetric) are placed where the
- * sort would put them without one (1 launch; 2 from MLFF_SORT_FUSED_PAIRS
- * pairs, where each entry finding its runs itself costs more than a
- * launch: bench/RESULTS.md).
+ * sort would put them without one (1 launch; 2 from the record's
+ * sort_fused_pairs pairs, where each entry finding its runs itself costs
+ * more than a launch).
  */
 #ifndef MLFF_BACKENDS_SEGMENTS_H
 #define MLFF_BACKENDS_SEGMENTS_H
@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "backends/backend.h"
+#include "core/tuning.h"
 
 /* The first member of a GPU backend's buffer: the host copy of an index. */
 typedef struct mlff_index_shadow {
@@ -76,7 +77,6 @@ typedef enum mlff_sort_kernel {
     MLFF_SORT_KERNELS
 } mlff_sort_kernel;
 #define MLFF_SORT_GROUP 256
-#define MLFF_SORT_FUSED_PAIRS (1 << 20)
 #define MLFF_SORT_BITS 8
 #define MLFF_SORT_BINS (1 << MLFF_SORT_BITS)
 #define MLFF_SCAN_TILE (4 * MLFF_SORT_GROUP)
@@ -124,18 +124,19 @@ typedef struct mlff_segment_cache {
     uint64_t clock;
     void *backend;
     const mlff_segment_ops *ops; /* NULL until initialised */
-    int on_device;  /* MLFF_SEGMENT_SORT: device (the default) or host */
-    /* Symmetric lists of fewer pairs take one launch: MLFF_SORT_FUSED_PAIRS,
-     * or 0 with MLFF_SEGMENT_SORT=device_unfused (the tests' way to the other form). */
+    int on_device;  /* the record's segment_sort: device or host */
+    /* Symmetric lists of fewer pairs take one launch: the record's
+     * sort_fused_pairs, or 0 with segment_sort=device_unfused (the tests'
+     * way to the other form). */
     int64_t fused_pairs_below;
     uint64_t sorts; /* indices sorted: a backend checks its flag of bad keys only after device sorts */
     uint64_t in_order; /* ... of which on the device with their keys in order already (no radix passes) */
 } mlff_segment_cache;
 
-/* An empty cache for backend; an error for an MLFF_SEGMENT_SORT other
- * than host or device. */
-mlff_status mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops,
-                               mlff_error *err);
+/* An empty cache for backend, sorting where the record says. */
+void mlff_segments_init(mlff_segment_cache *c, void *backend, const mlff_segment_ops *ops, const mlff_tuning *t);
+/* The record's choices (before anything was sorted). */
+void mlff_segments_use_tuning(mlff_segment_cache *c, const mlff_tuning *t);
 
 /* The segments node n sums by, sorted if needed (lowering.h,
  * mlff_node_segment_lists): out[k] NULL beyond them. */

@@ -13,6 +13,62 @@ static int cpu_count_devices(int *gpus)
     return 1;
 }
 
+/* The processor's name (Linux's /proc/cpuinfo), or "cpu". */
+static void processor_name(char *name, size_t size)
+{
+    snprintf(name, size, "cpu");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) || !colon)
+            continue;
+        snprintf(name, size, "%s", colon + 1 + (colon[1] == ' '));
+        name[strcspn(name, "\n")] = 0;
+        break;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* Linux's estimate of the memory available without swapping, or 0. */
+static uint64_t available_memory(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    char line[256];
+    unsigned long long kb = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return (uint64_t)kb * 1024;
+}
+
+static int cpu_device_info(int index, mlff_device_info *info)
+{
+    if (index != 0)
+        return 0;
+    memset(info, 0, sizeof *info);
+    info->api = "cpu";
+    processor_name(info->name, sizeof info->name);
+    /* Its thresholds follow the cores there are, not only the processor's kind. */
+    snprintf(info->identity, sizeof info->identity, "cpus=%d", mlff_available_threads());
+    snprintf(info->driver, sizeof info->driver, "mlff's own kernels, %d threads", mlff_available_threads());
+    info->has_fp64 = 1;
+    info->memory = mlff_host_memory();
+    info->memory_free = available_memory();
+    info->largest_buffer = MLFF_MAX_BUFFER_BYTES;
+    info->compute_units = (uint32_t)mlff_available_threads();
+    return 1;
+}
+
+static void cpu_opened_device(const mlff_backend *be, mlff_device_info *info)
+{
+    (void)be;
+    cpu_device_info(0, info);
+}
+
 static void cpu_list_devices(char *buf, size_t size)
 {
     size_t len = strlen(buf);
@@ -161,7 +217,9 @@ const mlff_backend_iface mlff_backend_cpu = {
     .name = "cpu",
     .list_devices = cpu_list_devices,
     .count_devices = cpu_count_devices,
+    .device_info = cpu_device_info,
     .open = cpu_open,
+    .opened_device = cpu_opened_device,
     .close = cpu_close,
     .describe = cpu_describe,
     .supports_dtype = cpu_supports_dtype,

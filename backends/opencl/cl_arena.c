@@ -1,7 +1,8 @@
 /*
  * The backend's device memory: one buffer, the arena, holds every region
  * up to arena.most_one bytes (an eighth of the arena's largest size unless
- * MLFF_OPENCL_ARENA says otherwise); larger ones get buffers of their own.
+ * the record's opencl_arena says otherwise); larger ones get buffers of
+ * their own.
  *
  * Why an arena: NVIDIA's OpenCL takes about 0.4 us of host time for each
  * buffer argument of a launch, on top of some 5 us a launch, whatever the
@@ -11,7 +12,8 @@
  * into it (cl_program.c); kernels built for buffers take a region of the
  * arena as a sub-buffer (cl_region_buffer).
  *
- * The arena grows by doubling up to CL_ARENA_MOST (the ranges in use copied
+ * The arena grows by doubling up to the record's opencl_arena_most (the
+ * device's largest buffer at most; the ranges in use copied
  * into the new buffer; regions keep their offsets; a region's sub-buffer of
  * the old one is made again at its next use). Free ranges below the end
  * are kept in order and merged with their neighbours.
@@ -20,17 +22,19 @@
 #include <string.h>
 
 #include "cl_internal.h"
+#include "core/ds.h"
 
 #define CL_ARENA_FIRST ((size_t)4 << 20)
-#define CL_ARENA_MOST ((size_t)1 << 30)
 
-void cl_arena_init(mlff_backend *be, int enabled, size_t most_one)
+void cl_arena_init(mlff_backend *be)
 {
     cl_arena *a = &be->arena;
-    a->most = be->max_alloc < CL_ARENA_MOST ? (size_t)be->max_alloc : CL_ARENA_MOST;
+    const int64_t region = be->tuning.opencl_arena;
+    const size_t most = (size_t)be->tuning.opencl_arena_most;
+    a->most = be->max_alloc < most ? (size_t)be->max_alloc : most;
     /* Sub-buffers start at multiples of the device's base address alignment. */
     a->align = be->base_align > 256 ? be->base_align : 256;
-    a->most_one = !enabled ? 0 : most_one ? most_one : a->most / 8;
+    a->most_one = region < 0 ? 0 : region ? (size_t)region : a->most / 8;
 }
 
 static size_t rounded(const cl_arena *a, size_t bytes)
@@ -65,17 +69,11 @@ static int grow(mlff_backend *be, size_t end)
     return 1;
 }
 
-static void remove_gap(cl_arena *a, int k)
-{
-    memmove(&a->gaps[k], &a->gaps[k + 1], (size_t)(a->n_gaps - k - 1) * sizeof *a->gaps);
-    a->n_gaps--;
-}
-
 /* A range of `bytes` (rounded): the first free range that holds it, else at the end. */
 static int take(mlff_backend *be, size_t bytes, size_t *offset)
 {
     cl_arena *a = &be->arena;
-    for (int k = 0; k < a->n_gaps; k++) {
+    for (int k = 0; k < (int)arrlen(a->gaps); k++) {
         cl_arena_gap *g = &a->gaps[k];
         if (g->bytes < bytes)
             continue;
@@ -83,7 +81,7 @@ static int take(mlff_backend *be, size_t bytes, size_t *offset)
         g->offset += bytes;
         g->bytes -= bytes;
         if (g->bytes == 0)
-            remove_gap(a, k);
+            arrdel(a->gaps, k);
         return 1;
     }
     if (a->end + bytes > a->capacity && !grow(be, a->end + bytes))
@@ -93,42 +91,35 @@ static int take(mlff_backend *be, size_t bytes, size_t *offset)
     return 1;
 }
 
-/* Gives a range back; 0 when there is no memory to note it (it is then lost until the arena goes). */
-static int give(cl_arena *a, size_t offset, size_t bytes)
+/* Gives a range back. */
+static void give(cl_arena *a, size_t offset, size_t bytes)
 {
+    const int n = (int)arrlen(a->gaps);
     if (offset + bytes == a->end) {
         a->end = offset;
-        if (a->n_gaps && a->gaps[a->n_gaps - 1].offset + a->gaps[a->n_gaps - 1].bytes == a->end)
-            a->end = a->gaps[--a->n_gaps].offset;
-        return 1;
+        if (n && a->gaps[n - 1].offset + a->gaps[n - 1].bytes == a->end)
+            a->end = arrpop(a->gaps).offset;
+        return;
     }
     int k = 0;
-    while (k < a->n_gaps && a->gaps[k].offset < offset)
+    while (k < n && a->gaps[k].offset < offset)
         k++;
     const int joins_before = k > 0 && a->gaps[k - 1].offset + a->gaps[k - 1].bytes == offset;
-    const int joins_after = k < a->n_gaps && offset + bytes == a->gaps[k].offset;
+    const int joins_after = k < n && offset + bytes == a->gaps[k].offset;
     if (joins_before && joins_after) {
         a->gaps[k - 1].bytes += bytes + a->gaps[k].bytes;
-        remove_gap(a, k);
+        arrdel(a->gaps, k);
     } else if (joins_before) {
         a->gaps[k - 1].bytes += bytes;
     } else if (joins_after) {
         a->gaps[k].offset = offset;
         a->gaps[k].bytes += bytes;
     } else {
-        if (a->n_gaps == a->cap_gaps) {
-            const int cap = a->cap_gaps ? 2 * a->cap_gaps : 16;
-            cl_arena_gap *gaps = realloc(a->gaps, (size_t)cap * sizeof *gaps);
-            if (!gaps)
-                return 0;
-            a->gaps = gaps;
-            a->cap_gaps = cap;
-        }
-        memmove(&a->gaps[k + 1], &a->gaps[k], (size_t)(a->n_gaps - k) * sizeof *a->gaps);
-        a->gaps[k] = (cl_arena_gap){offset, bytes};
-        a->n_gaps++;
+        const cl_arena_gap gap = {offset, bytes};
+        arrput(a->gaps, gap);
+        memmove(&a->gaps[k + 1], &a->gaps[k], (size_t)(n - k) * sizeof *a->gaps);
+        a->gaps[k] = gap;
     }
-    return 1;
 }
 
 mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const char *what, mlff_error *err)
@@ -228,6 +219,6 @@ void cl_arena_free(mlff_backend *be)
     cl_arena *a = &be->arena;
     if (a->mem)
         clReleaseMemObject(a->mem);
-    free(a->gaps);
+    arrfree(a->gaps);
     memset(a, 0, sizeof *a);
 }

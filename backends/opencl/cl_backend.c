@@ -10,38 +10,37 @@
 
 static void cl_close(mlff_backend *be);
 
-/* MLFF_OPENCL_GEMM=own|tiled|clblast overrides the measured default, auto. */
-static cl_gemm_path choose_gemm(void)
+/* A form the device cannot run, for the context's error. */
+static mlff_status check_tuning(const mlff_backend *be, const mlff_tuning *t, mlff_error *err)
 {
-    const char *env = getenv("MLFF_OPENCL_GEMM");
-    if (env && !strcmp(env, "own"))
-        return CL_GEMM_OWN;
-    if (env && !strcmp(env, "tiled"))
-        return CL_GEMM_TILED;
-    if (env && !strcmp(env, "clblast"))
-        return CL_GEMM_CLBLAST;
-    return CL_GEMM_AUTO;
+    if (t->mlp == MLFF_MLP_LAYERS)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "mlp=layers: OpenCL runs CELU_MLP fused (measured faster there, "
+                                                      "bench/RESULTS.md)");
+    if (t->mlp == MLFF_MLP_WIDE && !be->mlp_wide_fits)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "mlp=wide: the device runs work-groups of fewer than %d items",
+                         MLFF_MLP_WIDE_THREADS);
+    return MLFF_OK;
 }
 
-/* MLFF_OPENCL_ARENA=on (the default), off (every buffer its own), or the
- * largest region in bytes the arena takes (how the tests reach kernels of
- * both forms in one call). */
-static mlff_status arena_from_env(mlff_backend *be, mlff_error *err)
+static mlff_status cl_set_tuning(mlff_backend *be, const mlff_tuning *t, mlff_error *err)
 {
-    const char *env = getenv("MLFF_OPENCL_ARENA");
-    if (!env || !*env || !strcmp(env, "on")) {
-        cl_arena_init(be, 1, 0);
-        return MLFF_OK;
+    mlff_status s = check_tuning(be, t, err);
+    for (int k = 0; s == MLFF_OK && k < mlff_n_tuning_keys; k++) {
+        const mlff_tuning_key *key = &mlff_tuning_keys[k];
+        if (key->fixed && be->allocations && mlff_tuning_get(t, key) != mlff_tuning_get(&be->tuning, key))
+            s = mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "opencl: %s cannot change once the device holds buffers",
+                          key->key);
     }
-    if (!strcmp(env, "off")) {
-        cl_arena_init(be, 0, 0);
-        return MLFF_OK;
-    }
-    char *end;
-    const long long bytes = strtoll(env, &end, 10);
-    if (*end || bytes < 1)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "MLFF_OPENCL_ARENA=%s: use on, off or a size in bytes", env);
-    cl_arena_init(be, 1, (size_t)bytes);
+    if (s != MLFF_OK)
+        return s;
+    if (t != &be->tuning)
+        be->tuning = *t;
+    be->has_fp64 = mlff_device_fp64(be->device_fp64, t);
+    be->program_form = cl_program_form(be);
+    if (!be->allocations)
+        cl_arena_init(be);
+    mlff_segments_use_tuning(&be->segments, t);
+    cl_describe(be);
     return MLFF_OK;
 }
 
@@ -50,7 +49,7 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
     mlff_backend *be = calloc(1, sizeof *be);
     if (!be)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
-    mlff_profile_init(&be->profile, "OpenCL plan executions");
+    mlff_profile_init(&be->profile, "OpenCL plan executions", opts->profile);
     mlff_status s = cl_choose_device(be, opts, err);
     cl_int rc = CL_SUCCESS;
     if (s == MLFF_OK) {
@@ -65,28 +64,14 @@ static mlff_status cl_open(const mlff_backend_options *opts, mlff_backend **out,
         cl_close(be);
         return s;
     }
-    mlff_kernel_cache_init(&be->cache);
-    if ((s = cl_segments_init(be, err)) != MLFF_OK) {
+    mlff_kernel_cache_init(&be->cache, opts->cache_dir, opts->log_cache);
+    mlff_kernel_cache_for_device(&be->cache, "opencl", be->name, be->identity);
+    mlff_tuning_for_device(&be->tuning, "opencl", be->vendor_id, be->is_gpu, NULL);
+    if ((s = cl_segments_init(be, err)) != MLFF_OK || (s = cl_set_tuning(be, &be->tuning, err)) != MLFF_OK) {
         cl_close(be);
         return s;
     }
     be->pool = opts->pool;
-    be->gemm = choose_gemm();
-    if ((s = mlff_mlp_forms_from_env(&be->mlp, err)) == MLFF_OK && be->mlp == MLFF_MLP_LAYERS)
-        s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=layers: OpenCL runs CELU_MLP fused (measured faster "
-                                                   "there, bench/RESULTS.md)");
-    if (s == MLFF_OK && be->mlp == MLFF_MLP_WIDE && !be->mlp_wide_fits)
-        s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs work-groups of fewer than %d items",
-                      MLFF_MLP_WIDE_THREADS);
-    if (s != MLFF_OK || (s = arena_from_env(be, err)) != MLFF_OK ||
-        (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK ||
-        (s = mlff_gemm_splits_from_env(&be->gemm_splits, err)) != MLFF_OK) {
-        cl_close(be);
-        return s;
-    }
-    static const char *const gemm_names[] = {"auto", "own", "clblast", "tiled"};
-    size_t len = strlen(be->description);
-    snprintf(be->description + len, sizeof be->description - len, ", gemm %s", gemm_names[be->gemm]);
     *out = be;
     return MLFF_OK;
 }
@@ -112,7 +97,7 @@ static void cl_close(mlff_backend *be)
     free(be);
 }
 
-static const char *cl_describe(const mlff_backend *be)
+static const char *cl_description(const mlff_backend *be)
 {
     return be->description;
 }
@@ -264,9 +249,12 @@ const mlff_backend_iface mlff_backend_opencl = {
     .name = "opencl",
     .list_devices = cl_list_devices,
     .count_devices = cl_count_devices,
+    .device_info = cl_device_info_at,
     .open = cl_open,
+    .opened_device = cl_opened_device,
+    .set_tuning = cl_set_tuning,
     .close = cl_close,
-    .describe = cl_describe,
+    .describe = cl_description,
     .supports_dtype = cl_supports_dtype,
     .fuses = cl_fuses,
     .is_gpu = cl_is_gpu,

@@ -121,6 +121,78 @@ static int has_extension(cl_device_id d, const char *ext)
     return found;
 }
 
+/* Vendor extensions that tell a device's subgroup width and free memory. */
+#define CL_DEVICE_WARP_SIZE_NV 0x4003
+#define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
+#define CL_DEVICE_GLOBAL_FREE_MEMORY_AMD 0x4039
+
+static void fill_info(const found_device *f, int index, mlff_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->api = "opencl";
+    info->index = index;
+    info->is_gpu = (f->type & CL_DEVICE_TYPE_GPU) != 0;
+    char vendor[256], version[256], platform[256] = "";
+    device_string(f->device, CL_DEVICE_NAME, info->name, sizeof info->name);
+    device_string(f->device, CL_DEVICE_VENDOR, vendor, sizeof vendor);
+    device_string(f->device, CL_DRIVER_VERSION, info->driver, sizeof info->driver);
+    device_string(f->device, CL_DEVICE_VERSION, version, sizeof version);
+    clGetPlatformInfo(f->platform, CL_PLATFORM_VERSION, sizeof platform, platform, NULL);
+    platform[sizeof platform - 1] = 0;
+    snprintf(info->identity, sizeof info->identity, "vendor=%s;driver=%s;device_version=%s;platform=%s", vendor,
+             info->driver, version, platform);
+    cl_uint vendor_id = 0, units = 0;
+    clGetDeviceInfo(f->device, CL_DEVICE_VENDOR_ID, sizeof vendor_id, &vendor_id, NULL);
+    clGetDeviceInfo(f->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+    info->vendor = vendor_id;
+    info->compute_units = units;
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(f->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+    info->has_fp64 = fp64 != 0 || has_extension(f->device, "cl_khr_fp64");
+    cl_ulong memory = 0, largest = 0;
+    clGetDeviceInfo(f->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof memory, &memory, NULL);
+    clGetDeviceInfo(f->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof largest, &largest, NULL);
+    info->memory = memory;
+    info->largest_buffer = largest;
+    if (has_extension(f->device, "cl_amd_device_attribute_query")) {
+        size_t free_kb[2] = {0, 0}; /* KiB: the total free, the largest free block */
+        if (clGetDeviceInfo(f->device, CL_DEVICE_GLOBAL_FREE_MEMORY_AMD, sizeof free_kb, free_kb, NULL) == CL_SUCCESS)
+            info->memory_free = (uint64_t)free_kb[0] * 1024;
+        cl_uint width = 0;
+        if (clGetDeviceInfo(f->device, CL_DEVICE_WAVEFRONT_WIDTH_AMD, sizeof width, &width, NULL) == CL_SUCCESS)
+            info->subgroup_min = info->subgroup_max = width;
+    }
+    if (has_extension(f->device, "cl_nv_device_attribute_query")) {
+        cl_uint warp = 0;
+        if (clGetDeviceInfo(f->device, CL_DEVICE_WARP_SIZE_NV, sizeof warp, &warp, NULL) == CL_SUCCESS)
+            info->subgroup_min = info->subgroup_max = warp;
+    }
+}
+
+int cl_device_info_at(int index, mlff_device_info *info)
+{
+    found_device devices[MAX_DEVICES];
+    const int n = find_devices(devices, MAX_DEVICES);
+    if (index < 0 || index >= n)
+        return 0;
+    fill_info(&devices[index], index, info);
+    return 1;
+}
+
+void cl_opened_device(const mlff_backend *be, mlff_device_info *info)
+{
+    const found_device f = {be->platform, be->device, be->type};
+    fill_info(&f, be->index, info);
+}
+
+void cl_describe(mlff_backend *be)
+{
+    static const char *const gemm_names[] = {"auto", "own", "clblast", "tiled"}; /* mlff_opencl_gemm */
+    snprintf(be->description, sizeof be->description, "opencl %d: %s (%s, driver %s, %s%s), gemm %s", be->index,
+             be->name, be->version, be->driver, type_word(be->type), be->has_fp64 ? ", fp64" : "",
+             gemm_names[be->tuning.opencl_gemm]);
+}
+
 mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err)
 {
     found_device devices[MAX_DEVICES];
@@ -144,36 +216,28 @@ mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts,
                                   "installed, and POCL_CACHE_DIR writable?)"
                                 : "");
     const found_device *f = &devices[pick];
+    mlff_device_info info;
+    fill_info(f, pick, &info);
     be->platform = f->platform;
     be->device = f->device;
-    be->is_gpu = (f->type & CL_DEVICE_TYPE_GPU) != 0;
-    cl_device_fp_config fp64 = 0;
-    clGetDeviceInfo(f->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
-    be->has_fp64 = mlff_device_fp64(fp64 != 0 || has_extension(f->device, "cl_khr_fp64"));
-    clGetDeviceInfo(f->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof be->max_alloc, &be->max_alloc, NULL);
-    clGetDeviceInfo(f->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof be->global_memory, &be->global_memory, NULL);
+    be->type = f->type;
+    be->index = pick;
+    be->is_gpu = info.is_gpu;
+    be->device_fp64 = info.has_fp64;
+    be->max_alloc = info.largest_buffer;
+    be->global_memory = info.memory;
     cl_uint align_bits = 0;
     clGetDeviceInfo(f->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN, sizeof align_bits, &align_bits, NULL);
     be->base_align = align_bits / 8;
-    be->compute_units = 1;
-    clGetDeviceInfo(f->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof be->compute_units, &be->compute_units, NULL);
-    clGetDeviceInfo(f->device, CL_DEVICE_VENDOR_ID, sizeof be->vendor_id, &be->vendor_id, NULL);
+    be->compute_units = info.compute_units ? info.compute_units : 1;
+    be->vendor_id = info.vendor;
     size_t most_items = 0, item_sizes[16] = {0}; /* dimensions: 3 at least, as many as the device has */
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof most_items, &most_items, NULL);
     clGetDeviceInfo(f->device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof item_sizes, item_sizes, NULL);
     be->mlp_wide_fits = most_items >= MLFF_MLP_WIDE_THREADS && item_sizes[0] >= MLFF_MLP_WIDE_THREADS;
-
-    char vendor[256], driver[256], version[256], platform[256];
-    device_string(f->device, CL_DEVICE_NAME, be->name, sizeof be->name);
-    device_string(f->device, CL_DEVICE_VENDOR, vendor, sizeof vendor);
-    device_string(f->device, CL_DRIVER_VERSION, driver, sizeof driver);
-    device_string(f->device, CL_DEVICE_VERSION, version, sizeof version);
-    platform[0] = 0;
-    clGetPlatformInfo(f->platform, CL_PLATFORM_VERSION, sizeof platform, platform, NULL);
-    platform[sizeof platform - 1] = 0;
-    snprintf(be->identity, sizeof be->identity, "vendor=%s;driver=%s;device_version=%s;platform=%s",
-             vendor, driver, version, platform);
-    snprintf(be->description, sizeof be->description, "opencl %d: %s (%s, driver %s, %s%s)", pick,
-             be->name, version, driver, type_word(f->type), be->has_fp64 ? ", fp64" : "");
+    snprintf(be->name, sizeof be->name, "%s", info.name);
+    snprintf(be->identity, sizeof be->identity, "%s", info.identity);
+    snprintf(be->driver, sizeof be->driver, "%s", info.driver);
+    device_string(f->device, CL_DEVICE_VERSION, be->version, sizeof be->version);
     return MLFF_OK;
 }

@@ -62,8 +62,8 @@ int cl_gemm_splits(mlff_backend *be, int tiled, int has_sums, const mlff_exec_no
 {
     if (!tiled || !has_sums)
         return 1;
-    const int fill = be->is_gpu ? CL_SPLIT_FILL_PER_CU * (int)be->compute_units : 0;
-    const int splits = mlff_gemm_splits(n, mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS), fill, be->gemm_splits);
+    const int64_t fill = be->tuning.opencl_split_fill_per_cu * (int64_t)be->compute_units;
+    const int splits = mlff_gemm_splits(n, mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS), fill, &be->tuning);
     const size_t bytes = (size_t)(n->output.rows * n->output.cols) * splits * mlff_dtype_size(n->output.dtype);
     return bytes > be->max_alloc ? 1 : splits;
 }
@@ -76,7 +76,8 @@ mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, int s
     /* linear.cl: more lanes an output than 32 where that leaves compute units idle. */
     const size_t row_blocks = (size_t)mlff_row_blocks(n, MLFF_ROWS_GEMM_ROWS);
     const size_t lanes = (size_t)mlff_rows_gemm_lanes((int64_t)cols_n, (int64_t)n->output.rows, groups,
-                                                      2 * (int64_t)be->compute_units);
+                                                      be->tuning.opencl_rows_few_groups_per_cu *
+                                                          (int64_t)be->compute_units);
     const size_t outs = MLFF_ROWS_GEMM_GROUP / lanes;
     const size_t few_local[3] = {lanes, outs, 1}, tiled_local[3] = {16, 16, 1};
     const size_t few[3] = {(cols_n + outs - 1) / outs * lanes, row_blocks * outs, (size_t)groups};

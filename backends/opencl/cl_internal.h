@@ -36,8 +36,7 @@ typedef struct cl_arena {
     size_t capacity, end; /* end: past the last range in use */
     size_t most, most_one, align; /* its largest size; the largest region it takes; ranges' alignment */
     uint64_t generation;  /* one more each time mem is replaced */
-    cl_arena_gap *gaps;    /* free ranges below end, in order, none adjacent */
-    int n_gaps, cap_gaps;
+    cl_arena_gap *gaps;    /* free ranges below end, in order, none adjacent (a core/ds.h array) */
 } cl_arena;
 
 /* A device buffer. Index buffers (I32) that an op sums by segments also keep
@@ -71,6 +70,7 @@ typedef struct cl_sort_scratch {
 /* The kernels of one node list, built once per distinct list (see cl_program.c). */
 typedef struct cl_prepared {
     uint64_t hash;
+    uint64_t program_form; /* of the record it was built for (cl_program_form) */
     int arena; /* its kernels built in the arena form (cl_arena.c), else for buffers */
     void *signature;
     size_t signature_size;
@@ -88,33 +88,13 @@ typedef struct cl_prepared {
     cl_kernel *unique;   /* what to release */
 } cl_prepared;
 
-/* Who runs the dense layers (bench/RESULTS.md has the measurements): on
- * GPUs our tiled GEMM (linear_tiled.cl) where a layer makes
- * CL_TILED_GEMM_FROM_TILES work-groups of it or more, else our GEMM for
- * few rows (linear.cl) below CL_GEMM_OWN_BELOW_ROWS rows and CLBlast's
- * above (`auto`); `own` takes ours alone, `tiled` and `clblast` one for
- * every layer. H200, the first layer's us, few rows / tiled: benzene (64
- * tiles) 8 / 14, the cluster (192) 35 / 19. */
-#define CL_TILED_GEMM_FROM_TILES 128
-/* A layer's input gradient (ANI's first layer: K = 8 members x 256
- * padded widths) runs tiled, its K split (lowering.h), from fewer tiles,
- * and at any row count, as on Vulkan. H200, the gradient's us with its
- * sums, few rows / tiled and split (bench/RESULTS.md): 1536 atoms (50
- * tiles) 92 / 60; the 64 molecules (117) 135 / 95; 5184 atoms (164) 257 /
- * 188; the 100-water cluster (12) 25 / 30, but on the H100 (the issues'
- * card, and after the tiled kernel's 4-word reads) 52 / 29. */
-#define CL_VJP_TILED_FROM_TILES 8
-/* K is split while the tiles times the splits stay within this many
- * work-groups a compute unit: the best of 1, 2, 4 and 8 splits at each of
- * those sizes. */
-#define CL_SPLIT_FILL_PER_CU 6
-typedef enum cl_gemm_path {
-    CL_GEMM_AUTO = 0,
-    CL_GEMM_OWN = 1,
-    CL_GEMM_CLBLAST = 2,
-    CL_GEMM_TILED = 3
-} cl_gemm_path;
-#define CL_GEMM_OWN_BELOW_ROWS 2048
+/* Who runs the dense layers is the record's opencl_gemm (core/tuning.h):
+ * auto gives a layer our tiled GEMM (linear_tiled.cl) where it makes
+ * opencl_tiled_gemm_from_tiles work-groups of it or more (an input
+ * gradient opencl_vjp_tiled_from_tiles, its K split: lowering.h), else our
+ * GEMM for few rows (linear.cl) below opencl_gemm_own_below_rows rows and
+ * CLBlast's above; `own` takes ours alone, `tiled` and `clblast` one for
+ * every layer. */
 
 /* Transfers under way through pinned host memory (cl_pinned.c); an
  * evaluation asks for five reads at most (results, sort flag, lists'
@@ -137,29 +117,37 @@ struct mlff_backend {
     cl_device_id device;
     cl_context context;
     cl_command_queue queue;
-    int is_gpu, has_fp64;
+    int is_gpu, has_fp64; /* has_fp64: the device's doubles, where the record lets the kernels use them */
+    int device_fp64;      /* the device's doubles */
+    cl_device_type type;
+    int index;            /* among the devices (cl_device.c's order) */
     cl_ulong max_alloc, global_memory;
     size_t base_align; /* CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes */
     cl_arena arena;
     cl_uint compute_units;
     char name[256], description[1024];
     char identity[1100]; /* vendor, driver, versions: part of every cache key */
-    cl_gemm_path gemm;
-    /* MLFF_MLP (lowering.h), and whether the device takes work-groups of
-     * MLFF_MLP_WIDE_THREADS items (CL_DEVICE_MAX_WORK_GROUP_SIZE; each wide
-     * kernel's own limit is asked for when it is built: runs_wide,
-     * cl_program.c; cleared where a launch finds it does not after all). */
-    mlff_mlp_forms mlp;
+    char version[256], driver[256];
+    /* Every choice of form (core/tuning.h), and what of it the programs'
+     * sources depend on (cl_program_form): programs built for another are
+     * not used again. */
+    mlff_tuning tuning;
+    uint64_t program_form;
+    /* Whether the device takes work-groups of MLFF_MLP_WIDE_THREADS items
+     * (CL_DEVICE_MAX_WORK_GROUP_SIZE; each wide kernel's own limit is
+     * asked for when it is built: runs_wide, cl_program.c; cleared where a
+     * launch finds it does not after all). */
     int mlp_wide_fits;
     cl_uint vendor_id;
-    int sum_lanes; /* MLFF_SUM_LANES (lowering.h): 0 for auto */
-    int gemm_splits; /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
     cl_region split_sums; /* the partial sums of a split K (cl_gemm.c), grown as needed */
     mlff_kernel_cache cache;
     uint64_t builds; /* programs compiled from source */
     uint64_t allocations; /* device buffers created */
-    cl_prepared **prepared;
-    int n_prepared, cap_prepared;
+    cl_prepared **prepared; /* every program made (a core/ds.h array) */
+    struct cl_prepared_slot {
+        uint64_t key;       /* the signature's hash, with the form of program and the arena form */
+        cl_prepared *value; /* the last made for it */
+    } *by_key;              /* ... looked up (a core/ds.h hash map) */
     const cl_prepared *last_prepared; /* the one the previous call ran */
     void *scratch; /* signature being matched */
     size_t scratch_size;
@@ -173,9 +161,10 @@ struct mlff_backend {
     mlff_thread_pool *pool; /* the context's threads, for the segment sorts */
     /* MLFF_LOG=profile: one event per kernel of the current call, and the row it counts in */
     mlff_profile profile;
-    cl_event *events;
-    int *event_rows;
-    int n_events, cap_events;
+    struct cl_profiled {
+        cl_event event;
+        int row;
+    } *events; /* a core/ds.h array */
 };
 
 /* Profile rows beyond the ops' own (which are their op ids). */
@@ -200,7 +189,11 @@ mlff_status cl_fail(mlff_error *err, cl_int code, const char *what);
 /* cl_device.c */
 void cl_list_devices(char *buf, size_t size);
 int cl_count_devices(int *gpus);
+int cl_device_info_at(int index, mlff_device_info *info);
+void cl_opened_device(const mlff_backend *be, mlff_device_info *info);
 mlff_status cl_choose_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
+/* be->description, for its record's choices. */
+void cl_describe(mlff_backend *be);
 
 /* cl_program.c: the kernels for a node list (from memory, the disk cache,
  * or compiled), in the arena form or for buffers. */
@@ -220,6 +213,8 @@ void cl_release_kernels(cl_program *program, cl_kernel *kernels, int n);
  * fewer where the kernel's registers allow fewer on this device. */
 size_t cl_group_size(const mlff_backend *be, cl_kernel kernel);
 size_t cl_group_size_within(const mlff_backend *be, cl_kernel kernel, size_t most);
+/* What of be->tuning the programs' sources depend on, as a number. */
+uint64_t cl_program_form(const mlff_backend *be);
 /* True when this call of a dense-layer node goes through CLBlast. */
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n);
 
@@ -232,9 +227,9 @@ mlff_status cl_pinned_write(mlff_backend *be, cl_mem mem, size_t offset, const v
 void cl_pinned_settle(mlff_backend *be);
 void cl_pinned_free(mlff_backend *be);
 
-/* cl_arena.c: the arena (MLFF_OPENCL_ARENA: enabled, and the largest region
- * it takes, 0 for its default), and regions of device memory. */
-void cl_arena_init(mlff_backend *be, int enabled, size_t most_one);
+/* cl_arena.c: the arena (as the record's opencl_arena and opencl_arena_most
+ * say), and regions of device memory. */
+void cl_arena_init(mlff_backend *be);
 void cl_arena_free(mlff_backend *be);
 /* A region of `bytes` (in the arena where it fits); `what` names it in errors. */
 mlff_status cl_region_alloc(mlff_backend *be, cl_region *r, size_t bytes, const char *what, mlff_error *err);

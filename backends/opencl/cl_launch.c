@@ -136,8 +136,7 @@ static mlff_status enqueue_gemm(mlff_backend *be, cl_node_programs *programs, in
 static cl_kernel mlp_kernel(const mlff_backend *be, const cl_prepared *prep, int k, const mlff_exec_node *n,
                             mlff_mlp_kernel *form)
 {
-    *form = mlff_mlp_kernel_for(n, be->mlp, be->is_gpu, be->mlp_wide_fits && prep->wide[k],
-                                MLFF_DIALECT_OPENCL);
+    *form = mlff_mlp_kernel_for(n, &be->tuning, be->mlp_wide_fits && prep->wide[k], MLFF_DIALECT_OPENCL);
     if (*form == MLFF_MLP_KERNEL_WIDE)
         return prep->wide[k];
     if (*form == MLFF_MLP_KERNEL_HALF && prep->half[k])
@@ -167,7 +166,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     if (items == 0)
         return MLFF_OK;
     const int lanes = mlff_op_sums_in_lanes(n->op);
-    kernel_args a = {.items = items, .has_int = lanes, .int_scalar = mlff_sum_lanes(n, be->sum_lanes, be->is_gpu)};
+    kernel_args a = {.items = items, .has_int = lanes, .int_scalar = mlff_sum_lanes(n, &be->tuning)};
     add(&a, region_of(&n->output));
     /* CELU_MLP reads W1, W2, ... (inputs 1, 3, ...) transposed (celu_mlp.cl). */
     const int transposed = mlff_mlp_reads_transposed(n->op, MLFF_DIALECT_OPENCL);
@@ -200,7 +199,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     if (!mlp)
         return launch_1d(be, kernel, prep->group[k], items * a.int_scalar, n->op, err);
     cl_int rc = launch_mlp(be, kernel, form, n);
-    if (form == MLFF_MLP_KERNEL_WIDE && be->mlp == MLFF_MLP_AUTO &&
+    if (form == MLFF_MLP_KERNEL_WIDE && be->tuning.mlp == MLFF_MLP_AUTO &&
         (rc == CL_INVALID_WORK_GROUP_SIZE || rc == CL_OUT_OF_RESOURCES)) {
         /* A driver that holds to the limit it reports after all (runs_wide,
          * cl_program.c): the other forms from now on. */

@@ -5,25 +5,15 @@
 #include <stdlib.h>
 
 #include "cl_internal.h"
+#include "core/ds.h"
 
 cl_event *cl_profile_event(mlff_backend *be, int row)
 {
     if (!be->profile.events)
         return NULL;
-    if (be->n_events == be->cap_events) {
-        const int cap = be->cap_events ? 2 * be->cap_events : 256;
-        cl_event *events = realloc(be->events, (size_t)cap * sizeof *events);
-        if (events)
-            be->events = events;
-        int *rows = events ? realloc(be->event_rows, (size_t)cap * sizeof *rows) : NULL;
-        if (!rows)
-            return NULL; /* this kernel goes unmeasured */
-        be->event_rows = rows;
-        be->cap_events = cap;
-    }
-    be->event_rows[be->n_events] = row;
-    be->events[be->n_events] = NULL;
-    return &be->events[be->n_events++];
+    const struct cl_profiled e = {NULL, row};
+    arrput(be->events, e);
+    return &arrlast(be->events).event;
 }
 
 static const char *row_name(int row)
@@ -48,34 +38,33 @@ void cl_profile_collect(mlff_backend *be)
 {
     cl_ulong first = 0, last = 0;
     double busy = 0;
-    for (int e = 0; e < be->n_events; e++) {
+    const int n = (int)arrlen(be->events);
+    for (int e = 0; e < n; e++) {
         cl_ulong start, end;
-        if (!be->events[e])
+        const cl_event event = be->events[e].event;
+        if (!event)
             continue;
-        if (clGetEventProfilingInfo(be->events[e], CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
-                CL_SUCCESS &&
-            clGetEventProfilingInfo(be->events[e], CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
-                CL_SUCCESS) {
+        if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) == CL_SUCCESS &&
+            clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) == CL_SUCCESS) {
             const double seconds = 1e-9 * (double)(end - start);
-            mlff_profile_add(&be->profile, be->event_rows[e], row_name(be->event_rows[e]), seconds);
+            mlff_profile_add(&be->profile, be->events[e].row, row_name(be->events[e].row), seconds);
             busy += seconds;
             first = first && first < start ? first : start;
             last = last > end ? last : end;
         }
-        clReleaseEvent(be->events[e]);
+        clReleaseEvent(event);
     }
-    if (be->n_events > 0)
+    if (n > 0)
         mlff_profile_add(&be->profile, CL_ROW_IDLE, "device idle (waits for host)",
                          1e-9 * (double)(last - first) - busy);
-    be->n_events = 0;
+    mlff_arrclear(be->events);
 }
 
 void cl_profile_free(mlff_backend *be)
 {
     mlff_profile_print(&be->profile);
-    for (int e = 0; e < be->n_events; e++)
-        if (be->events[e])
-            clReleaseEvent(be->events[e]);
-    free(be->events);
-    free(be->event_rows);
+    for (int e = 0; e < (int)arrlen(be->events); e++)
+        if (be->events[e].event)
+            clReleaseEvent(be->events[e].event);
+    arrfree(be->events);
 }

@@ -15,30 +15,46 @@
 
 #include "cl_internal.h"
 #include "backends/common/lowering.h"
+#include "core/ds.h"
 
 static int is_gemm(int32_t op)
 {
     return mlff_op_is_gemm((mlff_op)op);
 }
 
-/* Measured on GPUs only: CPU devices (PoCL) keep the kernels they had, and
- * do not compile this one into every program unless it is asked for. */
-static int tiled_by_default(const mlff_backend *be)
+/* Whether the record lets our tiled GEMM take some layers without its
+ * being forced (a record that never does, as CPU devices' (PoCL), keeps it
+ * out of every program). */
+static int tiled_by_default(const mlff_tuning *t)
 {
-    return be->is_gpu && be->gemm != CL_GEMM_CLBLAST;
+    return t->opencl_gemm != MLFF_OPENCL_GEMM_CLBLAST &&
+           (t->opencl_tiled_gemm_from_tiles >= 0 || t->opencl_vjp_tiled_from_tiles >= 0);
+}
+
+uint64_t cl_program_form(const mlff_backend *be)
+{
+    const mlff_tuning *t = &be->tuning;
+    return (uint64_t)t->opencl_gemm | (uint64_t)tiled_by_default(t) << 4 | (uint64_t)mlff_sum_lanes_max(t) << 5 |
+           (uint64_t)mlff_mlp_kernel_possible(t, MLFF_MLP_KERNEL_WIDE, be->mlp_wide_fits) << 12 |
+           (uint64_t)mlff_mlp_kernel_possible(t, MLFF_MLP_KERNEL_HALF, be->mlp_wide_fits) << 13 |
+           (uint64_t)be->has_fp64 << 14;
 }
 
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n)
 {
-    const int64_t from = n->op == MLFF_OP_LINEAR_VJP ? CL_VJP_TILED_FROM_TILES : CL_TILED_GEMM_FROM_TILES;
-    return be->gemm == CL_GEMM_TILED || (tiled_by_default(be) && mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS) >= from);
+    const mlff_tuning *t = &be->tuning;
+    const int64_t from = n->op == MLFF_OP_LINEAR_VJP ? t->opencl_vjp_tiled_from_tiles : t->opencl_tiled_gemm_from_tiles;
+    return t->opencl_gemm == MLFF_OPENCL_GEMM_TILED ||
+           (tiled_by_default(t) && from >= 0 && mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS) >= from);
 }
 
 int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
 {
-    if (!is_gemm(n->op) || be->gemm == CL_GEMM_OWN || cl_gemm_tiled(be, n) || mlff_op_stacks(&n->attrs) > 1)
+    const mlff_tuning *t = &be->tuning;
+    if (!is_gemm(n->op) || t->opencl_gemm == MLFF_OPENCL_GEMM_OWN || cl_gemm_tiled(be, n) ||
+        mlff_op_stacks(&n->attrs) > 1)
         return 0; /* CLBlast has no stacks */
-    return be->gemm == CL_GEMM_CLBLAST || n->output.rows >= CL_GEMM_OWN_BELOW_ROWS;
+    return t->opencl_gemm == MLFF_OPENCL_GEMM_CLBLAST || n->output.rows >= t->opencl_gemm_own_below_rows;
 }
 
 /* One kernel: its name and parameters, the constants, the template, the
@@ -145,28 +161,31 @@ static const char *template_for(const mlff_node_sig *s)
     return mlff_shader_find(mlff_opencl_shaders, name);
 }
 
-/* The epilogue variant exists only for dense layers that CLBlast may run,
+/* The kernels a node's program holds: those of every form the record
+ * lets the node take at some size (the launch then picks one: the same
+ * functions, cl_gemm_tiled, cl_node_uses_clblast, mlff_mlp_kernel_for).
+ * The epilogue variant exists only for dense layers that CLBlast may run,
  * and only when there is a bias or an activation to apply after it; our
  * GEMMs only when they may run the layer. */
 static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
 {
+    const mlff_tuning *t = &be->tuning;
+    const mlff_opencl_gemm gemm = t->opencl_gemm;
     if (s->variant == VARIANT_WIDE) /* beside the narrow form, which larger launches take */
-        return mlff_op_is_mlp((mlff_op)s->op) &&
-               (be->mlp == MLFF_MLP_WIDE || (be->mlp == MLFF_MLP_AUTO && be->is_gpu && be->mlp_wide_fits));
+        return mlff_op_is_mlp((mlff_op)s->op) && mlff_mlp_kernel_possible(t, MLFF_MLP_KERNEL_WIDE, be->mlp_wide_fits);
     if (s->variant == VARIANT_HALF) /* likewise (compiled whatever the sizes, as the wide form) */
-        return mlff_op_is_mlp((mlff_op)s->op) &&
-               (be->mlp == MLFF_MLP_HALF || (be->mlp == MLFF_MLP_AUTO && be->is_gpu));
+        return mlff_op_is_mlp((mlff_op)s->op) && mlff_mlp_kernel_possible(t, MLFF_MLP_KERNEL_HALF, be->mlp_wide_fits);
     if (!is_gemm(s->op))
         return s->variant == VARIANT_OWN;
     const int stacked = mlff_op_stacks(&s->attrs) > 1;
     if (s->variant == VARIANT_EPILOGUE)
-        return (be->gemm == CL_GEMM_AUTO || be->gemm == CL_GEMM_CLBLAST) && !stacked &&
+        return (gemm == MLFF_OPENCL_GEMM_AUTO || gemm == MLFF_OPENCL_GEMM_CLBLAST) && !stacked &&
                (s->op == MLFF_OP_LINEAR || s->epilogue != MLFF_EPILOGUE_NONE);
     if (s->variant == VARIANT_TILED)
-        return be->gemm == CL_GEMM_TILED || tiled_by_default(be);
+        return gemm == MLFF_OPENCL_GEMM_TILED || tiled_by_default(t);
     if (s->variant == VARIANT_SPLITS)
-        return s->op == MLFF_OP_LINEAR_VJP && (be->gemm == CL_GEMM_TILED || tiled_by_default(be));
-    return be->gemm != CL_GEMM_CLBLAST || stacked;
+        return s->op == MLFF_OP_LINEAR_VJP && (gemm == MLFF_OPENCL_GEMM_TILED || tiled_by_default(t));
+    return gemm != MLFF_OPENCL_GEMM_CLBLAST || stacked;
 }
 
 /* Whether the device runs a wide CELU_MLP kernel's groups of
@@ -176,11 +195,10 @@ static int variant_wanted(const mlff_backend *be, const mlff_node_sig *s)
  * items, in the time and with the results expected (H100, driver
  * 580.159.04: bench/RESULTS.md); there the device's limit
  * (mlp_wide_fits, which held for every wide kernel built) decides. */
-#define CL_VENDOR_NVIDIA 0x10de
 static int runs_wide(const mlff_backend *be, cl_kernel kernel, size_t *most)
 {
     clGetKernelWorkGroupInfo(kernel, be->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *most, most, NULL);
-    return *most >= MLFF_MLP_WIDE_THREADS || be->vendor_id == CL_VENDOR_NVIDIA;
+    return *most >= MLFF_MLP_WIDE_THREADS || be->vendor_id == MLFF_VENDOR_NVIDIA;
 }
 
 /* What comes before every program's source: the form of its buffer
@@ -305,12 +323,11 @@ static void prepared_free(cl_prepared *p)
 
 void cl_prepared_free_all(mlff_backend *be)
 {
-    for (int k = 0; k < be->n_prepared; k++)
+    for (int k = 0; k < (int)arrlen(be->prepared); k++)
         prepared_free(be->prepared[k]);
-    free(be->prepared);
-    be->prepared = NULL;
+    arrfree(be->prepared);
+    hmfree(be->by_key);
     be->last_prepared = NULL;
-    be->n_prepared = be->cap_prepared = 0;
 }
 
 /* Generates, builds and wraps the program for a signature (sigs[n_nodes]). */
@@ -335,13 +352,14 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory preparing kernels");
     }
     p->hash = hash;
+    p->program_form = be->program_form;
     p->arena = arena;
     p->n_nodes = n_nodes;
     p->signature_size = (size_t)n_nodes * sizeof *sigs;
     memcpy(p->signature, sigs, p->signature_size);
 
     mlff_text_put(&src, "%s#define SUM_LANES_MAX %d\n", be->has_fp64 ? "#define MLFF_FP64 1\n" : "",
-                  mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
+                  mlff_sum_lanes_max(&be->tuning));
     put_arena_header(&src, arena);
     mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
     /* The kernels of each node, one per variant wanted. */
@@ -388,8 +406,8 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
         p->half[k] = of[VARIANT_HALF] >= 0 ? p->unique[of[VARIANT_HALF]] : NULL;
         size_t most = 0;
         if (p->wide[k] && !runs_wide(be, p->wide[k], &most)) {
-            if (be->mlp == MLFF_MLP_WIDE)
-                s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs the wide kernels with %zu "
+            if (be->tuning.mlp == MLFF_MLP_WIDE)
+                s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "mlp=wide: the device runs the wide kernels with %zu "
                               "items a group at most", most);
             p->wide[k] = NULL; /* auto: the narrow or half form */
         }
@@ -428,32 +446,26 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
     const size_t size = (size_t)n_nodes * sizeof *sigs;
     /* An MD loop runs the same list every call: try the last one before hashing. */
     const cl_prepared *last = be->last_prepared;
-    if (last && last->arena == arena && last->signature_size == size && memcmp(last->signature, sigs, size) == 0) {
+    if (last && last->arena == arena && last->program_form == be->program_form && last->signature_size == size &&
+        memcmp(last->signature, sigs, size) == 0) {
         *out = last;
         return MLFF_OK;
     }
     const uint64_t hash = mlff_hash(sigs, size);
-    for (int k = 0; k < be->n_prepared; k++) {
-        const cl_prepared *p = be->prepared[k];
-        if (p->hash == hash && p->arena == arena && p->signature_size == size &&
-            memcmp(p->signature, sigs, size) == 0) {
-            *out = be->last_prepared = p;
-            return MLFF_OK;
-        }
-    }
-    if (be->n_prepared == be->cap_prepared) {
-        int cap = be->cap_prepared ? 2 * be->cap_prepared : 8;
-        cl_prepared **list = realloc(be->prepared, (size_t)cap * sizeof *list);
-        if (!list)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory");
-        be->prepared = list;
-        be->cap_prepared = cap;
+    const uint64_t key = hash ^ (be->program_form * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)arena;
+    const ptrdiff_t at = hmgeti(be->by_key, key);
+    const cl_prepared *found = at >= 0 ? be->by_key[at].value : NULL;
+    if (found && found->hash == hash && found->arena == arena && found->program_form == be->program_form &&
+        found->signature_size == size && memcmp(found->signature, sigs, size) == 0) {
+        *out = be->last_prepared = found;
+        return MLFF_OK;
     }
     cl_prepared *p = NULL;
     mlff_status s = create_prepared(be, sigs, n_nodes, hash, arena, &p, err);
     if (s != MLFF_OK)
         return s;
-    be->prepared[be->n_prepared++] = p;
+    arrput(be->prepared, p);
+    hmput(be->by_key, key, p); /* (a list of another signature with the same key is still freed with the rest) */
     *out = be->last_prepared = p;
     return MLFF_OK;
 }

@@ -63,66 +63,55 @@ static mlff_status create_commands(mlff_backend *be, mlff_error *err)
     return MLFF_OK;
 }
 
-static const char *const gemm_names[] = {[VK_GEMM_DIRECT] = "direct", [VK_GEMM_TILED] = "tiled",
-                                          [VK_GEMM_SUBGROUP] = "subgroup", [VK_GEMM_ROWS] = "rows"};
-
-/* Fewer than OpenCL's 256: NVIDIA's Vulkan driver runs our few-rows GEMM
- * slower than its OpenCL does (H200: the 100-water cluster's first layer,
- * 192 tiles, 0.050 ms against 0.021 tiled; at 96 tiles and up the cluster
- * and the 64 molecules took 8% less, methane the same). */
-#define VK_TILED_GEMM_FROM_TILES 96
-/* A layer's input gradient (ANI's first layer: K = 8 members x 256
- * padded widths, 2048 terms a sum) runs tiled, its K split (lowering.h),
- * from fewer tiles. H200, the gradient's us with its sums, rows / tiled
- * (bench/RESULTS.md): the cluster (12 tiles) 37 / 28; 1536 atoms (50)
- * 177 / 71; the 64 molecules (117) 296 / 106. */
-#define VK_VJP_TILED_FROM_TILES 8
-
 vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n)
 {
-    if (be->gemm_forced || !be->is_gpu)
-        return be->gemm;
-    const int64_t tiles = mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS);
-    if (n->op == MLFF_OP_LINEAR_VJP)
-        return tiles < VK_VJP_TILED_FROM_TILES ? VK_GEMM_ROWS : VK_GEMM_TILED;
-    return tiles < VK_TILED_GEMM_FROM_TILES ? VK_GEMM_ROWS : VK_GEMM_TILED;
+    static const vk_gemm forced[] = {[MLFF_VULKAN_GEMM_ROWS] = VK_GEMM_ROWS, [MLFF_VULKAN_GEMM_TILED] = VK_GEMM_TILED,
+                                     [MLFF_VULKAN_GEMM_SUBGROUP] = VK_GEMM_SUBGROUP,
+                                     [MLFF_VULKAN_GEMM_DIRECT] = VK_GEMM_DIRECT};
+    const mlff_tuning *t = &be->tuning;
+    if (t->vulkan_gemm != MLFF_VULKAN_GEMM_AUTO)
+        return forced[t->vulkan_gemm];
+    /* A record without the tiled GEMM (CPU implementations, which run
+     * barriers in loops slowly): the shader without them. */
+    if (t->vulkan_tiled_gemm_from_tiles < 0 && t->vulkan_vjp_tiled_from_tiles < 0)
+        return be->has_shuffle ? VK_GEMM_SUBGROUP : VK_GEMM_DIRECT;
+    const int64_t from = n->op == MLFF_OP_LINEAR_VJP ? t->vulkan_vjp_tiled_from_tiles : t->vulkan_tiled_gemm_from_tiles;
+    return from >= 0 && mlff_tiled_gemm_tiles(n, MLFF_TILED_GEMM_TS) >= from ? VK_GEMM_TILED : VK_GEMM_ROWS;
 }
 
-/* MLFF_VULKAN_GEMM, else by measurement (RESULTS.md): on GPUs tiled, and
- * rows where a layer makes few tiles (vk_gemm_for); on CPU implementations
- * the subgroup shader where subgroups shuffle, else direct (they run
- * barriers in loops slowly). */
-static mlff_status choose_gemm(mlff_backend *be, mlff_error *err)
+/* A form the device cannot run, for the context's error. */
+static mlff_status check_tuning(const mlff_backend *be, const mlff_tuning *t, mlff_error *err)
 {
-    be->gemm = !be->is_gpu ? (be->has_shuffle ? VK_GEMM_SUBGROUP : VK_GEMM_DIRECT) : VK_GEMM_TILED;
-    const char *env = getenv("MLFF_VULKAN_GEMM");
-    if (!env || !*env)
-        return MLFF_OK;
-    be->gemm_forced = 1;
-    for (int k = 0; k < (int)(sizeof gemm_names / sizeof *gemm_names); k++)
-        if (!strcmp(env, gemm_names[k]))
-            be->gemm = (vk_gemm)k;
-    if (strcmp(env, gemm_names[be->gemm]) != 0)
-        return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT,
-                         "MLFF_VULKAN_GEMM=%s: use rows, tiled, subgroup or direct", env);
-    if (be->gemm == VK_GEMM_SUBGROUP && !be->has_shuffle)
+    if (t->vulkan_gemm == MLFF_VULKAN_GEMM_SUBGROUP && !be->has_shuffle)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
-                         "MLFF_VULKAN_GEMM=subgroup: the device has no subgroup shuffles in compute shaders "
+                         "vulkan_gemm=subgroup: the device has no subgroup shuffles in compute shaders "
                          "(or subgroups of %u lanes, which do not divide %d)", be->subgroup_size, VK_GROUP_1D);
+    if (t->mlp == MLFF_MLP_WIDE && !be->mlp_wide_fits)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "mlp=wide: the device runs work-groups of %u items at most",
+                         be->props.limits.maxComputeWorkGroupInvocations);
+    for (int k = 0; k < mlff_n_tuning_keys; k++) {
+        const mlff_tuning_key *key = &mlff_tuning_keys[k];
+        if (key->fixed && be->allocations && mlff_tuning_get(t, key) != mlff_tuning_get(&be->tuning, key))
+            return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "vulkan: %s cannot change once the device holds "
+                             "buffers", key->key);
+    }
     return MLFF_OK;
 }
 
-/* MLFF_MLP (lowering.h); the wide form where the device runs its groups. */
-static mlff_status choose_mlp(mlff_backend *be, mlff_error *err)
+static mlff_status vk_set_tuning(mlff_backend *be, const mlff_tuning *t, mlff_error *err)
 {
-    mlff_status s = mlff_mlp_forms_from_env(&be->mlp, err);
-    const VkPhysicalDeviceLimits *l = &be->props.limits;
-    be->mlp_wide_fits = l->maxComputeWorkGroupInvocations >= MLFF_MLP_WIDE_THREADS &&
-                        l->maxComputeWorkGroupSize[0] >= MLFF_MLP_WIDE_THREADS;
-    if (s == MLFF_OK && be->mlp == MLFF_MLP_WIDE && !be->mlp_wide_fits)
-        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "MLFF_MLP=wide: the device runs work-groups of %u items at most",
-                         l->maxComputeWorkGroupInvocations);
-    return s;
+    mlff_status s = check_tuning(be, t, err);
+    if (s != MLFF_OK)
+        return s;
+    if (t != &be->tuning)
+        be->tuning = *t;
+    be->has_fp64 = mlff_device_fp64(be->device_fp64, t);
+    if (!be->allocations)
+        vk_memory_use_tuning(be);
+    mlff_segments_use_tuning(&be->segments, t);
+    be->epoch++; /* the dispatches a node added may differ now */
+    vk_describe(be);
+    return MLFF_OK;
 }
 
 static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out, mlff_error *err)
@@ -130,42 +119,31 @@ static mlff_status vk_open(const mlff_backend_options *opts, mlff_backend **out,
     mlff_backend *be = calloc(1, sizeof *be);
     if (!be)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-    mlff_kernel_cache_init(&be->cache);
-    mlff_status s = vk_segments_init(be, err);
-    if (s != MLFF_OK) {
-        free(be);
-        return s;
-    }
+    mlff_kernel_cache_init(&be->cache, opts->cache_dir, opts->log_cache);
     be->pool = opts->pool;
-    mlff_profile_init(&be->profile, "Vulkan node lists");
-    const char *replay = getenv("MLFF_VULKAN_REPLAY");
-    be->replay = !(replay && !strcmp(replay, "off"));
-    s = vk_open_device(be, opts, err);
+    mlff_profile_init(&be->profile, "Vulkan node lists", opts->profile);
+    mlff_status s = vk_open_device(be, opts, err);
+    if (s == MLFF_OK) {
+        mlff_kernel_cache_for_device(&be->cache, "vulkan", be->props.deviceName, be->identity);
+        const VkPhysicalDeviceLimits *l = &be->props.limits;
+        be->mlp_wide_fits = l->maxComputeWorkGroupInvocations >= MLFF_MLP_WIDE_THREADS &&
+                            l->maxComputeWorkGroupSize[0] >= MLFF_MLP_WIDE_THREADS;
+        mlff_tuning_for_device(&be->tuning, "vulkan", be->props.vendorID, be->is_gpu, NULL);
+        s = vk_segments_init(be, err);
+    }
     if (s == MLFF_OK)
         s = vk_memory_init(be, err);
     if (s == MLFF_OK)
         s = create_layouts(be, err);
     if (s == MLFF_OK)
         s = create_commands(be, err);
+    if (s == MLFF_OK)
+        s = vk_set_tuning(be, &be->tuning, err);
     if (s != MLFF_OK) {
         vk_close(be);
         return s;
     }
-    if ((s = choose_gemm(be, err)) != MLFF_OK || (s = choose_mlp(be, err)) != MLFF_OK ||
-        (s = mlff_sum_lanes_from_env(&be->sum_lanes, err)) != MLFF_OK ||
-        (s = mlff_gemm_splits_from_env(&be->gemm_splits, err)) != MLFF_OK) {
-        vk_close(be);
-        return s;
-    }
     vk_pipeline_cache_open(be);
-    size_t len = strlen(be->description);
-    snprintf(be->description + len, sizeof be->description - len, ", %s memory, replay %s, %s gemm",
-             be->mapped ? "mapped" : "staged", be->replay ? "on" : "off", gemm_names[be->gemm]);
-    if (be->is_gpu && !be->gemm_forced) {
-        len = strlen(be->description);
-        snprintf(be->description + len, sizeof be->description - len, " (from %d tiles, else rows)",
-                 VK_TILED_GEMM_FROM_TILES);
-    }
     *out = be;
     return MLFF_OK;
 }
@@ -209,7 +187,7 @@ static void vk_close(mlff_backend *be)
     free(be);
 }
 
-static const char *vk_describe(const mlff_backend *be)
+static const char *vk_description(const mlff_backend *be)
 {
     return be->description;
 }
@@ -359,9 +337,12 @@ const mlff_backend_iface mlff_backend_vulkan = {
     .name = "vulkan",
     .list_devices = vk_list_devices,
     .count_devices = vk_count_devices,
+    .device_info = vk_device_info,
     .open = vk_open,
+    .opened_device = vk_opened_device,
+    .set_tuning = vk_set_tuning,
     .close = vk_close,
-    .describe = vk_describe,
+    .describe = vk_description,
     .supports_dtype = vk_supports_dtype,
     .fuses = vk_fuses,
     .is_gpu = vk_is_gpu,

@@ -3,8 +3,9 @@
  * (discrete GPU, integrated, virtual, other), never by enumeration order; CPU
  * implementations (lavapipe) only when Vulkan was asked for by name.
  *
- * MLFF_VULKAN_VALIDATION=1 loads VK_LAYER_KHRONOS_validation and turns
- * every warning or error it reports into a failed call (for the test suite).
+ * MLFF_VULKAN_VALIDATION=1 (mlff_backend_options.vulkan_validation) loads
+ * VK_LAYER_KHRONOS_validation and turns every warning or error it reports
+ * into a failed call (for the test suite).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,25 +200,138 @@ static mlff_status create_messenger(mlff_backend *be, mlff_error *err)
     return r == VK_SUCCESS ? MLFF_OK : vk_fail(err, r, "vkCreateDebugUtilsMessengerEXT");
 }
 
-static void describe(mlff_backend *be, int index)
+static int has_device_extension(VkPhysicalDevice d, const char *name)
 {
-    const VkPhysicalDeviceProperties *p = &be->props;
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(d, NULL, &n, NULL) != VK_SUCCESS || n == 0)
+        return 0;
+    VkExtensionProperties *list = calloc(n, sizeof *list);
+    int found = 0;
+    if (list && vkEnumerateDeviceExtensionProperties(d, NULL, &n, list) == VK_SUCCESS)
+        for (uint32_t k = 0; k < n && !found; k++)
+            found = !strcmp(list[k].extensionName, name);
+    free(list);
+    return found;
+}
+
+static void identity_of(const VkPhysicalDeviceProperties *p, char *buf, size_t size)
+{
     char uuid[2 * VK_UUID_SIZE + 1];
     for (unsigned k = 0; k < VK_UUID_SIZE; k++)
         snprintf(uuid + 2 * k, 3, "%02x", p->pipelineCacheUUID[k]);
-    snprintf(be->identity, sizeof be->identity, "vendor %#x device %#x driver %#x api %#x uuid %s", p->vendorID,
-             p->deviceID, p->driverVersion, p->apiVersion, uuid);
+    snprintf(buf, size, "vendor %#x device %#x driver %#x api %#x uuid %s", p->vendorID, p->deviceID,
+             p->driverVersion, p->apiVersion, uuid);
+}
+
+/* `extensions`: also what device extensions tell (memory budget, subgroup
+ * sizes), which an open device with the validation layer leaves out: the
+ * layer may object to structures of extensions it did not enable. */
+static void fill_info(VkPhysicalDevice d, int index, int extensions, mlff_device_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->api = "vulkan";
+    info->index = index;
+    VkPhysicalDeviceSubgroupSizeControlPropertiesEXT sizes = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES_EXT};
+    VkPhysicalDeviceSubgroupProperties subgroups = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceMaintenance3Properties m3 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES,
+                                                 .pNext = &subgroups};
+    const int size_control = extensions && has_device_extension(d, VK_EXT_SUBGROUP_SIZE_CONTROL_EXTENSION_NAME);
+    if (size_control)
+        subgroups.pNext = &sizes;
+    VkPhysicalDeviceProperties2 props2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &m3};
+    vkGetPhysicalDeviceProperties2(d, &props2);
+    const VkPhysicalDeviceProperties *p = &props2.properties;
+    snprintf(info->name, sizeof info->name, "%s", p->deviceName);
+    identity_of(p, info->identity, sizeof info->identity);
+    snprintf(info->driver, sizeof info->driver, "driver %#x, Vulkan %u.%u.%u", p->driverVersion,
+             VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
+             VK_API_VERSION_PATCH(p->apiVersion));
+    info->vendor = p->vendorID;
+    info->is_gpu = p->deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
+    VkPhysicalDeviceFeatures features;
+    vkGetPhysicalDeviceFeatures(d, &features);
+    info->has_fp64 = features.shaderFloat64 == VK_TRUE;
+    uint64_t largest = p->limits.maxStorageBufferRange;
+    if (m3.maxMemoryAllocationSize && m3.maxMemoryAllocationSize < largest)
+        largest = m3.maxMemoryAllocationSize;
+    info->largest_buffer = largest;
+    info->subgroup_min = info->subgroup_max = subgroups.subgroupSize;
+    if (size_control && sizes.minSubgroupSize) {
+        info->subgroup_min = sizes.minSubgroupSize;
+        info->subgroup_max = sizes.maxSubgroupSize;
+    }
+    /* Memory: the device-local heaps, and what VK_EXT_memory_budget says
+     * this process may still take of them. */
+    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
+        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
+    const int has_budget = extensions && has_device_extension(d, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
+    VkPhysicalDeviceMemoryProperties2 memory = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
+                                                .pNext = has_budget ? &budget : NULL};
+    vkGetPhysicalDeviceMemoryProperties2(d, &memory);
+    const VkPhysicalDeviceMemoryProperties *m = &memory.memoryProperties;
+    size_t len = 0;
+    for (uint32_t k = 0; k < m->memoryHeapCount; k++) {
+        const int local = (m->memoryHeaps[k].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0;
+        if (local) {
+            info->memory += m->memoryHeaps[k].size;
+            if (has_budget && budget.heapBudget[k] > budget.heapUsage[k])
+                info->memory_free += budget.heapBudget[k] - budget.heapUsage[k];
+        }
+        if (len < sizeof info->memory_note)
+            len += (size_t)snprintf(info->memory_note + len, sizeof info->memory_note - len, "%sheap %u: %.1f GiB%s",
+                                    k ? ", " : "", k, (double)m->memoryHeaps[k].size / (1 << 30),
+                                    local ? " device-local" : "");
+    }
+    if (extensions && !has_budget && len < sizeof info->memory_note)
+        snprintf(info->memory_note + len, sizeof info->memory_note - len, " (no VK_EXT_memory_budget: free unknown)");
+}
+
+int vk_device_info(int index, mlff_device_info *info)
+{
+    VkInstance instance;
+    if (index < 0 || create_instance(&instance, 0) != VK_SUCCESS)
+        return 0;
+    VkPhysicalDevice devices[32];
+    uint32_t families[32];
+    const int n = ranked_devices(instance, 1, devices, families, 32);
+    if (index < n)
+        fill_info(devices[index], index, 1, info);
+    vkDestroyInstance(instance, NULL);
+    return index < n;
+}
+
+void vk_opened_device(const mlff_backend *be, mlff_device_info *info)
+{
+    fill_info(be->physical, be->index, !be->validation, info);
+}
+
+void vk_describe(mlff_backend *be)
+{
+    static const char *const gemm_names[] = {[MLFF_VULKAN_GEMM_AUTO] = "auto", [MLFF_VULKAN_GEMM_ROWS] = "rows",
+                                             [MLFF_VULKAN_GEMM_TILED] = "tiled", [MLFF_VULKAN_GEMM_SUBGROUP] = "subgroup",
+                                             [MLFF_VULKAN_GEMM_DIRECT] = "direct"};
+    const mlff_tuning *t = &be->tuning;
+    const VkPhysicalDeviceProperties *p = &be->props;
+    char gemm[96];
+    if (t->vulkan_gemm != MLFF_VULKAN_GEMM_AUTO)
+        snprintf(gemm, sizeof gemm, "%s gemm", gemm_names[t->vulkan_gemm]);
+    else if (t->vulkan_tiled_gemm_from_tiles < 0 && t->vulkan_vjp_tiled_from_tiles < 0)
+        snprintf(gemm, sizeof gemm, "%s gemm", be->has_shuffle ? "subgroup" : "direct");
+    else
+        snprintf(gemm, sizeof gemm, "tiled gemm (from %lld tiles, else rows)",
+                 (long long)t->vulkan_tiled_gemm_from_tiles);
     snprintf(be->description, sizeof be->description,
-             "vulkan %d: %s (%s, Vulkan %u.%u.%u, driver %#x%s, subgroups of %u%s)", index, p->deviceName,
-             type_name(p->deviceType), VK_API_VERSION_MAJOR(p->apiVersion), VK_API_VERSION_MINOR(p->apiVersion),
-             VK_API_VERSION_PATCH(p->apiVersion), p->driverVersion, be->has_fp64 ? ", fp64" : "",
-             be->subgroup_size, be->has_shuffle ? " with shuffles" : "");
+             "vulkan %d: %s (%s, Vulkan %u.%u.%u, driver %#x%s, subgroups of %u%s), %s memory, replay %s, %s",
+             be->index, p->deviceName, type_name(p->deviceType), VK_API_VERSION_MAJOR(p->apiVersion),
+             VK_API_VERSION_MINOR(p->apiVersion), VK_API_VERSION_PATCH(p->apiVersion), p->driverVersion,
+             be->has_fp64 ? ", fp64" : "", be->subgroup_size, be->has_shuffle ? " with shuffles" : "",
+             be->mapped ? "mapped" : "staged", t->vulkan_replay ? "on" : "off", gemm);
 }
 
 mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err)
 {
-    const char *env = getenv("MLFF_VULKAN_VALIDATION");
-    be->validation = env && *env && strcmp(env, "0") != 0;
+    be->validation = opts->vulkan_validation;
     if (be->validation && !layer_present(VALIDATION_LAYER))
         return mlff_fail(err, MLFF_ERROR_DEVICE,
                          "vulkan: MLFF_VULKAN_VALIDATION is set but %s is not installed (Debian: vulkan-validationlayers)",
@@ -267,7 +381,7 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
                       VK_GROUP_1D % subgroups.subgroupSize == 0;
     VkPhysicalDeviceFeatures features;
     vkGetPhysicalDeviceFeatures(be->physical, &features);
-    be->has_fp64 = mlff_device_fp64(features.shaderFloat64 == VK_TRUE);
+    be->device_fp64 = features.shaderFloat64 == VK_TRUE;
     be->is_gpu = be->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU;
 
     const float priority = 1.0f;
@@ -277,7 +391,9 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
         .queueCount = 1,
         .pQueuePriorities = &priority,
     };
-    const VkPhysicalDeviceFeatures enabled = {.shaderFloat64 = be->has_fp64 ? VK_TRUE : VK_FALSE};
+    /* Enabled where the device has them, whatever the record says (it may
+     * turn them off for the kernels only). */
+    const VkPhysicalDeviceFeatures enabled = {.shaderFloat64 = be->device_fp64 ? VK_TRUE : VK_FALSE};
     const VkDeviceCreateInfo info = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
         .queueCreateInfoCount = 1,
@@ -289,6 +405,7 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
         return vk_fail(err, r, "vkCreateDevice");
     }
     vkGetDeviceQueue(be->device, be->queue_family, 0, &be->queue);
-    describe(be, index);
+    be->index = index;
+    identity_of(&be->props, be->identity, sizeof be->identity);
     return MLFF_OK;
 }

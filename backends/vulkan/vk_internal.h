@@ -50,14 +50,13 @@ _Static_assert(VK_BIND_DISPATCH == 16, "shaders/vulkan/dispatch.glsl binds the t
 #define VK_SG_ROWS 8
 #define VK_SG_COLS 2
 /* CPU implementations with subgroup shuffles take it at every size; GPUs
- * take linear_tiled.comp where a layer makes enough tiles (lowering.h; at
- * 12288 atoms 8.3 -> 6.1 ms on the H200), else linear_rows.comp (the GEMM
- * for few rows of lowering.h, with more lanes an output than 32 while a
- * dispatch would have fewer work groups than VK_FR_FEW_GROUPS: Vulkan has
- * no count of compute units, and this is about two per SM of an H200). */
-#define VK_FR_FEW_GROUPS 256
+ * take linear_tiled.comp where a layer makes enough tiles (the record's
+ * vulkan_tiled_gemm_from_tiles: bench/RESULTS.md),
+ * else linear_rows.comp (the GEMM for few rows of lowering.h, with more
+ * lanes an output than 32 while a dispatch would have fewer work groups
+ * than vulkan_rows_few_groups). */
 
-/* Which GEMM shader runs the dense layers (MLFF_VULKAN_GEMM). */
+/* Which GEMM shader runs the dense layers (vk_gemm_for). */
 typedef enum vk_gemm {
     VK_GEMM_DIRECT,   /* linear.comp straight from the buffers: CPU implementations */
     VK_GEMM_TILED,    /* linear_tiled.comp: tiles in shared memory, outputs in registers */
@@ -72,12 +71,6 @@ static inline int vk_gemm_tile(vk_gemm gemm)
 /* The signature variant of a LINEAR_VJP's sums after a split K
  * (gemm_splits.comp), beside its GEMM forms. */
 #define VK_VARIANT_SPLIT_SUMS 16
-/* K is split (lowering.h) while the tiles times the splits stay within
- * this many work groups (Vulkan has no count of compute units; this is
- * about 6 per SM of an H200, as OpenCL's): there the best of 2, 4 and 8
- * splits for the 64 molecules (117 tiles), 1536 atoms (50), 5184 atoms
- * (164) and 12288 atoms (256 and 128), bench/RESULTS.md. */
-#define VK_SPLIT_FILL 768
 
 typedef struct vk_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
@@ -101,9 +94,11 @@ typedef struct vk_sort_scratch {
     uint64_t sorts_checked; /* the sorts (mlff_segment_cache.sorts) the flag was read after */
 } vk_sort_scratch;
 
-/* A pipeline per distinct node signature. */
+/* A pipeline per distinct node signature (and SUM_LANES_MAX, the one
+ * constant of its source that comes from the record, not the node). */
 typedef struct vk_kernel {
     mlff_node_sig sig;
+    int sum_lanes_max;
     uint64_t hash;
     VkPipeline pipeline;
 } vk_kernel;
@@ -140,14 +135,14 @@ typedef struct vk_node_memo {
 } vk_node_memo;
 
 typedef struct vk_recording {
-    vk_dispatch *dispatches;
-    int n_dispatches, capacity;
+    vk_dispatch *dispatches; /* core/ds.h arrays, as long as the last list recorded */
+    int n_dispatches;
     uint64_t epoch; /* the buffer epoch it was recorded in */
     uint64_t last_use;
     VkCommandBuffer commands;
     VkDescriptorPool pool;
     int pool_sets;
-    VkDescriptorSet *sets; /* per dispatch, from pool (capacity entries) */
+    VkDescriptorSet *sets; /* per dispatch, from pool */
     int *order; /* the dispatches in the order recorded, then each one's level (vk_record.c) */
     VkQueryPool timestamps; /* MLFF_LOG=profile: one before the first dispatch, one after each */
     uint32_t timestamp_capacity;
@@ -177,6 +172,8 @@ struct mlff_backend {
      * behind a staging buffer. */
     int mapped, mapped_cached; /* device buffers host-visible; and cached for the host */
     uint32_t device_type, host_type; /* memory type indices */
+    uint32_t local_type;   /* device-local memory (the host's where there is none) */
+    int shared_type;       /* device-local and host-visible, in a heap large enough to hold every buffer; -1: none */
     vk_buffer staging;
     size_t staging_size;
     vk_readback *readbacks; /* reads waiting for the next submission */
@@ -194,8 +191,11 @@ struct mlff_backend {
 
     mlff_kernel_cache cache;
     void *compiler; /* shaderc_compiler_t, created at the first compile */
-    vk_kernel *kernels;
-    int n_kernels, cap_kernels;
+    vk_kernel *kernels; /* every pipeline made (a core/ds.h array) */
+    struct vk_kernel_slot {
+        uint64_t key; /* the signature's hash, with SUM_LANES_MAX */
+        int value;    /* the last of kernels made for it */
+    } *kernel_index;  /* ... looked up (a core/ds.h hash map) */
     VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/vulkan/cell_lists.comp, built at first use */
 
     mlff_segment_cache segments;
@@ -216,17 +216,14 @@ struct mlff_backend {
     VkDescriptorSetLayout *layouts; /* set_layout repeated, to allocate sets */
     int cap_layouts;
     uint64_t epoch, clock;
-    int replay;     /* MLFF_VULKAN_REPLAY=off records every call */
-    int gemm_forced; /* MLFF_VULKAN_GEMM given: gemm for every layer */
-    mlff_mlp_forms mlp; /* MLFF_MLP (lowering.h) */
+    mlff_tuning tuning; /* every choice of form (core/tuning.h) */
     int mlp_wide_fits;  /* the device runs work groups of MLFF_MLP_WIDE_THREADS */
-    int sum_lanes;      /* MLFF_SUM_LANES (lowering.h): 0 for auto */
-    int gemm_splits;    /* MLFF_GEMM_SPLITS (lowering.h): 0 for auto */
+    int device_fp64;    /* the device's doubles (has_fp64: where the record lets the kernels use them) */
+    int index;          /* among the devices (vk_device.c's order) */
     vk_buffer split_sums; /* the partial sums of a split K (vk_split_sums.c), grown as needed */
     size_t split_sums_bytes;
     vk_buffer mlp_grads; /* CELU_MLP_VJP's layers' gradients (vk_mlp_layers.c), grown as needed */
     size_t mlp_grads_entries;
-    vk_gemm gemm;
 
     uint64_t builds, allocations, replays, recordings_made;
     mlff_profile profile; /* MLFF_LOG=phases or profile: the host's side of a node list's run */
@@ -242,10 +239,16 @@ mlff_status vk_fail(mlff_error *err, VkResult r, const char *what);
 /* vk_device.c */
 void vk_list_devices(char *buf, size_t size);
 int vk_count_devices(int *gpus);
+int vk_device_info(int index, mlff_device_info *info);
+void vk_opened_device(const mlff_backend *be, mlff_device_info *info);
 mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, mlff_error *err);
+/* be->description, for its record's choices. */
+void vk_describe(mlff_backend *be);
 
 /* vk_memory.c */
 mlff_status vk_memory_init(mlff_backend *be, mlff_error *err);
+/* Mapped or staged device buffers, as the record says (before the first buffer). */
+void vk_memory_use_tuning(mlff_backend *be);
 void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits);
 /* The largest buffer the device binds (maxStorageBufferRange, or less to allocate). */
 size_t vk_largest_buffer(const mlff_backend *be);
@@ -300,14 +303,11 @@ vk_gemm vk_gemm_for(const mlff_backend *be, const mlff_exec_node *n);
 /* The form CELU_MLP node n runs in (lowering.h). */
 static inline mlff_mlp_kernel vk_mlp_kernel(const mlff_backend *be, const mlff_exec_node *n)
 {
-    return mlff_mlp_kernel_for(n, be->mlp, be->is_gpu, be->mlp_wide_fits, MLFF_DIALECT_GLSL);
+    return mlff_mlp_kernel_for(n, &be->tuning, be->mlp_wide_fits, MLFF_DIALECT_GLSL);
 }
 /* vk_mlp_layers.c: whether CELU_MLP or CELU_MLP_VJP node n runs a layer at
- * a time (MLFF_MLP=layers, or auto on GPUs where its first layer makes
- * VK_MLP_LAYERS_FROM_TILES tiles or more: on the H200 both passes gained
- * from 1536 atoms, 600 tiles, and lost for the 100-water cluster, 144:
- * bench/RESULTS.md), and its dispatches so. */
-#define VK_MLP_LAYERS_FROM_TILES 512
+ * a time (the record's mlp=layers, or auto where its first layer makes
+ * vulkan_mlp_layers_from_tiles tiles or more), and its dispatches so. */
 int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n);
 mlff_status vk_add_mlp_layers(mlff_backend *be, const mlff_exec_node *n, mlff_error *err);
 void vk_kernels_free(mlff_backend *be);

@@ -5,8 +5,8 @@
  * and transfers are plain copies, except large reads of memory the host
  * does not cache; elsewhere buffers are device-local. Other transfers go
  * through one staging buffer, in cached host memory where there is such.
- * MLFF_VULKAN_STAGING=1 forces the device-local path (so that CI tests it
- * on lavapipe).
+ * The record's vulkan_staging=on forces the device-local path (so that CI
+ * tests it on lavapipe).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -60,19 +60,22 @@ mlff_status vk_memory_init(mlff_backend *be, mlff_error *err)
         return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: the device has no host-visible coherent memory");
     if (device_type < 0)
         device_type = host_type;
-    const char *env = getenv("MLFF_VULKAN_STAGING");
-    const int force_staging = env && *env && strcmp(env, "0") != 0;
-    if (shared_type >= 0 && !force_staging) {
-        const VkDeviceSize heap = m->memoryHeaps[m->memoryTypes[shared_type].heapIndex].size;
-        if (heap >= largest_device_heap(m) / 2) {
-            be->mapped = 1;
-            device_type = shared_type;
-        }
-    }
-    be->device_type = (uint32_t)device_type;
+    be->local_type = (uint32_t)device_type;
+    be->shared_type = -1;
+    if (shared_type >= 0 && m->memoryHeaps[m->memoryTypes[shared_type].heapIndex].size >= largest_device_heap(m) / 2)
+        be->shared_type = shared_type;
     be->host_type = (uint32_t)host_type;
-    be->mapped_cached = be->mapped && (m->memoryTypes[device_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
+    vk_memory_use_tuning(be);
     return MLFF_OK;
+}
+
+void vk_memory_use_tuning(mlff_backend *be)
+{
+    const VkPhysicalDeviceMemoryProperties *m = &be->memory_props;
+    be->mapped = be->shared_type >= 0 && !be->tuning.vulkan_staging;
+    be->device_type = be->mapped ? (uint32_t)be->shared_type : be->local_type;
+    be->mapped_cached =
+        be->mapped && (m->memoryTypes[be->device_type].propertyFlags & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
 }
 
 size_t vk_largest_buffer(const mlff_backend *be)
@@ -274,17 +277,13 @@ void vk_readbacks_deliver(mlff_backend *be, int arrived)
     be->readback_bytes = 0;
 }
 
-/* A GPU: the host polls the fence this long before it blocks. On NVIDIA's
- * driver a blocked wait returned some 60-80 us after polling would have
- * (H200, bench/RESULTS.md: the cell lists' count 0.126 -> 0.050 ms), as
- * long as a small molecule's kernels; a CPU device (lavapipe) needs the
- * cores for its own threads. */
-#define SPIN_SECONDS 1e-3
-
+/* The host polls the fence for the record's vulkan_fence_spin_us before it
+ * blocks: a blocked wait may return tens of microseconds after polling
+ * would have, as long as a small molecule's kernels take. */
 static VkResult wait_for_fence(mlff_backend *be)
 {
-    if (be->is_gpu) {
-        const double until = mlff_seconds() + SPIN_SECONDS;
+    if (be->tuning.vulkan_fence_spin_us > 0) {
+        const double until = mlff_seconds() + 1e-6 * (double)be->tuning.vulkan_fence_spin_us;
         VkResult r;
         while ((r = vkGetFenceStatus(be->device, be->fence)) == VK_NOT_READY && mlff_seconds() < until)
             ;

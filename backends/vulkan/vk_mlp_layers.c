@@ -20,15 +20,16 @@ static int reverse_by_layers(const mlff_exec_node *n)
 
 int vk_mlp_layered(const mlff_backend *be, const mlff_exec_node *n)
 {
-    if (!mlff_op_is_mlp(n->op) || (be->mlp != MLFF_MLP_AUTO && be->mlp != MLFF_MLP_LAYERS) ||
+    const mlff_tuning *t = &be->tuning;
+    if (!mlff_op_is_mlp(n->op) || (t->mlp != MLFF_MLP_AUTO && t->mlp != MLFF_MLP_LAYERS) ||
         (n->op == MLFF_OP_CELU_MLP_VJP && !reverse_by_layers(n)))
         return 0;
-    if (be->mlp == MLFF_MLP_LAYERS)
+    if (t->mlp == MLFF_MLP_LAYERS)
         return 1;
     /* The forward pass's first layer's tiles, for either pass. */
     const int64_t ts = MLFF_TILED_GEMM_TS, width = mlff_mlp_shape_of(n).width[1];
     const int64_t tiles = mlff_row_blocks(n, ts) * ((width + ts - 1) / ts) * n->attrs.i[0];
-    return be->is_gpu && tiles >= VK_MLP_LAYERS_FROM_TILES;
+    return t->vulkan_mlp_layers_from_tiles >= 0 && tiles >= t->vulkan_mlp_layers_from_tiles;
 }
 
 mlff_status vk_add_mlp_layers(mlff_backend *be, const mlff_exec_node *n, mlff_error *err)

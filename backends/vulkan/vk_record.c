@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "vk_internal.h"
+#include "core/ds.h"
 
 static VkBuffer buffer_of(const mlff_exec_tensor *t)
 {
@@ -85,7 +86,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
                                  : tile                       ? tile
                                                               : VK_GEMM_TILE;
         if (shader == VK_GEMM_ROWS) { /* linear_rows.comp: its lanes an output */
-            const int lanes = mlff_rows_gemm_lanes(cols, items, groups, VK_FR_FEW_GROUPS);
+            const int lanes = mlff_rows_gemm_lanes(cols, items, groups, be->tuning.vulkan_rows_few_groups);
             d.push[2] = (uint32_t)lanes;
             cols_per_group = MLFF_ROWS_GEMM_GROUP / lanes;
         }
@@ -112,7 +113,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         return vk_add_dispatch(be, &d, stacked_items(n, items, rows), (uint64_t)rows, err);
     } else if (mlff_op_sums_in_lanes(n->op)) {
         /* Its outputs' lanes (lowering.h): pc.n_items counts the invocations. */
-        const int sum_lanes = mlff_sum_lanes(n, be->sum_lanes, be->is_gpu);
+        const int sum_lanes = mlff_sum_lanes(n, &be->tuning);
         d.push[2] = (uint32_t)sum_lanes;
         d.groups[1] = d.groups[2] = 1;
         return vk_add_dispatch(be, &d, items * sum_lanes, MLFF_SUM_GROUP, err);
@@ -422,19 +423,9 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
     }
     const int same_sets = same_bindings(be, rec);
     rec->n_dispatches = 0; /* invalid until recorded */
-    if (rec->capacity < n) {
-        vk_dispatch *d = realloc(rec->dispatches, (size_t)n * sizeof *d);
-        if (d)
-            rec->dispatches = d;
-        VkDescriptorSet *sets = d ? realloc(rec->sets, (size_t)n * sizeof *sets) : NULL;
-        if (sets)
-            rec->sets = sets;
-        int *order = sets ? realloc(rec->order, 2 * (size_t)n * sizeof *order) : NULL;
-        if (!order)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-        rec->order = order;
-        rec->capacity = n;
-    }
+    arrsetlen(rec->dispatches, n);
+    arrsetlen(rec->sets, n);
+    arrsetlen(rec->order, 2 * n);
     VkDescriptorSet *sets = rec->sets;
     mlff_status s = n && !same_sets ? write_sets(be, rec, list, n, sets, err) : MLFF_OK;
     if (s == MLFF_OK && n)
@@ -482,7 +473,7 @@ static mlff_status record(mlff_backend *be, vk_recording *rec, mlff_error *err)
 
 static vk_recording *matching(mlff_backend *be)
 {
-    if (!be->replay)
+    if (!be->tuning.vulkan_replay)
         return NULL;
     for (int k = 0; k < VK_RECORDINGS; k++) {
         vk_recording *rec = &be->recordings[k];
@@ -568,9 +559,9 @@ void vk_recordings_free(mlff_backend *be)
             vkDestroyDescriptorPool(be->device, rec->pool, NULL);
         if (rec->commands)
             vkFreeCommandBuffers(be->device, be->command_pool, 1, &rec->commands);
-        free(rec->dispatches);
-        free(rec->sets);
-        free(rec->order);
+        arrfree(rec->dispatches);
+        arrfree(rec->sets);
+        arrfree(rec->order);
         memset(rec, 0, sizeof *rec);
     }
     vk_buffer_destroy(be, &be->table);

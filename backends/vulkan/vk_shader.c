@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "vk_internal.h"
+#include "core/ds.h"
 
 #ifndef MLFF_SHADERC_VERSION
 #define MLFF_SHADERC_VERSION "unknown"
@@ -41,7 +42,7 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "", mlff_shader_find(mlff_vulkan_shaders, "dispatch"));
-    mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(be->sum_lanes, be->is_gpu));
+    mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(&be->tuning));
     if (gemm && vk_gemm_tile((vk_gemm)s->variant))
         mlff_text_put(src, "#define TS %d\n", vk_gemm_tile((vk_gemm)s->variant));
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
@@ -179,27 +180,23 @@ static mlff_status pipeline_for_sig(mlff_backend *be, const mlff_node_sig *sig, 
                                     mlff_error *err)
 {
     const uint64_t hash = mlff_hash(sig, sizeof *sig);
-    for (int k = 0; k < be->n_kernels; k++)
-        if (be->kernels[k].hash == hash && memcmp(&be->kernels[k].sig, sig, sizeof *sig) == 0) {
-            *out = be->kernels[k].pipeline;
+    const int lanes_max = mlff_sum_lanes_max(&be->tuning);
+    const uint64_t key = hash ^ (uint64_t)lanes_max * 0x9e3779b97f4a7c15ULL;
+    const ptrdiff_t at = hmgeti(be->kernel_index, key);
+    if (at >= 0) {
+        const vk_kernel *k = &be->kernels[be->kernel_index[at].value];
+        if (k->sum_lanes_max == lanes_max && memcmp(&k->sig, sig, sizeof *sig) == 0) {
+            *out = k->pipeline;
             return MLFF_OK;
         }
-    if (be->n_kernels == be->cap_kernels) {
-        const int cap = be->cap_kernels ? 2 * be->cap_kernels : 64;
-        vk_kernel *k = realloc(be->kernels, (size_t)cap * sizeof *k);
-        if (!k)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory");
-        be->kernels = k;
-        be->cap_kernels = cap;
     }
-    vk_kernel *k = &be->kernels[be->n_kernels];
-    mlff_status s = build(be, sig, &k->pipeline, err);
+    vk_kernel made = {.sig = *sig, .sum_lanes_max = lanes_max, .hash = hash};
+    mlff_status s = build(be, sig, &made.pipeline, err);
     if (s != MLFF_OK)
         return s;
-    k->sig = *sig;
-    k->hash = hash;
-    be->n_kernels++;
-    *out = k->pipeline;
+    arrput(be->kernels, made);
+    hmput(be->kernel_index, key, (int)arrlen(be->kernels) - 1); /* (one of another signature stays in kernels) */
+    *out = made.pipeline;
     return MLFF_OK;
 }
 
@@ -228,11 +225,10 @@ mlff_status vk_split_sums_kernel(mlff_backend *be, const mlff_exec_node *n, VkPi
 
 void vk_kernels_free(mlff_backend *be)
 {
-    for (int k = 0; k < be->n_kernels; k++)
+    for (int k = 0; k < (int)arrlen(be->kernels); k++)
         vkDestroyPipeline(be->device, be->kernels[k].pipeline, NULL);
-    free(be->kernels);
-    be->kernels = NULL;
-    be->n_kernels = be->cap_kernels = 0;
+    arrfree(be->kernels);
+    hmfree(be->kernel_index);
     if (be->compiler)
         shaderc_compiler_release(be->compiler);
     be->compiler = NULL;

@@ -11,8 +11,7 @@ mlff_status vk_gemm_splits(mlff_backend *be, const mlff_exec_node *n, int tile, 
     *splits = 1;
     if (!tile)
         return MLFF_OK;
-    const int want = mlff_gemm_splits(n, mlff_tiled_gemm_tiles(n, tile), be->is_gpu ? VK_SPLIT_FILL : 0,
-                                      be->gemm_splits);
+    const int want = mlff_gemm_splits(n, mlff_tiled_gemm_tiles(n, tile), be->tuning.vulkan_split_fill, &be->tuning);
     const size_t bytes = (size_t)(n->output.rows * n->output.cols) * (size_t)want * mlff_dtype_size(n->output.dtype);
     if (want == 1 || bytes > vk_largest_buffer(be))
         return MLFF_OK; /* one pass along K: slower, not wrong */

@@ -98,7 +98,7 @@ class Stats(ctypes.Structure):
         ("device_pair_lists", ctypes.c_uint64),
         ("element_plans", ctypes.c_uint64),
         ("nodes_reused", ctypes.c_uint64),
-        ("reserved", ctypes.c_uint64 * 1),
+        ("tuning_record", ctypes.c_uint64),
     ]
 
 

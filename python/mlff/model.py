@@ -169,7 +169,8 @@ class Model:
         GPU made itself), element_plans (graphs made for the elements of a
         batch: one per set of elements in use), nodes_reused (graph nodes
         not run again because nothing they read changed: in MD, all that
-        does not depend on the positions)."""
+        does not depend on the positions), tuning_record (1 when the
+        context uses a record `mlff tune` measured on its device)."""
         stats = _lib.Stats()
         with self._lock:
             self._require_open()
@@ -180,7 +181,8 @@ class Model:
                 "neighbor_builds": stats.neighbor_builds,
                 "device_pair_lists": stats.device_pair_lists,
                 "element_plans": stats.element_plans,
-                "nodes_reused": stats.nodes_reused}
+                "nodes_reused": stats.nodes_reused,
+                "tuning_record": stats.tuning_record}
 
     def _require_open(self):
         if self._ctx is None:

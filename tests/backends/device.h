@@ -6,7 +6,10 @@
 #include "backends/registry.h"
 #include "tests/common/skip.h"
 
-/* Opens it, CPU implementations (PoCL, lavapipe) allowed; exits 77 or 1 if it cannot. */
-mlff_backend *test_open_backend(const mlff_backend_iface *iface);
+/* Opens it, CPU implementations (PoCL, lavapipe) allowed, with the options
+ * a context would give it (the kernel cache ...) and its tuning record:
+ * the table's, the environment's keys over it, then `tuning` (keys as in
+ * settings.tuning; may be NULL); exits 77 or 1 if it cannot. */
+mlff_backend *test_open_backend(const mlff_backend_iface *iface, const char *tuning);
 
 #endif

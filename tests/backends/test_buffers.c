@@ -69,7 +69,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: test_buffers cpu|opencl|vulkan (one built in)\n");
         return 2;
     }
-    mlff_backend *be = test_open_backend(iface);
+    mlff_backend *be = test_open_backend(iface, NULL);
     static test_buffer buffers[BUFFERS];
     unsigned char *expect = malloc(1u << 20), *got = malloc(1u << 20);
     unsigned rng = 12345, seed = 0;

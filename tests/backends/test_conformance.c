@@ -4,7 +4,9 @@
  * its output and the gradient of a weighted sum of it with respect to every
  * differentiable input. The op list comes from the registry: an op that no
  * graph here runs fails the test.
- * Usage: test_conformance BACKEND   (opencl, ...)
+ * Usage: test_conformance BACKEND [TUNING]   (opencl, ...; TUNING: the
+ * backend's forms as settings.tuning gives them, "mlp=wide sum_lanes=16":
+ * tests/backends/meson.build runs the matrix of them)
  */
 #include <math.h>
 #include <stdio.h>
@@ -293,22 +295,27 @@ static void check_symmetric_pairs(const mlff_backend_iface *iface, mlff_backend 
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s BACKEND\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s BACKEND [TUNING]\n", argv[0]);
         return 2;
     }
     const mlff_backend_iface *iface = mlff_backend_named(argv[1]);
     if (!iface)
         test_skip("this build has no such backend");
-    mlff_backend *be = test_open_backend(iface);
+    const char *tuning = argc > 2 ? argv[2] : NULL;
+    mlff_backend *be = test_open_backend(iface, tuning);
+    mlff_tuning asked;
+    mlff_tuning_defaults(&asked);
+    mlff_error asked_err;
+    CHECK(mlff_tuning_set(&asked, tuning, "TUNING", NULL, &asked_err) == MLFF_OK, "%s", asked_err.message);
     mlff_backend_options cpu_opts = {.device_index = -1, .n_threads = 1};
     mlff_backend *cpu;
     mlff_error err;
     if (mlff_backend_cpu.open(&cpu_opts, &cpu, &err) != MLFF_OK)
         return 1;
-    /* MLFF_DEVICE_FP64=off: the float-only kernels, float64 refused. */
-    CHECK(test_device_fp64() || !iface->supports_dtype(be, MLFF_DTYPE_F64),
-          "%s: float64 supported although MLFF_DEVICE_FP64=off", iface->name);
+    /* device_fp64=off: the float-only kernels, float64 refused. */
+    CHECK(asked.device_fp64 || !iface->supports_dtype(be, MLFF_DTYPE_F64),
+          "%s: float64 supported although device_fp64=off", iface->name);
     char covered[MLFF_OP_COUNT] = {0};
     for (int c = 0; c < n_op_cases; c++)
         for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)); w++)

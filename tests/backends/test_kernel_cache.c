@@ -33,6 +33,7 @@
 #ifdef MLFF_HAVE_VULKAN
 #include "backends/vulkan/vk_internal.h"
 #endif
+#include "runtime/environment.h"
 #include "tests/common/check.h"
 #include "tests/common/skip.h"
 #include "mlff.h"
@@ -73,11 +74,21 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0;
 }
 
+/* A cache as a context would make it. */
+static void init_from_environment(mlff_kernel_cache *cache)
+{
+    mlff_environment env;
+    mlff_environment_read(&env);
+    mlff_backend_options opts = {0};
+    mlff_environment_backend_options(&env, &opts);
+    mlff_kernel_cache_init(cache, opts.cache_dir, opts.log_cache);
+}
+
 static void unit_tests(void)
 {
     setenv("MLFF_CACHE_DIR", cache_dir, 1);
     mlff_kernel_cache cache;
-    mlff_kernel_cache_init(&cache);
+    init_from_environment(&cache);
     CHECK(cache.enabled, "cache not enabled in %s", cache_dir);
     struct stat st;
     CHECK(stat(cache_dir, &st) == 0 && (st.st_mode & 0777) == 0700, "cache directory is not 0700");
@@ -135,7 +146,7 @@ static void unit_tests(void)
     free(good);
 
     setenv("MLFF_CACHE", "off", 1);
-    mlff_kernel_cache_init(&cache);
+    init_from_environment(&cache);
     CHECK(!cache.enabled, "MLFF_CACHE=off ignored");
     unsetenv("MLFF_CACHE");
     printf("unit: store, load, corrupt, truncated, foreign, driver update, off: %s\n",

@@ -46,9 +46,10 @@ class Result:
             " ".join(self.args), self.rc, self.out[:300], self.err[:600])
 
 
-def run(args, stdin=None, cwd=None):
+def run(args, stdin=None, cwd=None, env=None):
     proc = subprocess.run([MLFF] + args, input=stdin, stdout=subprocess.PIPE,
-                          stderr=subprocess.PIPE, timeout=600, cwd=cwd)
+                          stderr=subprocess.PIPE, timeout=600, cwd=cwd,
+                          env=dict(os.environ, **env) if env else None)
     return Result(args, proc)
 
 
@@ -135,7 +136,8 @@ def test_usage(data_dir):
     for args in (["--help"], ["-h"], ["energy", "--help"], ["energy", "-h"]):
         r = run(args)
         check(r.rc == 0 and "Usage" in r.out and r.err == "", "help on stdout: %r" % r)
-        check("energy" in r.out and "devices" in r.out and "--forces" in r.out,
+        check("energy" in r.out and "devices" in r.out and "tune" in r.out and "bench" in r.out and
+              "--forces" in r.out,
               "help lists the commands and options: %r" % r)
     r = run(["--version"])
     check(r.rc == 0 and re.match(r"^mlff \d+\.\d+\.\d+", r.out) and r.err == "",
@@ -396,6 +398,45 @@ def test_devices():
     r = run(["devices"])
     check(r.rc == 0 and r.out.strip() != "", "mlff devices lists something: %r" % r)
     check(r.out.endswith("\n"), "mlff devices ends its output with a newline")
+    check("cpu 0:" in r.out and "memory:" in r.out and "fp64:" in r.out and "tuning:" in r.out,
+          "mlff devices says what each device has: %r" % r)
+    r = run(["devices", "--tuning"])
+    check(r.rc == 0 and "sum_lanes=1" in r.out and "dense_most_atoms=" in r.out,
+          "mlff devices --tuning lists each device's record: %r" % r)
+
+
+def test_tune(tmp):
+    """mlff tune on the CPU writes a record that a later process reads."""
+    expect_usage_error(["tune", "--bogus"])
+    expect_usage_error(["tune", "--device", "gpu"])
+    env = {"MLFF_CACHE_DIR": os.path.join(tmp, "tune-cache")}
+    r = run(["tune", "--keys", "--device", "cpu"], env=env)
+    check(r.rc == 0 and "sum_lanes" in r.out and "MLFF_SUM_LANES" in r.out and "auto, 1, 2, 4, 8, 16" in r.out,
+          "tune --keys lists the keys, their variables and values: %r" % r)
+    r = run(["tune", "--keys", "--device", "cpu", "--tuning", "sum_lanes=5"], env=env)
+    check(r.rc == 1 and "sum_lanes=5" in r.err, "a bad --tuning value is named: %r" % r)
+    r = run(["tune", "--device", "cpu", "--quick"], env=env)
+    check(r.rc == 0 and "\ndense_most_atoms=" in r.out and "mlff tune:" in r.err and "wrote" in r.err,
+          "tune --quick writes a record, progress on stderr: %r" % r)
+    records = [f for f in os.listdir(env["MLFF_CACHE_DIR"]) if f.startswith("tuning-")]
+    check(len(records) == 1, "one record in the cache directory: %r" % records)
+    r = run(["devices"], env=env)
+    check(r.rc == 0 and "measured record: " + env["MLFF_CACHE_DIR"] + "/tuning-" in r.out,
+          "mlff devices names the CPU's measured record: %r" % r)
+    r = run(["tune", "--keys", "--device", "cpu"], env=env)
+    check(r.rc == 0 and re.search(r"dense_most_atoms +- +\S+ +record", r.out),
+          "tune --keys shows the measured keys as the record's: %r" % r)
+
+
+def test_bench(data_dir):
+    expect_usage_error(["bench", "--device", "gpu"])
+    reference = os.path.dirname(find_data(data_dir, "g2_CH4.extxyz"))
+    r = run(["bench", "--device", "cpu", "--quick", "--reference", reference])
+    check(r.rc == 0 and "| methane | 5 |" in r.out and "| water cluster (300 atoms) | 300 |" in r.out and
+          "atoms/s" in r.out and "made in code" not in r.out, "bench on the CPU: %r" % r)
+    r = run(["bench", "--device", "cpu", "--quick", "--reference", "/nonexistent"])
+    check(r.rc == 0 and "made in code" in r.out and "| methane | 5 |" in r.out,
+          "bench makes its structures where there are no reference files: %r" % r)
 
 
 def main():
@@ -408,8 +449,10 @@ def main():
         test_usage(data_dir)
         test_bad_input(tmp, data_dir)
         test_energy(tmp, data_dir)
+        test_tune(tmp)
     test_periodic(data_dir)
     test_devices()
+    test_bench(data_dir)
     if failures:
         print("%d check(s) failed" % len(failures), file=sys.stderr)
         return 1

@@ -291,7 +291,7 @@ CASE(case_celu_mlp_mean)
 }
 
 /* The same through stacks, with layers wide enough for a GEMM's K split in
- * 3 (MLFF_GEMM_SPLITS=3) when the backend runs them a layer at a time. */
+ * 3 (gemm_splits=3) when the backend runs them a layer at a time. */
 CASE(case_celu_mlp_mean_stacked)
 {
     static const int64_t widths[] = {64, 48, 40, 1};

@@ -154,19 +154,21 @@ static void check_launches(const mlff_model *model)
 }
 
 /* The graph of a structure's elements (the default) and the graph of every
- * element (MLFF_ELEMENT_PLANS=off): the AEVs as TorchANI's, the energies
+ * element (element_plans=off): the AEVs as TorchANI's, the energies
  * equal to rounding; and methane's forces through the graph of every
  * element, which is read before the device is known. */
 static void check_every_element(mlff_model *model, const char *dir)
 {
     double kept[AEV_STRUCTURES], every[AEV_STRUCTURES];
     check_aevs(model, dir, kept);
-    setenv("MLFF_ELEMENT_PLANS", "off", 1);
+    mlff_settings settings;
+    mlff_default_settings(&settings);
+    settings.precision = MLFF_PRECISION_FLOAT64;
+    settings.tuning = "element_plans=off";
     mlff_context *ctx;
-    mlff_model *all = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_AUTO, 0.0);
-    unsetenv("MLFF_ELEMENT_PLANS");
+    mlff_model *all = test_open_model_with(&ctx, settings);
     check_aevs(all, dir, every);
-    CHECK(mlff_element_set_size(&all->active->elements) == 7, "MLFF_ELEMENT_PLANS=off: every element's graph");
+    CHECK(mlff_element_set_size(&all->active->elements) == 7, "element_plans=off: every element's graph");
     for (int k = 0; k < AEV_STRUCTURES; k++)
         CHECK(fabs(kept[k] - every[k]) <= 1e-9, "structure %d: %.12f eV with its elements' graph, %.12f "
               "with every element's", k, kept[k], every[k]);
@@ -181,7 +183,7 @@ static void check_every_element(mlff_model *model, const char *dir)
     mlff_context_destroy(ctx);
 }
 
-/* Each way of running the element networks (MLFF_ELEMENT_NETWORKS, the
+/* Each way of running the element networks (element_networks, the
  * others than the one the device picks for a batch; models/ani.h): stacked,
  * merged (every element's networks on every atom, each atom's own picked by
  * its species) and separate. TorchANI's numbers, also with the batch cut
@@ -212,9 +214,12 @@ static void check_network_forms(const char *dir, mlff_precision precision)
     one_element(&benzene, &carbons);
     reference_free(&benzene);
     {
-        setenv("MLFF_ELEMENT_NETWORKS", "separate", 1);
+        mlff_settings settings;
+        mlff_default_settings(&settings);
+        settings.precision = precision;
+        settings.tuning = "element_networks=separate";
         mlff_context *ctx;
-        mlff_model *model = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
+        mlff_model *model = test_open_model_with(&ctx, settings);
         int64_t offsets[2] = {0, carbons.n_atoms};
         mlff_batch b = {1, offsets, carbons.species, carbons.positions, NULL, NULL};
         CHECK(mlff_evaluate(model, &b, &carbons.energy, carbons.forces) == MLFF_OK, "%s: %s", carbons.name,
@@ -225,11 +230,13 @@ static void check_network_forms(const char *dir, mlff_precision precision)
     static const char *const forms[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
     for (int form = 1; form < 4; form++)
     for (int chunked = 0; chunked < 2; chunked++) {
-        setenv("MLFF_ELEMENT_NETWORKS", forms[form], 1);
+        char tuning[64];
+        snprintf(tuning, sizeof tuning, "element_networks=%s", forms[form]);
         mlff_settings settings;
         mlff_default_settings(&settings);
         settings.precision = precision;
         settings.max_chunk_atoms = chunked ? 4 : 0;
+        settings.tuning = tuning;
         mlff_context *ctx;
         mlff_model *model = test_open_model_with(&ctx, settings);
         for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
@@ -248,19 +255,26 @@ static void check_network_forms(const char *dir, mlff_precision precision)
         mlff_context_destroy(ctx);
     }
     reference_free(&carbons);
-    setenv("MLFF_ELEMENT_NETWORKS", "fused", 1);
-    mlff_settings settings;
-    mlff_default_settings(&settings);
-    settings.device = test_device();
-    mlff_context *ctx;
-    mlff_model *model = NULL;
-    mlff_status status = mlff_context_create(&settings, &ctx);
-    if (status == MLFF_OK)
-        status = mlff_model_load(ctx, NULL, &model);
-    CHECK(status == MLFF_ERROR_INVALID_ARGUMENT && strstr(mlff_last_error(ctx), "MLFF_ELEMENT_NETWORKS=fused"),
-          "an unknown MLFF_ELEMENT_NETWORKS: status %d, '%s'", (int)status, mlff_last_error(ctx));
-    mlff_context_destroy(ctx);
-    unsetenv("MLFF_ELEMENT_NETWORKS");
+    /* An unknown form, from the environment (the variables keep working)
+     * and from settings.tuning: the error names it. */
+    for (int from_settings = 0; from_settings < 2; from_settings++) {
+        if (!from_settings)
+            setenv("MLFF_ELEMENT_NETWORKS", "fused", 1);
+        mlff_settings settings;
+        mlff_default_settings(&settings);
+        settings.device = test_device();
+        settings.tuning = from_settings ? "element_networks=fused" : NULL;
+        mlff_context *ctx;
+        mlff_model *model = NULL;
+        mlff_status status = mlff_context_create(&settings, &ctx);
+        if (status == MLFF_OK)
+            status = mlff_model_load(ctx, NULL, &model);
+        const char *want = from_settings ? "element_networks=fused" : "MLFF_ELEMENT_NETWORKS=fused";
+        CHECK(status == MLFF_ERROR_INVALID_ARGUMENT && strstr(mlff_last_error(ctx), want),
+              "an unknown element_networks: status %d, '%s'", (int)status, mlff_last_error(ctx));
+        mlff_context_destroy(ctx);
+        unsetenv("MLFF_ELEMENT_NETWORKS");
+    }
 }
 
 int main(int argc, char **argv)

@@ -640,10 +640,12 @@ int main(int argc, char **argv)
             fprintf(stderr, "unknown backend %s\n", argv[1]);
             return 1;
         }
-        device = test_open_backend(device_iface);
+        device = test_open_backend(device_iface, NULL);
         mlff_error err;
         mlff_error_clear(&err);
-        check(mlff_device_cells_create(device_iface, device, threads, &device_cells, &err) == MLFF_OK &&
+        static mlff_tuning tuning; /* the device cell lists' thresholds: the defaults */
+        mlff_tuning_defaults(&tuning);
+        check(mlff_device_cells_create(device_iface, device, threads, &tuning, &device_cells, &err) == MLFF_OK &&
                   device_cells,
               "the backend has device cell lists");
     }
