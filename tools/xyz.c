@@ -1,11 +1,14 @@
-/* XYZ / extended XYZ reader and writer (see xyz.h for the rules). */
+/* XYZ / extended XYZ reader, whole files and streams (see xyz.h for the rules). */
 #include "xyz.h"
 
 #include "mlff.h"
+#include "xyz_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,23 +68,26 @@ int xyz_key_is_result(const char *key)
 /* ------------------------------------------------------------------------ */
 /* C locale for the whole of a read or a write, whatever the process uses   */
 
-typedef struct c_locale_scope {
-    locale_t c;
-    locale_t previous;
-} c_locale_scope;
+/* Made once and never changed: a stream reads a frame at a time, and making
+ * a locale per frame would cost more than parsing a small molecule. */
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale_object;
 
-static void c_locale_enter(c_locale_scope *scope)
+static void make_c_locale(void)
 {
-    scope->c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    scope->previous = scope->c ? uselocale(scope->c) : (locale_t)0;
+    c_locale_object = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 }
 
-static void c_locale_leave(c_locale_scope *scope)
+void xyz_c_locale_enter(xyz_c_locale_scope *scope)
 {
-    if (scope->c) {
+    pthread_once(&c_locale_once, make_c_locale);
+    scope->previous = c_locale_object ? uselocale(c_locale_object) : (locale_t)0;
+}
+
+void xyz_c_locale_leave(xyz_c_locale_scope *scope)
+{
+    if (c_locale_object)
         uselocale(scope->previous);
-        freelocale(scope->c);
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -221,8 +227,10 @@ __attribute__((format(printf, 5, 6))) static int fail_atom(reader *r, long line,
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                   */
 
-static void frame_free(xyz_frame *f)
+void xyz_frame_free(xyz_frame *f)
 {
+    if (!f)
+        return;
     free(f->numbers);
     free(f->positions);
     for (size_t i = 0; i < f->n_info; i++) {
@@ -239,7 +247,7 @@ void xyz_file_free(xyz_file *file)
     if (!file)
         return;
     for (size_t i = 0; i < file->n_frames; i++)
-        frame_free(&file->frames[i]);
+        xyz_frame_free(&file->frames[i]);
     free(file->frames);
     free(file->name);
     memset(file, 0, sizeof *file);
@@ -451,7 +459,7 @@ static const char *scan_word(const char *p, int is_key, char *out, int *untermin
     return p;
 }
 
-/* Whether s must be quoted to read back as one word. */
+/* Whether s must be quoted to read back as one word (as a key, or a value). */
 static int needs_quotes(const char *s)
 {
     if (!*s)
@@ -484,9 +492,92 @@ static char *write_quoted(char *d, const char *s)
     return d;
 }
 
-static int add_info(comment_ctx *c, const char *key, const char *value, const char *raw_key,
-                    size_t raw_key_len, const char *raw_value, size_t raw_value_len,
-                    int unterminated)
+char *xyz_pair_text(const char *key, const char *value)
+{
+    int quote_key = needs_quotes(key), quote_value = value && needs_quotes(value);
+    size_t n = (quote_key ? quoted_length(key) : strlen(key)) +
+               (value ? 1 + (quote_value ? quoted_length(value) : strlen(value)) : 0);
+    char *text = malloc(n + 1), *d = text;
+    if (!text)
+        return NULL;
+    if (quote_key) {
+        d = write_quoted(d, key);
+    } else {
+        memcpy(d, key, strlen(key));
+        d += strlen(key);
+    }
+    if (value) {
+        *d++ = '=';
+        if (quote_value) {
+            d = write_quoted(d, value);
+        } else {
+            memcpy(d, value, strlen(value));
+            d += strlen(value);
+        }
+    }
+    *d = '\0';
+    return text;
+}
+
+/* One pair of the comment line from p, as the reader splits it: the
+ * unescaped key and value (into key and value, each with room for the rest
+ * of the line), whether there was a value, and where the key and value text
+ * lie. Returns the end of the pair. */
+typedef struct scanned_pair {
+    const char *key_start, *key_end, *value_start, *value_end;
+    int has_value, unterminated;
+} scanned_pair;
+
+static const char *scan_pair(const char *p, char *key, char *value, scanned_pair *sp)
+{
+    int key_open = 0, value_open = 0;
+    memset(sp, 0, sizeof *sp);
+    sp->key_start = p;
+    p = scan_word(p, 1, key, &key_open);
+    sp->key_end = p;
+    const char *q = p;
+    while (is_space(*q))
+        q++;
+    if (*q == '=' && !key_open) {
+        q++;
+        while (is_space(*q))
+            q++;
+        sp->value_start = q;
+        p = scan_word(q, 0, value, &value_open);
+        sp->value_end = p;
+        sp->has_value = 1;
+    }
+    sp->unterminated = key_open || value_open;
+    return p;
+}
+
+int xyz_pair_text_reads_back(const char *text, const char *key, const char *value)
+{
+    /* The text as the writer puts it: a space and another pair after it. */
+    static const char next[] = " next=1";
+    size_t n = strlen(text);
+    char *line = malloc(n + sizeof next), *k = malloc(n + sizeof next), *v = malloc(n + sizeof next);
+    int ok = 0;
+    if (line && k && v) {
+        memcpy(line, text, n);
+        memcpy(line + n, next, sizeof next);
+        scanned_pair sp;
+        const char *p = line;
+        while (is_space(*p))
+            p++;
+        const char *end = scan_pair(p, k, v, &sp);
+        /* Never '=' first: after a key alone, " =b" would read as that key's value. */
+        ok = n > 0 && text[0] != '=' && p == line && end == line + n && !sp.unterminated &&
+             strcmp(k, key) == 0 &&
+             (value ? sp.has_value && strcmp(v, value) == 0 : !sp.has_value);
+    }
+    free(line);
+    free(k);
+    free(v);
+    return ok;
+}
+
+static int add_info(comment_ctx *c, const char *key, const char *value, const scanned_pair *sp)
 {
     xyz_frame *f = c->f;
     if (f->n_info == c->info_capacity) {
@@ -501,37 +592,22 @@ static int add_info(comment_ctx *c, const char *key, const char *value, const ch
     memset(in, 0, sizeof *in);
     in->key = strdup(key);
     in->value = value ? strdup(value) : NULL;
-    if (!unterminated) {
-        /* verbatim: key=value as written (without spaces around '=') */
-        size_t n = raw_key_len + (value ? 1 + raw_value_len : 0);
-        in->text = malloc(n + 1);
-        if (in->text) {
-            memcpy(in->text, raw_key, raw_key_len);
-            if (value) {
-                in->text[raw_key_len] = '=';
-                memcpy(in->text + raw_key_len + 1, raw_value, raw_value_len);
-            }
-            in->text[n] = '\0';
+    /* The input's own spelling (quotes, brackets) where it reads back as the
+     * same key and value; else written anew. */
+    size_t key_len = (size_t)(sp->key_end - sp->key_start);
+    size_t value_len = value ? (size_t)(sp->value_end - sp->value_start) : 0;
+    size_t n = key_len + (value ? 1 + value_len : 0);
+    in->text = malloc(n + 1);
+    if (in->text && in->key && (!value || in->value)) {
+        memcpy(in->text, sp->key_start, key_len);
+        if (value) {
+            in->text[key_len] = '=';
+            memcpy(in->text + key_len + 1, sp->value_start, value_len);
         }
-    } else {
-        /* a quote never closed: write it anew, properly quoted */
-        int quote_key = needs_quotes(key);
-        size_t n = (quote_key ? quoted_length(key) : strlen(key)) +
-                   (value ? 1 + quoted_length(value) : 0);
-        in->text = malloc(n + 1);
-        if (in->text) {
-            char *d = in->text;
-            if (quote_key) {
-                d = write_quoted(d, key);
-            } else {
-                memcpy(d, key, strlen(key));
-                d += strlen(key);
-            }
-            if (value) {
-                *d++ = '=';
-                d = write_quoted(d, value);
-            }
-            *d = '\0';
+        in->text[n] = '\0';
+        if (sp->unterminated || !xyz_pair_text_reads_back(in->text, key, value)) {
+            free(in->text);
+            in->text = xyz_pair_text(key, value);
         }
     }
     if (!in->key || (value && !in->value) || !in->text) {
@@ -559,23 +635,9 @@ static int parse_comment(comment_ctx *c, const char *line)
             p++;
         if (!*p)
             break;
-        int key_open = 0, value_open = 0, has_value = 0;
-        const char *key_start = p;
-        p = scan_word(p, 1, key, &key_open);
-        const char *key_end = p, *value_start = NULL, *value_end = NULL;
-        const char *q = p;
-        while (is_space(*q))
-            q++;
-        if (*q == '=' && !key_open) {
-            q++;
-            while (is_space(*q))
-                q++;
-            value_start = q;
-            p = scan_word(q, 0, value, &value_open);
-            value_end = p;
-            has_value = 1;
-        }
-        const char *v = has_value ? value : NULL;
+        scanned_pair sp;
+        p = scan_pair(p, key, value, &sp);
+        const char *v = sp.has_value ? value : NULL;
         if (strcmp(key, "Lattice") == 0)
             status = parse_lattice(c, v);
         else if (strcmp(key, "pbc") == 0)
@@ -583,9 +645,7 @@ static int parse_comment(comment_ctx *c, const char *line)
         else if (strcmp(key, "Properties") == 0)
             status = parse_properties(c, v);
         else
-            status = add_info(c, key, v, key_start, (size_t)(key_end - key_start), value_start,
-                              has_value ? (size_t)(value_end - value_start) : 0,
-                              key_open || value_open);
+            status = add_info(c, key, v, &sp);
         if (status != XYZ_OK)
             break;
     }
@@ -596,7 +656,6 @@ done:
         return fail_file(c->r, XYZ_ERROR_MEMORY, "out of memory");
     return status;
 }
-
 /* Parse the atom count s; 0 on success (*n > 0), else an error already reported. */
 static int parse_count(reader *r, const char *s, long line, size_t frame_no, int64_t *n,
                        int *huge)
@@ -626,204 +685,512 @@ static int parse_count(reader *r, const char *s, long line, size_t frame_no, int
     if (v == 0 && !*huge)
         return fail_frame(r, line, frame_no, "the number of atoms must be positive, found %s",
                           show_str(s, s1));
-    *n = v;
+    *n = *huge ? INT64_MAX : v;
     return XYZ_OK;
 }
 
-/* Parse one frame whose count line is lines[*pos]; n_lines excludes trailing blank lines. */
-static int parse_frame(reader *r, char **lines, size_t n_lines, size_t *pos, size_t frame_no,
-                       xyz_frame *f)
+/* Whether the line is an atom count and nothing else: where a frame starts. */
+static int is_count_line(const char *s)
+{
+    reader quiet = {"", NULL, 0};
+    int64_t n;
+    int huge;
+    return parse_count(&quiet, s, 1, 1, &n, &huge) == XYZ_OK;
+}
+
+/* Parse atom a (0-based) of f from its line, laid out as lay says. */
+static int parse_atom(reader *r, const char *line, long lineno, size_t frame_no, const layout *lay,
+                      xyz_frame *f, int64_t a)
 {
     char s1[SHOW_SIZE];
-    size_t i = *pos;
-    f->count_line = (long)i + 1;
-    f->comment_line = (long)i + 2;
-    int64_t n = 0;
-    int huge = 0;
-    int status = parse_count(r, lines[i], f->count_line, frame_no, &n, &huge);
-    if (status != XYZ_OK)
-        return status;
-    char count_text[32];
-    if (huge)
-        snprintf(count_text, sizeof count_text, "too many atoms");
-    else
-        snprintf(count_text, sizeof count_text, "%lld atom%s", (long long)n, n == 1 ? "" : "s");
-    if (i + 1 >= n_lines)
-        return fail_frame(r, f->count_line, frame_no,
-                          "truncated: %s declared but the file ends after the atom count",
-                          count_text);
-    size_t available = n_lines - (i + 2);
-    if (huge || (uint64_t)n > (uint64_t)available)
-        return fail_frame(r, f->count_line, frame_no,
-                          "truncated: %s declared but the file ends after %zu atom line%s",
-                          count_text, available, available == 1 ? "" : "s");
-
-    layout lay = {4, 0, 1}; /* species:S:1:pos:R:3 */
-    comment_ctx c = {r, f->comment_line, frame_no, f, &lay, 0};
-    status = parse_comment(&c, lines[i + 1]);
-    if (status != XYZ_OK)
-        return status;
-    if (!f->has_pbc)
-        f->pbc[0] = f->pbc[1] = f->pbc[2] = f->has_cell ? 1 : 0;
-
-    f->n_atoms = n;
-    f->numbers = malloc((size_t)n * sizeof *f->numbers);
-    f->positions = malloc((size_t)n * 3 * sizeof *f->positions);
-    if (!f->numbers || !f->positions)
-        return fail_file(r, XYZ_ERROR_MEMORY, "out of memory (%lld atoms)", (long long)n);
-
-    for (int64_t a = 0; a < n; a++) {
-        const char *line = lines[i + 2 + (size_t)a];
-        long lineno = xyz_atom_line(f, a);
-        const char *species = NULL, *coord[3] = {NULL, NULL, NULL};
-        size_t species_len = 0, coord_len[3] = {0, 0, 0};
-        int column = 0;
-        const char *p = line;
-        while (column < lay.total) {
-            while (is_space(*p))
-                p++;
-            if (!*p)
-                break;
-            const char *start = p;
-            while (*p && !is_space(*p))
-                p++;
-            if (column == lay.species) {
-                species = start;
-                species_len = (size_t)(p - start);
-            } else if (column >= lay.pos && column < lay.pos + 3) {
-                coord[column - lay.pos] = start;
-                coord_len[column - lay.pos] = (size_t)(p - start);
-            }
-            column++;
+    const char *species = NULL, *coord[3] = {NULL, NULL, NULL};
+    size_t species_len = 0, coord_len[3] = {0, 0, 0};
+    int column = 0;
+    const char *p = line;
+    while (column < lay->total) {
+        while (is_space(*p))
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        while (*p && !is_space(*p))
+            p++;
+        if (column == lay->species) {
+            species = start;
+            species_len = (size_t)(p - start);
+        } else if (column >= lay->pos && column < lay->pos + 3) {
+            coord[column - lay->pos] = start;
+            coord_len[column - lay->pos] = (size_t)(p - start);
         }
-        if (column < lay.total)
-            return fail_atom(r, lineno, frame_no, a + 1, "expected %d columns, found %d",
-                             lay.total, column);
-
-        int z = 0;
-        if (is_digit(species[0])) {
-            int all_digits = species_len <= 3;
-            for (size_t k = 0; all_digits && k < species_len; k++)
-                all_digits = is_digit(species[k]);
-            if (all_digits) {
-                for (size_t k = 0; k < species_len; k++)
-                    z = 10 * z + (species[k] - '0');
-                if (z > XYZ_MAX_ATOMIC_NUMBER)
-                    z = 0;
-            }
-        } else {
-            z = xyz_element_number(species, species_len);
-        }
-        if (z == 0)
-            return fail_atom(r, lineno, frame_no, a + 1, "unknown element %s",
-                             show(species, species_len, s1));
-        f->numbers[a] = z;
-
-        for (int k = 0; k < 3; k++) {
-            int bad = parse_number(coord[k], coord_len[k], &f->positions[3 * a + k]);
-            if (bad == 1)
-                return fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a number",
-                                 show(coord[k], coord_len[k], s1));
-            if (bad == 2)
-                return fail_atom(r, lineno, frame_no, a + 1,
-                                 "coordinate %s is not a finite number",
-                                 show(coord[k], coord_len[k], s1));
-        }
+        column++;
     }
-    *pos = i + 2 + (size_t)n;
+    if (column < lay->total)
+        return fail_atom(r, lineno, frame_no, a + 1, "expected %d columns, found %d", lay->total,
+                         column);
+
+    int z = 0;
+    if (is_digit(species[0])) {
+        int all_digits = species_len <= 3;
+        for (size_t k = 0; all_digits && k < species_len; k++)
+            all_digits = is_digit(species[k]);
+        if (all_digits) {
+            for (size_t k = 0; k < species_len; k++)
+                z = 10 * z + (species[k] - '0');
+            if (z > XYZ_MAX_ATOMIC_NUMBER)
+                z = 0;
+        }
+    } else {
+        z = xyz_element_number(species, species_len);
+    }
+    if (z == 0)
+        return fail_atom(r, lineno, frame_no, a + 1, "unknown element %s",
+                         show(species, species_len, s1));
+    f->numbers[a] = z;
+
+    for (int k = 0; k < 3; k++) {
+        int bad = parse_number(coord[k], coord_len[k], &f->positions[3 * a + k]);
+        if (bad == 1)
+            return fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a number",
+                             show(coord[k], coord_len[k], s1));
+        if (bad == 2)
+            return fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a finite number",
+                             show(coord[k], coord_len[k], s1));
+    }
     return XYZ_OK;
 }
 
-/* Parse data[0..size) (data has room for size + 1 bytes and is ours to change). */
-static int parse_all(reader *r, char *data, size_t size, xyz_file *file)
+/* ------------------------------------------------------------------------ */
+/* Lines from a source                                                      */
+
+/* Bytes asked of the source at a time. */
+#define READ_CHUNK ((size_t)1 << 16)
+
+enum { STREAM_READING, STREAM_RESYNC, STREAM_ENDED, STREAM_FAILED };
+
+typedef struct memory_source {
+    const char *data;
+    size_t size, at;
+} memory_source;
+
+struct xyz_stream {
+    char *name;
+    xyz_source source;
+    memory_source *owned_source; /* xyz_stream_open_memory's */
+    int recover;
+    int state;
+    int failed_status;
+    char *failed_message;
+
+    char *buf;          /* unconsumed bytes are buf[start, end); one spare byte after end */
+    size_t capacity, start, end;
+    size_t scanned;     /* bytes after start known to hold no line feed */
+    int source_done;
+    int64_t bytes;      /* read from the source */
+
+    /* The current line starts at buf[start], NUL-terminated. */
+    char *line;
+    size_t consumed;    /* its bytes with the line feed */
+    int line_ended;     /* it ended with a line feed */
+    long line_no;       /* its number, from 1 */
+    int64_t line_offset;
+    int pushed_back;    /* return the current line again */
+    long last_nonblank; /* number of the last line read that is not blank */
+
+    size_t frame_no;
+    int64_t frame_offset;
+};
+
+/* Remember a failure of the file itself: every later call returns it. */
+static int stream_fail(xyz_stream *s, reader *r, int status)
 {
-    const char *nul = memchr(data, '\0', size);
+    s->state = STREAM_FAILED;
+    s->failed_status = status;
+    free(s->failed_message);
+    s->failed_message = r->err && r->err_size ? strdup(r->err) : NULL;
+    return status;
+}
+
+/* Read more bytes; 0 at the end of the source, < 0 (reported) on failure. */
+static int refill(xyz_stream *s, reader *r)
+{
+    if (s->start > 0) {
+        memmove(s->buf, s->buf + s->start, s->end - s->start);
+        s->end -= s->start;
+        s->start = 0;
+    }
+    if (s->capacity - s->end < READ_CHUNK + 1) {
+        size_t cap = s->capacity ? 2 * s->capacity : 2 * READ_CHUNK;
+        while (cap - s->end < READ_CHUNK + 1)
+            cap *= 2;
+        char *grown = realloc(s->buf, cap);
+        if (!grown)
+            return fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
+        s->buf = grown;
+        s->capacity = cap;
+    }
+    char why[256] = "read error";
+    long got = s->source.read(s->source.self, s->buf + s->end, s->capacity - s->end - 1, why,
+                              sizeof why);
+    if (got < 0) {
+        why[sizeof why - 1] = '\0';
+        return fail_file(r, XYZ_ERROR_IO, "cannot read: %s", why);
+    }
+    if (got == 0) {
+        s->source_done = 1;
+        return 0;
+    }
+    const char *nul = memchr(s->buf + s->end, '\0', (size_t)got);
     if (nul) {
-        long line = 1;
-        for (const char *s = data; s < nul; s++)
-            line += *s == '\n';
+        long line = s->line_no + 1;
+        for (const char *p = s->buf + s->start; p < nul; p++)
+            line += *p == '\n';
         return fail_file(r, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line);
     }
-    data[size] = '\0';
-    if (size == 0)
-        return fail_file(r, XYZ_ERROR_FORMAT, "file is empty");
+    s->end += (size_t)got;
+    s->bytes += got;
+    return 1;
+}
 
-    size_t n_lines = 1;
-    for (size_t k = 0; k < size; k++)
-        n_lines += data[k] == '\n';
-    if (data[size - 1] == '\n')
-        n_lines--;
-    char **lines = malloc(n_lines * sizeof *lines);
-    if (!lines)
-        return fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
-    char *s = data;
-    for (size_t k = 0; k < n_lines; k++) {
-        lines[k] = s;
-        char *e = strchr(s, '\n');
-        if (!e)
-            e = data + size;
-        if (e > s && e[-1] == '\r')
-            e[-1] = '\0';
-        *e = '\0';
-        s = e + 1;
+/* Make the next line current: 1, 0 at the end of the input, < 0 on a failure (reported). */
+static int next_line(xyz_stream *s, reader *r)
+{
+    if (s->pushed_back) {
+        s->pushed_back = 0;
+        return 1;
     }
-    while (n_lines > 0 && is_blank(lines[n_lines - 1]))
-        n_lines--;
-    if (n_lines == 0) {
-        free(lines);
-        return fail_file(r, XYZ_ERROR_FORMAT, "file is empty (only blank lines)");
-    }
-
-    int status = XYZ_OK;
-    size_t capacity = 0, pos = 0;
-    while (pos < n_lines) {
-        if (is_blank(lines[pos])) {
-            pos++;
-            continue;
+    s->start += s->consumed;
+    s->line_offset += (int64_t)s->consumed;
+    s->consumed = 0;
+    s->scanned = 0;
+    for (;;) {
+        size_t have = s->end - s->start;
+        char *nl = memchr(s->buf + s->start + s->scanned, '\n', have - s->scanned);
+        if (nl) {
+            s->line = s->buf + s->start;
+            s->consumed = (size_t)(nl - s->line) + 1;
+            s->line_ended = 1;
+            *nl = '\0';
+            break;
         }
+        s->scanned = have;
+        if (s->source_done) {
+            if (have == 0)
+                return 0;
+            s->line = s->buf + s->start;
+            s->consumed = have;
+            s->line_ended = 0;
+            s->line[have] = '\0';
+            break;
+        }
+        if (have >= XYZ_MAX_LINE)
+            return fail_file(r, XYZ_ERROR_FORMAT, "line %ld is longer than %zu MiB",
+                             s->line_no + 1, XYZ_MAX_LINE >> 20);
+        int status = refill(s, r);
+        if (status < 0)
+            return status;
+    }
+    size_t n = s->consumed - (size_t)s->line_ended;
+    if (n > 0 && s->line[n - 1] == '\r')
+        s->line[n - 1] = '\0';
+    s->line_no++;
+    if (!is_blank(s->line))
+        s->last_nonblank = s->line_no;
+    return 1;
+}
+
+static long read_from_memory(void *self, char *buffer, size_t size, char *why, size_t why_size)
+{
+    (void)why;
+    (void)why_size;
+    memory_source *m = self;
+    size_t n = m->size - m->at < size ? m->size - m->at : size;
+    if (n > (size_t)LONG_MAX)
+        n = (size_t)LONG_MAX;
+    if (n)
+        memcpy(buffer, m->data + m->at, n);
+    m->at += n;
+    return (long)n;
+}
+
+xyz_stream *xyz_stream_open(const char *name, xyz_source source, int recover)
+{
+    xyz_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->name = strdup(name);
+    if (!s->name) {
+        free(s);
+        return NULL;
+    }
+    s->source = source;
+    s->recover = recover;
+    return s;
+}
+
+xyz_stream *xyz_stream_open_memory(const char *name, const char *data, size_t size, int recover)
+{
+    memory_source *m = malloc(sizeof *m);
+    if (!m)
+        return NULL;
+    m->data = data;
+    m->size = size;
+    m->at = 0;
+    xyz_source source = {read_from_memory, m};
+    xyz_stream *s = xyz_stream_open(name, source, recover);
+    if (!s) {
+        free(m);
+        return NULL;
+    }
+    s->owned_source = m;
+    return s;
+}
+
+void xyz_stream_close(xyz_stream *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    free(s->failed_message);
+    free(s->buf);
+    free(s->owned_source);
+    free(s);
+}
+
+int xyz_stream_failed(const xyz_stream *s)
+{
+    return s->state == STREAM_FAILED;
+}
+
+size_t xyz_stream_frame_number(const xyz_stream *s)
+{
+    return s->frame_no;
+}
+
+int64_t xyz_stream_frame_offset(const xyz_stream *s)
+{
+    return s->frame_offset;
+}
+
+int64_t xyz_stream_end_offset(const xyz_stream *s)
+{
+    return s->line_offset + (int64_t)(s->pushed_back ? 0 : s->consumed);
+}
+
+int xyz_stream_line_ended(const xyz_stream *s)
+{
+    return s->line_ended;
+}
+
+int64_t xyz_stream_bytes_read(const xyz_stream *s)
+{
+    return s->bytes;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Frames from a stream                                                     */
+
+/* "3 atoms" or "too many atoms", for the truncation messages. */
+static void count_text(int64_t n, char out[32])
+{
+    if (n == INT64_MAX)
+        snprintf(out, 32, "too many atoms");
+    else
+        snprintf(out, 32, "%lld atom%s", (long long)n, n == 1 ? "" : "s");
+}
+
+/* The frame declared n atoms but the input ended: report how far it got
+ * (blank lines at the end do not count), as a whole-file reader sees it. */
+static int fail_truncated(xyz_stream *s, reader *r, const xyz_frame *f, int64_t n)
+{
+    char text[32];
+    count_text(n, text);
+    s->state = STREAM_ENDED;
+    if (s->last_nonblank <= f->count_line)
+        return fail_frame(r, f->count_line, s->frame_no,
+                          "truncated: %s declared but the file ends after the atom count", text);
+    long available = s->last_nonblank - f->comment_line;
+    return fail_frame(r, f->count_line, s->frame_no,
+                      "truncated: %s declared but the file ends after %ld atom line%s", text,
+                      available, available == 1 ? "" : "s");
+}
+
+/*
+ * A bad comment or atom line (already reported) in a frame of n atoms.
+ * Without recovery, a frame that the input also cuts short is reported as
+ * truncated, as a reader that has the whole file sees first. With recovery,
+ * the stream goes on from the next line that can start a frame: the bad line
+ * itself where it is an atom count (the frame declared too many atoms).
+ */
+static int bad_line(xyz_stream *s, reader *r, const xyz_frame *f, int64_t n, int status)
+{
+    if (status == XYZ_ERROR_MEMORY || status == XYZ_ERROR_IO)
+        return stream_fail(s, r, status);
+    if (s->recover) {
+        if (s->line_no > f->comment_line && is_count_line(s->line))
+            s->pushed_back = 1;
+        s->state = STREAM_RESYNC;
+        return status;
+    }
+    long last = n >= LONG_MAX - f->comment_line ? LONG_MAX : f->comment_line + (long)n;
+    char *saved = r->err && r->err_size ? strdup(r->err) : NULL;
+    int got = 1;
+    while (s->last_nonblank < last && (got = next_line(s, r)) > 0)
+        ;
+    if (got < 0) {
+        free(saved);
+        return stream_fail(s, r, got);
+    }
+    if (s->last_nonblank < last) {
+        free(saved);
+        return fail_truncated(s, r, f, n);
+    }
+    if (saved)
+        snprintf(r->err, r->err_size, "%s", saved);
+    free(saved);
+    s->state = STREAM_ENDED;
+    return status;
+}
+
+/* Grow the frame's atom arrays to hold at least want atoms. */
+static int reserve_atoms(xyz_frame *f, int64_t *capacity, int64_t want, int64_t declared)
+{
+    if (want <= *capacity)
+        return 0;
+    /* What the count line declares, unless that is huge: then grow as lines come. */
+    int64_t cap = declared <= ((int64_t)1 << 20) ? declared : *capacity ? 2 * *capacity : 4096;
+    if (cap < want)
+        cap = want;
+    int32_t *numbers = realloc(f->numbers, (size_t)cap * sizeof *numbers);
+    if (numbers)
+        f->numbers = numbers;
+    double *positions = numbers ? realloc(f->positions, (size_t)cap * 3 * sizeof *positions) : NULL;
+    if (!numbers || !positions)
+        return -1;
+    f->positions = positions;
+    *capacity = cap;
+    return 0;
+}
+
+static int stream_next(xyz_stream *s, reader *r, xyz_frame *f)
+{
+    if (s->state == STREAM_FAILED) {
+        if (r->err && r->err_size)
+            snprintf(r->err, r->err_size, "%s", s->failed_message ? s->failed_message : "failed");
+        return s->failed_status;
+    }
+    if (s->state == STREAM_ENDED)
+        return XYZ_END;
+
+    /* The atom count, past blank lines (and, after a bad frame, anything that cannot start one). */
+    for (;;) {
+        int got = next_line(s, r);
+        if (got < 0)
+            return stream_fail(s, r, got);
+        if (got == 0) {
+            s->state = STREAM_ENDED;
+            if (s->frame_no > 0)
+                return XYZ_END;
+            return stream_fail(s, r, fail_file(r, XYZ_ERROR_FORMAT, s->bytes ? "file is empty (only blank lines)" : "file is empty"));
+        }
+        if (is_blank(s->line))
+            continue;
+        if (s->state == STREAM_RESYNC && !is_count_line(s->line))
+            continue;
+        break;
+    }
+    s->state = STREAM_READING;
+    s->frame_no++;
+    s->frame_offset = s->line_offset;
+    f->count_line = s->line_no;
+    f->comment_line = s->line_no + 1;
+    int64_t n = 0;
+    int huge = 0;
+    int status = parse_count(r, s->line, f->count_line, s->frame_no, &n, &huge);
+    if (status != XYZ_OK) {
+        if (s->recover)
+            s->state = STREAM_RESYNC;
+        else
+            s->state = STREAM_ENDED;
+        return status;
+    }
+
+    int got = next_line(s, r);
+    if (got < 0)
+        return stream_fail(s, r, got);
+    if (got == 0)
+        return fail_truncated(s, r, f, n);
+    layout lay = {4, 0, 1}; /* species:S:1:pos:R:3 */
+    comment_ctx c = {r, f->comment_line, s->frame_no, f, &lay, 0};
+    status = parse_comment(&c, s->line);
+    if (status != XYZ_OK)
+        return bad_line(s, r, f, n, status);
+    if (!f->has_pbc)
+        f->pbc[0] = f->pbc[1] = f->pbc[2] = f->has_cell ? 1 : 0;
+    f->n_columns = lay.total;
+
+    int64_t capacity = 0;
+    for (int64_t a = 0; a < n; a++) {
+        got = next_line(s, r);
+        if (got < 0)
+            return stream_fail(s, r, got);
+        if (got == 0)
+            return fail_truncated(s, r, f, n);
+        if (reserve_atoms(f, &capacity, a + 1, n) != 0)
+            return stream_fail(s, r, fail_file(r, XYZ_ERROR_MEMORY, "out of memory (%lld atoms)",
+                                               (long long)a + 1));
+        status = parse_atom(r, s->line, s->line_no, s->frame_no, &lay, f, a);
+        if (status != XYZ_OK)
+            return bad_line(s, r, f, n, status);
+    }
+    f->n_atoms = n;
+    return XYZ_OK;
+}
+
+int xyz_stream_next(xyz_stream *s, xyz_frame *frame, char *err, size_t err_size)
+{
+    reader r = {s->name, err, err_size};
+    if (err && err_size)
+        err[0] = '\0';
+    memset(frame, 0, sizeof *frame);
+    xyz_c_locale_scope scope;
+    xyz_c_locale_enter(&scope);
+    int status = stream_next(s, &r, frame);
+    xyz_c_locale_leave(&scope);
+    if (status != XYZ_OK)
+        xyz_frame_free(frame);
+    return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Whole files                                                              */
+
+/* Every frame of the stream into file; the first error ends it. */
+static int read_all(xyz_stream *s, const char *name, xyz_file *file, char *err, size_t err_size)
+{
+    reader r = {name, err, err_size};
+    file->name = strdup(name);
+    if (!file->name)
+        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
+    size_t capacity = 0;
+    for (;;) {
+        xyz_frame f;
+        int status = xyz_stream_next(s, &f, err, err_size);
+        if (status == XYZ_END)
+            return XYZ_OK;
+        if (status != XYZ_OK)
+            return status;
         if (file->n_frames == capacity) {
             size_t cap = capacity ? 2 * capacity : 4;
             xyz_frame *grown = realloc(file->frames, cap * sizeof *grown);
             if (!grown) {
-                status = fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
-                break;
+                xyz_frame_free(&f);
+                return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
             }
             file->frames = grown;
             capacity = cap;
         }
-        xyz_frame *f = &file->frames[file->n_frames];
-        memset(f, 0, sizeof *f);
-        file->n_frames++;
-        status = parse_frame(r, lines, n_lines, &pos, file->n_frames, f);
-        if (status != XYZ_OK)
-            break;
+        file->frames[file->n_frames++] = f;
     }
-    free(lines);
-    return status;
-}
-
-/* Takes ownership of data (size + 1 bytes allocated). */
-static int read_owned(const char *name, char *data, size_t size, xyz_file *file, char *err,
-                      size_t err_size)
-{
-    reader r = {name, err, err_size};
-    int status;
-    if (err && err_size)
-        err[0] = '\0';
-    memset(file, 0, sizeof *file);
-    file->name = strdup(name);
-    if (!file->name) {
-        free(data);
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    }
-    c_locale_scope scope;
-    c_locale_enter(&scope);
-    status = parse_all(&r, data, size, file);
-    c_locale_leave(&scope);
-    free(data);
-    if (status != XYZ_OK)
-        xyz_file_free(file);
-    return status;
 }
 
 int xyz_read_memory(const char *name, const char *data, size_t size, xyz_file *file, char *err,
@@ -831,12 +1198,35 @@ int xyz_read_memory(const char *name, const char *data, size_t size, xyz_file *f
 {
     reader r = {name, err, err_size};
     memset(file, 0, sizeof *file);
-    char *copy = size + 1 > size ? malloc(size + 1) : NULL;
-    if (!copy)
+    if (err && err_size)
+        err[0] = '\0';
+    /* A NUL byte anywhere makes it no text file, whatever comes before it. */
+    const char *nul = size ? memchr(data, '\0', size) : NULL;
+    if (nul) {
+        long line = 1;
+        for (const char *p = data; p < nul; p++)
+            line += *p == '\n';
+        return fail_file(&r, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line);
+    }
+    xyz_stream *s = xyz_stream_open_memory(name, data ? data : "", size, 0);
+    if (!s)
         return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    if (size)
-        memcpy(copy, data, size);
-    return read_owned(name, copy, size, file, err, err_size);
+    int status = read_all(s, name, file, err, err_size);
+    xyz_stream_close(s);
+    if (status != XYZ_OK)
+        xyz_file_free(file);
+    return status;
+}
+
+static long read_from_file(void *self, char *buffer, size_t size, char *why, size_t why_size)
+{
+    FILE *fp = self;
+    size_t got = fread(buffer, 1, size, fp);
+    if (got == 0 && ferror(fp)) {
+        snprintf(why, why_size, "%s", errno ? strerror(errno) : "read error");
+        return -1;
+    }
+    return (long)got;
 }
 
 int xyz_read_file(const char *path, xyz_file *file, char *err, size_t err_size)
@@ -845,173 +1235,19 @@ int xyz_read_file(const char *path, xyz_file *file, char *err, size_t err_size)
     const char *name = from_stdin ? "<stdin>" : path;
     reader r = {name, err, err_size};
     memset(file, 0, sizeof *file);
+    if (err && err_size)
+        err[0] = '\0';
     FILE *fp = from_stdin ? stdin : fopen(path, "rb");
     if (!fp)
         return fail_file(&r, XYZ_ERROR_IO, "cannot open: %s", strerror(errno));
-    size_t size = 0, capacity = 1 << 16;
-    char *data = malloc(capacity);
-    if (!data) {
-        if (!from_stdin)
-            fclose(fp);
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    }
-    for (;;) {
-        if (capacity - size < 2) {
-            char *grown = capacity < SIZE_MAX / 2 ? realloc(data, capacity * 2) : NULL;
-            if (!grown) {
-                free(data);
-                if (!from_stdin)
-                    fclose(fp);
-                return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory reading the file");
-            }
-            data = grown;
-            capacity *= 2;
-        }
-        size_t got = fread(data + size, 1, capacity - size - 1, fp);
-        size += got;
-        if (got == 0)
-            break;
-    }
-    int failed = ferror(fp), read_error = errno;
+    xyz_source source = {read_from_file, fp};
+    xyz_stream *s = xyz_stream_open(name, source, 0);
+    int status = s ? read_all(s, name, file, err, err_size)
+                   : fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
+    xyz_stream_close(s);
     if (!from_stdin)
         fclose(fp);
-    if (failed) {
-        free(data);
-        return fail_file(&r, XYZ_ERROR_IO, "cannot read: %s",
-                         read_error ? strerror(read_error) : "read error");
-    }
-    return read_owned(name, data, size, file, err, err_size);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Writer                                                                   */
-
-void xyz_buffer_free(xyz_buffer *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
-static int buffer_reserve(xyz_buffer *b, size_t extra)
-{
-    if (b->failed)
-        return -1;
-    if (extra < b->capacity - b->size)
-        return 0;
-    size_t cap = b->capacity ? b->capacity : 4096;
-    while (cap - b->size <= extra) {
-        if (cap > SIZE_MAX / 2) {
-            b->failed = 1;
-            return -1;
-        }
-        cap *= 2;
-    }
-    char *grown = realloc(b->data, cap);
-    if (!grown) {
-        b->failed = 1;
-        return -1;
-    }
-    b->data = grown;
-    b->capacity = cap;
-    return 0;
-}
-
-int xyz_buffer_append(xyz_buffer *b, const char *bytes, size_t n)
-{
-    if (buffer_reserve(b, n) != 0)
-        return -1;
-    memcpy(b->data + b->size, bytes, n);
-    b->size += n;
-    b->data[b->size] = '\0';
-    return 0;
-}
-
-int xyz_buffer_printf(xyz_buffer *b, const char *format, ...)
-{
-    if (buffer_reserve(b, 256) != 0)
-        return -1;
-    va_list ap;
-    va_start(ap, format);
-    int n = vsnprintf(b->data + b->size, b->capacity - b->size, format, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = 1;
-        return -1;
-    }
-    if ((size_t)n >= b->capacity - b->size) {
-        if (buffer_reserve(b, (size_t)n) != 0)
-            return -1;
-        va_start(ap, format);
-        vsnprintf(b->data + b->size, b->capacity - b->size, format, ap);
-        va_end(ap);
-    }
-    b->size += (size_t)n;
-    return 0;
-}
-
-/* The shortest %.Ng text (N = 15..17) that reads back as exactly x. */
-static void shortest(double x, char out[40])
-{
-    for (int precision = 15; precision <= 17; precision++) {
-        snprintf(out, 40, "%.*g", precision, x);
-        if (strtod(out, NULL) == x)
-            return;
-    }
-}
-
-static int write_frame_c(xyz_buffer *b, const xyz_frame *f, const double *energy,
-                         const double *forces, const double *stress)
-{
-    xyz_buffer_printf(b, "%lld\n", (long long)f->n_atoms);
-    if (f->has_cell) {
-        xyz_buffer_append(b, "Lattice=\"", 9);
-        for (int k = 0; k < 9; k++) {
-            char num[40];
-            shortest(f->cell[k], num);
-            if (k)
-                xyz_buffer_append(b, " ", 1);
-            xyz_buffer_append(b, num, strlen(num));
-        }
-        xyz_buffer_append(b, "\" ", 2);
-    }
-    xyz_buffer_printf(b, "Properties=species:S:1:pos:R:3%s", forces ? ":forces:R:3" : "");
-    for (size_t i = 0; i < f->n_info; i++)
-        if (!xyz_key_is_result(f->info[i].key))
-            xyz_buffer_printf(b, " %s", f->info[i].text);
-    if (energy)
-        xyz_buffer_printf(b, " energy=%.17g", *energy);
-    if (stress) {
-        xyz_buffer_printf(b, " stress=\"");
-        for (int k = 0; k < 9; k++)
-            xyz_buffer_printf(b, k ? " %.10e" : "%.10e", stress[k]);
-        xyz_buffer_printf(b, "\"");
-    }
-    xyz_buffer_printf(b, " pbc=\"%c %c %c\"\n", f->pbc[0] ? 'T' : 'F', f->pbc[1] ? 'T' : 'F',
-                      f->pbc[2] ? 'T' : 'F');
-    for (int64_t a = 0; a < f->n_atoms; a++) {
-        const char *symbol = xyz_element_symbol(f->numbers[a]);
-        const double *r = f->positions + 3 * a;
-        if (symbol)
-            xyz_buffer_printf(b, "%-2s", symbol);
-        else
-            xyz_buffer_printf(b, "%d", f->numbers[a]);
-        xyz_buffer_printf(b, " %24.16e %24.16e %24.16e", r[0], r[1], r[2]);
-        if (forces) {
-            const double *g = forces + 3 * a;
-            xyz_buffer_printf(b, " %18.10e %18.10e %18.10e", g[0], g[1], g[2]);
-        }
-        if (xyz_buffer_append(b, "\n", 1) != 0)
-            return -1;
-    }
-    return b->failed ? -1 : 0;
-}
-
-int xyz_write_frame(xyz_buffer *out, const xyz_frame *frame, const double *energy,
-                    const double *forces, const double *stress)
-{
-    c_locale_scope scope;
-    c_locale_enter(&scope);
-    int status = write_frame_c(out, frame, energy, forces, stress);
-    c_locale_leave(&scope);
+    if (status != XYZ_OK)
+        xyz_file_free(file);
     return status;
 }
