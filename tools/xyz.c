@@ -864,7 +864,7 @@ static int next_line(xyz_stream *s, reader *r)
     s->scanned = 0;
     for (;;) {
         size_t have = s->end - s->start;
-        char *nl = memchr(s->buf + s->start + s->scanned, '\n', have - s->scanned);
+        char *nl = have > s->scanned ? memchr(s->buf + s->start + s->scanned, '\n', have - s->scanned) : NULL;
         if (nl) {
             s->line = s->buf + s->start;
             s->consumed = (size_t)(nl - s->line) + 1;
