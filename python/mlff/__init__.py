@@ -15,12 +15,12 @@ from . import _lib
 from .errors import (BadInputError, DeviceError, FileError, InternalError,
                      InvalidArgumentError, LibraryNotFoundError, MLFFError,
                      ModelFormatError, OutOfMemoryError, UnsupportedError)
-from .model import Model
+from .model import Model, SystemArrays
 
-__version__ = "0.5.0"
+__version__ = "0.6.0"
 
 __all__ = [
-    "Model", "library_version", "library_path", "list_devices",
+    "Model", "SystemArrays", "library_version", "library_path", "list_devices",
     "MLFFError", "LibraryNotFoundError", "InvalidArgumentError", "OutOfMemoryError",
     "FileError", "ModelFormatError", "BadInputError", "UnsupportedError",
     "DeviceError", "InternalError",
@@ -28,7 +28,7 @@ __all__ = [
 
 
 def library_version():
-    """Version string of the loaded libmlff ("0.5.0")."""
+    """Version string of the loaded libmlff ("0.6.0")."""
     return _lib.load().mlff_version_string().decode()
 
 
