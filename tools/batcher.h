@@ -81,7 +81,7 @@ xyz_frame batch_frame_view(const batch *b, size_t k);
  */
 int64_t batch_target_atoms(const char *device_description);
 
-#define BATCH_TARGET_ATOMS_CPU 2048
+#define BATCH_TARGET_ATOMS_CPU 1024
 #define BATCH_TARGET_ATOMS_GPU 65536
 
 /* Most bad-frame notes one batch carries before it is handed on. */

@@ -43,7 +43,7 @@ const char mlff_usage_text[] =
     "  --chunk-atoms N              evaluate at most N atoms per pass (default: as many\n"
     "                               as the device's memory allows; same results)\n"
     "  --batch-atoms N              gather about N atoms per library call (default:\n"
-    "                               65536 on GPUs, 2048 elsewhere; same results)\n"
+    "                               65536 on GPUs, 1024 elsewhere; same results)\n"
     "  --on-error stop|skip         at a bad frame, stop (default: the output keeps the\n"
     "                               frames before it) or skip it: report it, leave it\n"
     "                               out, and tag every frame written input_frame=N\n"

@@ -144,7 +144,7 @@ class MLFFCalculator(Calculator):
         results dict per image, in order, as calculate_batch() gives them.
 
         Images are gathered until they hold batch_atoms atoms (default: the
-        engine's batch_atoms, 65536 on GPUs and 2048 elsewhere), evaluated
+        engine's batch_atoms, 65536 on GPUs and 1024 elsewhere), evaluated
         in one library call, and their results handed out before more images
         are read: memory stays flat whatever the number of images.
         attach=True yields the images themselves, each with a

@@ -26,7 +26,7 @@ INT64_MAX = 2**63 - 1
 # a GPU is busy and a call's fixed cost is spread thin; on CPUs a call costs
 # little beside 10 MFLOP an atom, and small batches keep memory small.
 BATCH_ATOMS_GPU = 65536
-BATCH_ATOMS_CPU = 2048
+BATCH_ATOMS_CPU = 1024
 
 
 def _address(array):
