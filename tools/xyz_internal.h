@@ -12,4 +12,8 @@ typedef struct xyz_c_locale_scope {
 void xyz_c_locale_enter(xyz_c_locale_scope *scope);
 void xyz_c_locale_leave(xyz_c_locale_scope *scope);
 
+/* snprintf(out, ..., "%*.*e", width, precision, x), exactly, faster for the
+ * common magnitudes; out holds width + 32 bytes. Returns the length. */
+int xyz_format_e(double x, int precision, int width, char *out);
+
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "xyz.h"
+#include "xyz_internal.h"
 
 static int failures = 0;
 static const char *data_dir = ".";
@@ -758,6 +759,111 @@ static void test_writer_quoting(void)
     }
 }
 
+/* The writer's numbers are printf's, digit for digit. */
+static void test_number_formatting(void)
+{
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    int bad = 0;
+    for (int i = 0; i < 400000 && bad < 5; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        double x;
+        switch (i % 4) {
+        case 0: /* any bits */
+            memcpy(&x, &state, sizeof x);
+            if (!isfinite(x))
+                continue;
+            break;
+        case 1: /* the magnitudes of coordinates and forces */
+            x = ldexp((double)(state >> 11), -53) * pow(10.0, (double)(int)((state >> 3) % 24) - 12);
+            break;
+        case 2: /* short binary fractions: exact ties of the rounding */
+            x = ldexp((double)(state % 100000000000ull), -(int)((state >> 40) % 45));
+            break;
+        default: /* round decimal numbers as inputs have them */
+            x = (double)(int64_t)(state % 2000000001ull - 1000000000) / 1e6;
+            break;
+        }
+        if ((state >> 63) & 1)
+            x = -x;
+        static const int forms[2][2] = {{16, 24}, {10, 18}};
+        for (int k = 0; k < 2; k++) {
+            char want[64], got[64];
+            snprintf(want, sizeof want, "%*.*e", forms[k][1], forms[k][0], x);
+            int n = xyz_format_e(x, forms[k][0], forms[k][1], got);
+            if (strcmp(want, got) != 0 || n != (int)strlen(want)) {
+                fprintf(stderr, "%s:%d: %a as %%%d.%de: [%s], printf [%s]\n", __FILE__, __LINE__, x,
+                        forms[k][1], forms[k][0], got, want);
+                failures++;
+                bad++;
+            }
+        }
+    }
+    static const double edges[] = {0.0, -0.0, 1.0, 9.99999999999999999e-1, 9.9999999999e-1, 0.99999999999,
+                                   1e-6, 1e-7, 9.999999999999999e15, 1e16, 1e17, 1e22, 1e23, 5e-324,
+                                   2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 0.5, 0.25,
+                                   123456789.123456789, 4503599627370496.5, 9007199254740992.0};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+        for (int sign = 0; sign < 2; sign++) {
+            double x = sign ? -edges[i] : edges[i];
+            char want[64], got[64];
+            for (int p = 10; p <= 16; p += 6) {
+                snprintf(want, sizeof want, "%*.*e", p + 8, p, x);
+                xyz_format_e(x, p, p + 8, got);
+                CHECK_STR(got, want);
+            }
+        }
+}
+
+/* Coordinates read exactly as strtod reads them, whatever their spelling. */
+static void test_number_parsing(void)
+{
+    static const char *const fixed[] = {
+        "0", "-0", "+0.0", "-0.000", "1.", ".5", "-.5", "007", "1e5", "1E-5", "1e+22", "1e23", "1e-22",
+        "1e-23", "123456789012345", "1234567890123456", "0.1", "0.30000000000000004", "9007199254740993",
+        "4.9406564584124654e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "0x1p-3",
+        "123456789012345e-22", "123456789012345e-23", "0.000000000000000000000000001", "5e-324",
+        "100000000000000000000000", "-4.53992558", "3.14159265358979", "1e0", "1e-0", "12345.6789e-3"};
+    uint64_t state = 88172645463325252ull;
+    char text[1 << 17], tokens[3200][48];
+    size_t n_tokens = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        snprintf(tokens[n_tokens++], 48, "%s", fixed[i]);
+    while (n_tokens < 3000) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        int digits = 1 + (int)(state % 17), point = (int)((state >> 8) % (unsigned)(digits + 1));
+        int exponent = (int)((state >> 16) % 61) - 30, style = (int)((state >> 24) % 4);
+        char *t = tokens[n_tokens++];
+        size_t k = 0;
+        if ((state >> 30) & 1)
+            t[k++] = '-';
+        for (int d = 0; d < digits; d++) {
+            if (d == point && style != 0)
+                t[k++] = '.';
+            state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+            t[k++] = (char)('0' + state % 10);
+        }
+        if (style >= 2)
+            k += (size_t)snprintf(t + k, 48 - k, "e%d", exponent);
+        t[k] = '\0';
+    }
+    size_t at = (size_t)snprintf(text, sizeof text, "%zu\n\n", n_tokens / 3);
+    for (size_t i = 0; i + 2 < n_tokens; i += 3)
+        at += (size_t)snprintf(text + at, sizeof text - at, "H %s %s %s\n", tokens[i], tokens[i + 1],
+                               tokens[i + 2]);
+    xyz_file f;
+    if (!PARSE_OK(text, &f))
+        return;
+    for (size_t i = 0; i < n_tokens / 3 * 3; i++) {
+        double want = strtod(tokens[i], NULL);
+        if (memcmp(&want, &f.frames[0].positions[i], sizeof want) != 0) {
+            fprintf(stderr, "%s:%d: %s read as %.17g, strtod says %.17g\n", __FILE__, __LINE__, tokens[i],
+                    f.frames[0].positions[i], want);
+            failures++;
+        }
+    }
+    xyz_file_free(&f);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                   */
 
@@ -970,6 +1076,8 @@ int main(int argc, char **argv)
     test_exact_positions();
     test_errors();
     test_writer_quoting();
+    test_number_parsing();
+    test_number_formatting();
     test_streams();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
