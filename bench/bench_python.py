@@ -10,7 +10,8 @@ atoms, in turn; about 7 atoms each):
   overhead   Model.evaluate_packed with the library's mlff_compute replaced
              by a Python function that returns at once: everything the call
              does besides computing (checks, conversions, output arrays, the
-             lock), the best of many repeats. The goal: 30 us + 0.5 us a system.
+             lock), the best of many repeats, in CPU time (a busy machine's
+             other processes do not count). The goal: 30 us + 0.5 us a system.
   batch      the same for Model.evaluate_batch (lists of per-system arrays:
              their concatenation is part of it).
   ctypes     the bare crossing into C: mlff_compute(NULL, ...) through ctypes,
@@ -77,13 +78,15 @@ class NoCompute:
 
 
 def best(fn, seconds=0.3, repeats=7):
-    """The fastest of repeats, each as many calls as fit in seconds / repeats."""
+    """The fastest of repeats, each as many calls as fit in seconds / repeats,
+    in this process's CPU time: work done without a device, which the other
+    processes of a busy machine would otherwise inflate by preempting it."""
     fn()
-    t = time.perf_counter()
+    t = time.process_time()
     fn()
-    once = max(time.perf_counter() - t, 1e-7)
+    once = max(time.process_time() - t, 1e-6)
     number = max(1, int(seconds / repeats / once))
-    return min(timeit.repeat(fn, number=number, repeat=repeats)) / number
+    return min(timeit.repeat(fn, number=number, repeat=repeats, timer=time.process_time)) / number
 
 
 def main():

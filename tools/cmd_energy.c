@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -160,9 +161,20 @@ static int parse_options(int argc, char **argv, energy_options *o)
     return -1;
 }
 
-/* Every named file can be opened, before any work is done on the first. */
+/* Every named file can be opened, before any work is done on the first;
+ * and OUT is none of them: it is written while they are read. */
 static int check_files(const energy_options *o)
 {
+    struct stat out_info;
+    int out_exists = o->output && stat(o->output, &out_info) == 0 && S_ISREG(out_info.st_mode);
+    for (size_t k = 0; out_exists && k < o->n_files; k++) {
+        struct stat in_info;
+        if (strcmp(o->files[k], "-") != 0 && stat(o->files[k], &in_info) == 0 &&
+            in_info.st_dev == out_info.st_dev && in_info.st_ino == out_info.st_ino) {
+            error_line("mlff: %s is both an input and the output", o->files[k]);
+            return -1;
+        }
+    }
     for (size_t k = 0; k < o->n_files; k++) {
         if (strcmp(o->files[k], "-") == 0)
             continue;

@@ -104,6 +104,15 @@ def test_usage(tmp):
         check(r.rc == 2 and r.out == "" and r.err.count("\n") == 1, "usage error: %r" % r)
 
 
+def test_output_is_not_an_input(tmp):
+    path = write(os.path.join(tmp, "same.xyz"), generate(3))
+    before = read(path)
+    for extra in ([], ["--resume"]):
+        r = run(extra + ["-o", path, path])
+        check(r.rc == 1 and "both an input and the output" in r.err and read(path) == before,
+              "-o naming an input is refused, the input untouched: %r" % r)
+
+
 def test_batches_equal_one_call(tmp):
     """Streamed in batches, one frame a call, or everything in one call (as
     before streaming): the same numbers, in float64 to the last digits."""
@@ -460,7 +469,7 @@ def main():
         info = subprocess.run([make_tiny, tmp], check=True, stdout=subprocess.PIPE).stdout.decode().strip()
         TINY = os.path.join(tmp, "tiny.mlff")
         subprocess.run([convert, "--name", "tiny", info, TINY], check=True)
-        tests = [test_usage, test_batches_equal_one_call, test_on_error, test_compressed_and_stdin,
+        tests = [test_usage, test_output_is_not_an_input, test_batches_equal_one_call, test_on_error, test_compressed_and_stdin,
                  test_torn_output, test_signal_and_resume, test_progress, test_slow_pipe, test_memory]
         only = os.environ.get("MLFF_STREAM_TESTS")
         for test in tests:
