@@ -1,8 +1,9 @@
 /*
  * Writes a tiny ANI model in NeuroChem's layout into DIR: the elements of
- * ANI-2x (H C N O S F Cl), 140 features, one member of 140 -> 8 -> 1. Its
- * numbers mean nothing; it costs a small fraction of ANI-2x, so that the
- * streaming tests can push 10^5 frames through `mlff energy` in seconds.
+ * ANI-2x (H C N O S F Cl), 140 features, no angular terms at the distances
+ * tests/cli/gen_frames.py puts atoms, 8 members of 140 -> 4 -> 4 -> 4 -> 1.
+ * Its numbers mean nothing; it costs a small fraction of ANI-2x, so that
+ * the streaming tests can push 10^5 frames through `mlff energy` in seconds.
  * Prints the path of the .info file (the input of mlff-convert).
  *
  *   make_tiny_model DIR
@@ -37,12 +38,16 @@ int main(int argc, char **argv)
     spec.n_shfa = 2;
     spec.shfa[0] = 0.9;
     spec.shfa[1] = 2.2;
-    spec.ensemble_size = 1;
-    spec.n_layers = 2;
-    spec.layer_sizes[0] = 8;
-    spec.layer_sizes[1] = 1;
-    spec.activation_codes[0] = 9;
-    spec.activation_codes[1] = 6;
+    /* ANI-2x's shape (8 members of 3 CELU layers and a linear one), tiny
+     * widths: its graph has ANI-2x's nodes, so the library builds it the
+     * way it builds ANI-2x's. */
+    spec.ensemble_size = 8;
+    spec.n_layers = 4;
+    const int sizes[] = {4, 4, 4, 1}, codes[] = {9, 9, 9, 6};
+    for (int l = 0; l < 4; l++) {
+        spec.layer_sizes[l] = sizes[l];
+        spec.activation_codes[l] = codes[l];
+    }
     ncw_model *m = ncw_write(&spec, argv[1]);
     if (!m)
         return 1;

@@ -281,7 +281,7 @@ def test_torn_output(tmp):
 
 def test_progress(tmp):
     """On a terminal a line redrawn in place; nothing on a pipe unless --progress; --quiet: nothing."""
-    path = write(os.path.join(tmp, "prog.xyz"), generate(8000, 11))
+    path = write(os.path.join(tmp, "prog.xyz"), generate(5000, 11))
 
     def on_pty(extra):
         master, slave = pty.openpty()
@@ -306,10 +306,10 @@ def test_progress(tmp):
 
     rc, text = on_pty([])
     check(rc == 0, "run on a terminal: %d %r" % (rc, text[-300:]))
-    updates = re.findall(r"\r\x1b\[Kmlff: (\d+) of 8000 frames \([\d.]+%\), [\d.]+k? frames/s, "
+    updates = re.findall(r"\r\x1b\[Kmlff: (\d+) of 5000 frames \([\d.]+%\), [\d.]+k? frames/s, "
                          r"[\d.]+[kM]? atoms/s, \d+:\d\d elapsed(, \d+:\d\d left)?", text)
     check(len(updates) >= 1, "progress lines on a terminal: %r" % text[-500:])
-    check(re.search(r"8000 of 8000 frames \(100\.0%\)", text) and text.endswith("\n"),
+    check(re.search(r"5000 of 5000 frames \(100\.0%\)", text) and text.endswith("\n"),
           "the last progress line says all, and ends its line: %r" % text[-300:])
     rc, text = on_pty(["--quiet"])
     check(rc == 0 and text == "", "--quiet on a terminal: nothing: %r" % text)
@@ -318,11 +318,11 @@ def test_progress(tmp):
     r = run(["--forces", "--progress", "-o", os.devnull, path])
     lines = r.err.splitlines()
     check(r.rc == 0 and lines and "\r" not in r.err and
-          re.match(r"mlff: 8000 of 8000 frames \(100\.0%\), .*elapsed", lines[-1]),
+          re.match(r"mlff: 5000 of 5000 frames \(100\.0%\), .*elapsed", lines[-1]),
           "--progress on a pipe: whole lines: %r" % r)
     # Standard input: no total known, frames and rates all the same.
     r = run(["--forces", "--progress", "-o", os.devnull, "-"], stdin=read(path))
-    check(r.rc == 0 and re.match(r"mlff: 8000 frames, .*frames/s", r.err.splitlines()[-1]),
+    check(r.rc == 0 and re.match(r"mlff: 5000 frames, .*frames/s", r.err.splitlines()[-1]),
           "--progress from standard input: %r" % r)
 
 
