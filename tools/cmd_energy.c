@@ -6,6 +6,7 @@
 #include "cmd_energy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -175,23 +176,28 @@ static int check_files(const energy_options *o)
             return -1;
         }
     }
+    /* Pipes and devices (process substitution's /dev/fd/N) are left alone:
+     * opening or reading them here would take what the run must read. */
     for (size_t k = 0; k < o->n_files; k++) {
+        struct stat info;
         if (strcmp(o->files[k], "-") == 0)
             continue;
-        FILE *fp = fopen(o->files[k], "rb");
-        if (!fp) {
+        if (stat(o->files[k], &info) != 0) {
             error_line("%s: cannot open: %s", o->files[k], strerror(errno));
             return -1;
         }
-        char byte;
-        size_t got = fread(&byte, 1, 1, fp);
-        int failed = got == 0 && ferror(fp);
-        int saved = errno;
-        fclose(fp);
-        if (failed) {
-            error_line("%s: cannot read: %s", o->files[k], strerror(saved));
+        if (S_ISDIR(info.st_mode)) {
+            error_line("%s: cannot read: %s", o->files[k], strerror(EISDIR));
             return -1;
         }
+        if (!S_ISREG(info.st_mode))
+            continue;
+        int fd = open(o->files[k], O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            error_line("%s: cannot open: %s", o->files[k], strerror(errno));
+            return -1;
+        }
+        close(fd);
     }
     return 0;
 }
@@ -372,9 +378,13 @@ static int run_energy(energy_state *s)
         return EXIT_BAD_INPUT;
     int sig = interrupt_requested();
     if (sig > 0) {
-        error_line("mlff: interrupted (%s) after input frame %lld: %s holds whole frames; run the same "
-                   "command with --resume to go on",
-                   signal_name(sig), (long long)run.last_index, o->output ? o->output : "the output");
+        if (o->output)
+            error_line("mlff: interrupted (%s) after input frame %lld: %s holds whole frames; run the "
+                       "same command with --resume to go on",
+                       signal_name(sig), (long long)run.last_index, o->output);
+        else
+            error_line("mlff: interrupted (%s) after input frame %lld: the output holds whole frames",
+                       signal_name(sig), (long long)run.last_index);
         return EXIT_INTERRUPTED;
     }
     return EXIT_OK;

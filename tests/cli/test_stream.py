@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 failures = []
@@ -409,6 +410,21 @@ def test_compressed_and_stdin(tmp):
     for name, data in (("plain", raw), ("gzip", gzip.compress(raw)), ("xz", lzma.compress(raw))):
         r = run(["--forces", "-"], stdin=data)
         check(r.rc == 0 and r.out == expected.out, "standard input, %s: %r" % (name, r))
+    # A pipe named by path (a shell's <(zcat f)): not one byte of it taken before the run reads it.
+    r_fd, w_fd = os.pipe()
+    p = subprocess.Popen([MLFF, "energy", "--model", TINY, "--forces", "/dev/fd/%d" % r_fd],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, pass_fds=(r_fd,))
+    os.close(r_fd)
+
+    def feed():
+        with os.fdopen(w_fd, "wb") as w:
+            w.write(raw)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    out, err = p.communicate(timeout=300)
+    writer.join()
+    check(p.returncode == 0 and out.decode() == expected.out, "a pipe by path: %d %r" % (p.returncode, err[-300:]))
     # Several inputs, compressed and not, one stream in order.
     r = run(["--forces", os.path.join(tmp, "c.xyz.bz2"), plain])
     check(r.rc == 0 and r.out == expected.out * 2, "two inputs in order")
