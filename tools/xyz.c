@@ -1,4 +1,5 @@
-/* XYZ / extended XYZ reader, whole files and streams (see xyz.h for the rules). */
+/* The XYZ / extended XYZ grammar: elements, numbers, comment lines and their
+ * pairs, atom lines (see xyz.h for the rules; xyz_stream.c reads them). */
 #include "xyz.h"
 
 #include "mlff.h"
@@ -98,7 +99,7 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static int is_blank(const char *s)
+int xyz_is_blank(const char *s)
 {
     for (; *s; s++)
         if (!is_space(*s))
@@ -235,13 +236,7 @@ static const char *next_list_token(const char **p, size_t *n)
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
 
-typedef struct reader {
-    const char *name;
-    char *err;
-    size_t err_size;
-} reader;
-
-static int report(reader *r, int code, long line, size_t frame, int64_t atom, const char *format,
+static int report(xyz_reader *r, int code, long line, size_t frame, int64_t atom, const char *format,
                   va_list ap)
 {
     if (!r->err || r->err_size == 0)
@@ -261,7 +256,7 @@ static int report(reader *r, int code, long line, size_t frame, int64_t atom, co
     return code;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail_file(reader *r, int code, const char *format,
+__attribute__((format(printf, 3, 4))) int xyz_fail_file(xyz_reader *r, int code, const char *format,
                                                            ...)
 {
     va_list ap;
@@ -271,7 +266,7 @@ __attribute__((format(printf, 3, 4))) static int fail_file(reader *r, int code, 
     return code;
 }
 
-__attribute__((format(printf, 4, 5))) static int fail_frame(reader *r, long line, size_t frame,
+__attribute__((format(printf, 4, 5))) int xyz_fail_frame(xyz_reader *r, long line, size_t frame,
                                                             const char *format, ...)
 {
     va_list ap;
@@ -281,7 +276,7 @@ __attribute__((format(printf, 4, 5))) static int fail_frame(reader *r, long line
     return XYZ_ERROR_FORMAT;
 }
 
-__attribute__((format(printf, 5, 6))) static int fail_atom(reader *r, long line, size_t frame,
+__attribute__((format(printf, 5, 6))) int xyz_fail_atom(xyz_reader *r, long line, size_t frame,
                                                            int64_t atom, const char *format, ...)
 {
     va_list ap;
@@ -320,20 +315,13 @@ void xyz_file_free(xyz_file *file)
     memset(file, 0, sizeof *file);
 }
 
-/* Where the needed columns are in an atom line. */
-typedef struct layout {
-    int total;       /* columns declared */
-    int species;     /* column of the species (symbol or atomic number) */
-    int pos;         /* first of the three position columns */
-} layout;
-
 /* Everything the comment-line parser needs about its frame. */
 typedef struct comment_ctx {
-    reader *r;
+    xyz_reader *r;
     long line;
     size_t frame_no;
     xyz_frame *f;
-    layout *lay;
+    xyz_layout *lay;
     size_t info_capacity;
 } comment_ctx;
 
@@ -341,7 +329,7 @@ static int parse_lattice(comment_ctx *c, const char *value)
 {
     char s1[SHOW_SIZE], s2[SHOW_SIZE];
     if (!value)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Lattice: expected Lattice=\"a1 a2 a3 b1 b2 b3 c1 c2 c3\"");
     const char *p = value, *tok;
     size_t n;
@@ -350,7 +338,7 @@ static int parse_lattice(comment_ctx *c, const char *value)
     while ((tok = next_list_token(&p, &n))) {
         double v;
         if (count < 9 && parse_number(tok, n, &v) != 0)
-            return fail_frame(c->r, c->line, c->frame_no,
+            return xyz_fail_frame(c->r, c->line, c->frame_no,
                               "malformed Lattice %s: %s is not a finite number",
                               show_str(value, s1), show(tok, n, s2));
         if (count < 9)
@@ -358,7 +346,7 @@ static int parse_lattice(comment_ctx *c, const char *value)
         count++;
     }
     if (count != 9)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Lattice %s: expected 9 numbers, found %d",
                           show_str(value, s1), count);
     memcpy(c->f->cell, cell, sizeof cell);
@@ -393,7 +381,7 @@ static int parse_pbc(comment_ctx *c, const char *value)
     if (count == 1)
         flags[1] = flags[2] = flags[0];
     else if (count != 3)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed pbc %s: expected three flags T or F, as pbc=\"T T F\"",
                           show_str(v, s1));
     for (int k = 0; k < 3; k++)
@@ -411,7 +399,7 @@ static int parse_properties(comment_ctx *c, const char *value)
 {
     char s1[SHOW_SIZE], s2[SHOW_SIZE];
     const char *v = value ? value : "";
-    layout lay = {0, -1, -1};
+    xyz_layout lay = {0, -1, -1};
     int z_column = -1;
     const char *p = v;
     int field = 0;
@@ -424,14 +412,14 @@ static int parse_properties(comment_ctx *c, const char *value)
         size_t n = (size_t)(p - start);
         if (field == 0) {
             if (n == 0)
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: empty column name", show_str(v, s1));
             name = start;
             name_len = n;
         } else if (field == 1) {
             type = start;
             if (n != 1 || !strchr("SRIL", type[0]))
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: column type %s is not S, R, I or L",
                                   show_str(v, s1), show(start, n, s2));
         } else {
@@ -442,16 +430,16 @@ static int parse_properties(comment_ctx *c, const char *value)
                 count = count * 10 + (start[i] - '0');
             }
             if (!ok || count < 1)
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: column count %s is not a positive "
                                   "integer",
                                   show_str(v, s1), show(start, n, s2));
             if (lay.total > 10000000)
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: too many columns", show_str(v, s1));
             if (lay.species < 0 && name_is(name, name_len, "species", "symbols")) {
                 if (count != 1)
-                    return fail_frame(c->r, c->line, c->frame_no,
+                    return xyz_fail_frame(c->r, c->line, c->frame_no,
                                       "malformed Properties %s: the species column must have "
                                       "count 1",
                                       show_str(v, s1));
@@ -461,7 +449,7 @@ static int parse_properties(comment_ctx *c, const char *value)
                     z_column = lay.total;
             } else if (lay.pos < 0 && name_is(name, name_len, "pos", "positions")) {
                 if (count != 3 || (type[0] != 'R' && type[0] != 'I'))
-                    return fail_frame(c->r, c->line, c->frame_no,
+                    return xyz_fail_frame(c->r, c->line, c->frame_no,
                                       "malformed Properties %s: the pos column must be R:3",
                                       show_str(v, s1));
                 lay.pos = lay.total;
@@ -474,16 +462,16 @@ static int parse_properties(comment_ctx *c, const char *value)
         p++; /* past ':' */
     }
     if (field != 0)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Properties %s: expected NAME:TYPE:COUNT triples",
                           show_str(v, s1));
     if (lay.species < 0)
         lay.species = z_column;
     if (lay.species < 0)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Properties %s: no species column", show_str(v, s1));
     if (lay.pos < 0)
-        return fail_frame(c->r, c->line, c->frame_no, "malformed Properties %s: no pos column",
+        return xyz_fail_frame(c->r, c->line, c->frame_no, "malformed Properties %s: no pos column",
                           show_str(v, s1));
     *c->lay = lay;
     return XYZ_OK;
@@ -720,11 +708,11 @@ done:
     free(key);
     free(value);
     if (status == XYZ_ERROR_MEMORY)
-        return fail_file(c->r, XYZ_ERROR_MEMORY, "out of memory");
+        return xyz_fail_file(c->r, XYZ_ERROR_MEMORY, "out of memory");
     return status;
 }
 /* Parse the atom count s; 0 on success (*n > 0), else an error already reported. */
-static int parse_count(reader *r, const char *s, long line, size_t frame_no, int64_t *n,
+int xyz_parse_count(xyz_reader *r, const char *s, long line, size_t frame_no, int64_t *n,
                        int *huge)
 {
     char s1[SHOW_SIZE];
@@ -747,26 +735,26 @@ static int parse_count(reader *r, const char *s, long line, size_t frame_no, int
     while (is_space(*p))
         p++;
     if (end == digits || *p)
-        return fail_frame(r, line, frame_no, "expected the number of atoms, found %s",
+        return xyz_fail_frame(r, line, frame_no, "expected the number of atoms, found %s",
                           show_str(s, s1));
     if (v == 0 && !*huge)
-        return fail_frame(r, line, frame_no, "the number of atoms must be positive, found %s",
+        return xyz_fail_frame(r, line, frame_no, "the number of atoms must be positive, found %s",
                           show_str(s, s1));
     *n = *huge ? INT64_MAX : v;
     return XYZ_OK;
 }
 
 /* Whether the line is an atom count and nothing else: where a frame starts. */
-static int is_count_line(const char *s)
+int xyz_is_count_line(const char *s)
 {
-    reader quiet = {"", NULL, 0};
+    xyz_reader quiet = {"", NULL, 0};
     int64_t n;
     int huge;
-    return parse_count(&quiet, s, 1, 1, &n, &huge) == XYZ_OK;
+    return xyz_parse_count(&quiet, s, 1, 1, &n, &huge) == XYZ_OK;
 }
 
 /* Parse atom a (0-based) of f from its line, laid out as lay says. */
-static int parse_atom(reader *r, const char *line, long lineno, size_t frame_no, const layout *lay,
+int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no, const xyz_layout *lay,
                       xyz_frame *f, int64_t a)
 {
     char s1[SHOW_SIZE];
@@ -792,7 +780,7 @@ static int parse_atom(reader *r, const char *line, long lineno, size_t frame_no,
         column++;
     }
     if (column < lay->total)
-        return fail_atom(r, lineno, frame_no, a + 1, "expected %d columns, found %d", lay->total,
+        return xyz_fail_atom(r, lineno, frame_no, a + 1, "expected %d columns, found %d", lay->total,
                          column);
 
     int z = 0;
@@ -810,511 +798,25 @@ static int parse_atom(reader *r, const char *line, long lineno, size_t frame_no,
         z = xyz_element_number(species, species_len);
     }
     if (z == 0)
-        return fail_atom(r, lineno, frame_no, a + 1, "unknown element %s",
+        return xyz_fail_atom(r, lineno, frame_no, a + 1, "unknown element %s",
                          show(species, species_len, s1));
     f->numbers[a] = z;
 
     for (int k = 0; k < 3; k++) {
         int bad = parse_number(coord[k], coord_len[k], &f->positions[3 * a + k]);
         if (bad == 1)
-            return fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a number",
+            return xyz_fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a number",
                              show(coord[k], coord_len[k], s1));
         if (bad == 2)
-            return fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a finite number",
+            return xyz_fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a finite number",
                              show(coord[k], coord_len[k], s1));
     }
     return XYZ_OK;
 }
 
-/* ------------------------------------------------------------------------ */
-/* Lines from a source                                                      */
-
-/* Bytes asked of the source at a time. */
-#define READ_CHUNK ((size_t)1 << 16)
-
-enum { STREAM_READING, STREAM_RESYNC, STREAM_ENDED, STREAM_FAILED };
-
-typedef struct memory_source {
-    const char *data;
-    size_t size, at;
-} memory_source;
-
-struct xyz_stream {
-    char *name;
-    xyz_source source;
-    memory_source *owned_source; /* xyz_stream_open_memory's */
-    int recover;
-    int state;
-    int failed_status;
-    char *failed_message;
-
-    char *buf;          /* unconsumed bytes are buf[start, end); one spare byte after end */
-    size_t capacity, start, end;
-    size_t scanned;     /* bytes after start known to hold no line feed */
-    int source_done;
-    int64_t bytes;      /* read from the source */
-
-    /* The current line starts at buf[start], NUL-terminated. */
-    char *line;
-    size_t consumed;    /* its bytes with the line feed */
-    int line_ended;     /* it ended with a line feed */
-    long line_no;       /* its number, from 1 */
-    int64_t line_offset;
-    int pushed_back;    /* return the current line again */
-    long last_nonblank; /* number of the last line read that is not blank */
-
-    size_t frame_no;
-    int64_t frame_offset;
-};
-
-/* Remember a failure of the file itself: every later call returns it. */
-static int stream_fail(xyz_stream *s, reader *r, int status)
+int xyz_parse_comment_line(xyz_reader *r, const char *line, long line_no, size_t frame_no, xyz_frame *f,
+                           xyz_layout *lay)
 {
-    s->state = STREAM_FAILED;
-    s->failed_status = status;
-    free(s->failed_message);
-    s->failed_message = r->err && r->err_size ? strdup(r->err) : NULL;
-    return status;
-}
-
-/* Read more bytes; 0 at the end of the source, < 0 (reported) on failure. */
-static int refill(xyz_stream *s, reader *r)
-{
-    if (s->start > 0) {
-        memmove(s->buf, s->buf + s->start, s->end - s->start);
-        s->end -= s->start;
-        s->start = 0;
-    }
-    if (s->capacity - s->end < READ_CHUNK + 1) {
-        size_t cap = s->capacity ? 2 * s->capacity : 2 * READ_CHUNK;
-        while (cap - s->end < READ_CHUNK + 1)
-            cap *= 2;
-        char *grown = realloc(s->buf, cap);
-        if (!grown)
-            return fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
-        s->buf = grown;
-        s->capacity = cap;
-    }
-    char why[256] = "read error";
-    long got = s->source.read(s->source.self, s->buf + s->end, s->capacity - s->end - 1, why,
-                              sizeof why);
-    if (got < 0) {
-        why[sizeof why - 1] = '\0';
-        return fail_file(r, XYZ_ERROR_IO, "cannot read: %s", why);
-    }
-    if (got == 0) {
-        s->source_done = 1;
-        return 0;
-    }
-    const char *nul = memchr(s->buf + s->end, '\0', (size_t)got);
-    if (nul) {
-        long line = s->line_no + 1;
-        for (const char *p = s->buf + s->start; p < nul; p++)
-            line += *p == '\n';
-        return fail_file(r, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line);
-    }
-    s->end += (size_t)got;
-    s->bytes += got;
-    return 1;
-}
-
-/* Make the next line current: 1, 0 at the end of the input, < 0 on a failure (reported). */
-static int next_line(xyz_stream *s, reader *r)
-{
-    if (s->pushed_back) {
-        s->pushed_back = 0;
-        return 1;
-    }
-    s->start += s->consumed;
-    s->line_offset += (int64_t)s->consumed;
-    s->consumed = 0;
-    s->scanned = 0;
-    for (;;) {
-        size_t have = s->end - s->start;
-        char *nl = have > s->scanned ? memchr(s->buf + s->start + s->scanned, '\n', have - s->scanned) : NULL;
-        if (nl) {
-            s->line = s->buf + s->start;
-            s->consumed = (size_t)(nl - s->line) + 1;
-            s->line_ended = 1;
-            *nl = '\0';
-            break;
-        }
-        s->scanned = have;
-        if (s->source_done) {
-            if (have == 0)
-                return 0;
-            s->line = s->buf + s->start;
-            s->consumed = have;
-            s->line_ended = 0;
-            s->line[have] = '\0';
-            break;
-        }
-        if (have >= XYZ_MAX_LINE)
-            return fail_file(r, XYZ_ERROR_FORMAT, "line %ld is longer than %zu MiB",
-                             s->line_no + 1, XYZ_MAX_LINE >> 20);
-        int status = refill(s, r);
-        if (status < 0)
-            return status;
-    }
-    size_t n = s->consumed - (size_t)s->line_ended;
-    if (n > 0 && s->line[n - 1] == '\r')
-        s->line[n - 1] = '\0';
-    s->line_no++;
-    if (!is_blank(s->line))
-        s->last_nonblank = s->line_no;
-    return 1;
-}
-
-static long read_from_memory(void *self, char *buffer, size_t size, char *why, size_t why_size)
-{
-    (void)why;
-    (void)why_size;
-    memory_source *m = self;
-    size_t n = m->size - m->at < size ? m->size - m->at : size;
-    if (n > (size_t)LONG_MAX)
-        n = (size_t)LONG_MAX;
-    if (n)
-        memcpy(buffer, m->data + m->at, n);
-    m->at += n;
-    return (long)n;
-}
-
-xyz_stream *xyz_stream_open(const char *name, xyz_source source, int recover)
-{
-    xyz_stream *s = calloc(1, sizeof *s);
-    if (!s)
-        return NULL;
-    s->name = strdup(name);
-    if (!s->name) {
-        free(s);
-        return NULL;
-    }
-    s->source = source;
-    s->recover = recover;
-    return s;
-}
-
-xyz_stream *xyz_stream_open_memory(const char *name, const char *data, size_t size, int recover)
-{
-    memory_source *m = malloc(sizeof *m);
-    if (!m)
-        return NULL;
-    m->data = data;
-    m->size = size;
-    m->at = 0;
-    xyz_source source = {read_from_memory, m};
-    xyz_stream *s = xyz_stream_open(name, source, recover);
-    if (!s) {
-        free(m);
-        return NULL;
-    }
-    s->owned_source = m;
-    return s;
-}
-
-void xyz_stream_close(xyz_stream *s)
-{
-    if (!s)
-        return;
-    free(s->name);
-    free(s->failed_message);
-    free(s->buf);
-    free(s->owned_source);
-    free(s);
-}
-
-int xyz_stream_failed(const xyz_stream *s)
-{
-    return s->state == STREAM_FAILED;
-}
-
-size_t xyz_stream_frame_number(const xyz_stream *s)
-{
-    return s->frame_no;
-}
-
-int64_t xyz_stream_frame_offset(const xyz_stream *s)
-{
-    return s->frame_offset;
-}
-
-int64_t xyz_stream_end_offset(const xyz_stream *s)
-{
-    return s->line_offset + (int64_t)(s->pushed_back ? 0 : s->consumed);
-}
-
-int xyz_stream_line_ended(const xyz_stream *s)
-{
-    return s->line_ended;
-}
-
-int64_t xyz_stream_bytes_read(const xyz_stream *s)
-{
-    return s->bytes;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Frames from a stream                                                     */
-
-/* "3 atoms" or "too many atoms", for the truncation messages. */
-static void count_text(int64_t n, char out[32])
-{
-    if (n == INT64_MAX)
-        snprintf(out, 32, "too many atoms");
-    else
-        snprintf(out, 32, "%lld atom%s", (long long)n, n == 1 ? "" : "s");
-}
-
-/* The frame declared n atoms but the input ended: report how far it got
- * (blank lines at the end do not count), as a whole-file reader sees it. */
-static int fail_truncated(xyz_stream *s, reader *r, const xyz_frame *f, int64_t n)
-{
-    char text[32];
-    count_text(n, text);
-    s->state = STREAM_ENDED;
-    if (s->last_nonblank <= f->count_line)
-        return fail_frame(r, f->count_line, s->frame_no,
-                          "truncated: %s declared but the file ends after the atom count", text);
-    long available = s->last_nonblank - f->comment_line;
-    return fail_frame(r, f->count_line, s->frame_no,
-                      "truncated: %s declared but the file ends after %ld atom line%s", text,
-                      available, available == 1 ? "" : "s");
-}
-
-/*
- * A bad comment or atom line (already reported) in a frame of n atoms.
- * Without recovery, a frame that the input also cuts short is reported as
- * truncated, as a reader that has the whole file sees first. With recovery,
- * the stream goes on from the next line that can start a frame: the bad line
- * itself where it is an atom count (the frame declared too many atoms).
- */
-static int bad_line(xyz_stream *s, reader *r, const xyz_frame *f, int64_t n, int status)
-{
-    if (status == XYZ_ERROR_MEMORY || status == XYZ_ERROR_IO)
-        return stream_fail(s, r, status);
-    if (s->recover) {
-        if (s->line_no > f->comment_line && is_count_line(s->line))
-            s->pushed_back = 1;
-        s->state = STREAM_RESYNC;
-        return status;
-    }
-    long last = n >= LONG_MAX - f->comment_line ? LONG_MAX : f->comment_line + (long)n;
-    char *saved = r->err && r->err_size ? strdup(r->err) : NULL;
-    int got = 1;
-    while (s->last_nonblank < last && (got = next_line(s, r)) > 0)
-        ;
-    if (got < 0) {
-        free(saved);
-        return stream_fail(s, r, got);
-    }
-    if (s->last_nonblank < last) {
-        free(saved);
-        return fail_truncated(s, r, f, n);
-    }
-    if (saved)
-        snprintf(r->err, r->err_size, "%s", saved);
-    free(saved);
-    s->state = STREAM_ENDED;
-    return status;
-}
-
-/* Grow the frame's atom arrays to hold at least want atoms. */
-static int reserve_atoms(xyz_frame *f, int64_t *capacity, int64_t want, int64_t declared)
-{
-    if (want <= *capacity)
-        return 0;
-    /* What the count line declares, unless that is huge: then grow as lines come. */
-    int64_t cap = declared <= ((int64_t)1 << 20) ? declared : *capacity ? 2 * *capacity : 4096;
-    if (cap < want)
-        cap = want;
-    int32_t *numbers = realloc(f->numbers, (size_t)cap * sizeof *numbers);
-    if (numbers)
-        f->numbers = numbers;
-    double *positions = numbers ? realloc(f->positions, (size_t)cap * 3 * sizeof *positions) : NULL;
-    if (!numbers || !positions)
-        return -1;
-    f->positions = positions;
-    *capacity = cap;
-    return 0;
-}
-
-static int stream_next(xyz_stream *s, reader *r, xyz_frame *f)
-{
-    if (s->state == STREAM_FAILED) {
-        if (r->err && r->err_size)
-            snprintf(r->err, r->err_size, "%s", s->failed_message ? s->failed_message : "failed");
-        return s->failed_status;
-    }
-    if (s->state == STREAM_ENDED)
-        return XYZ_END;
-
-    /* The atom count, past blank lines (and, after a bad frame, anything that cannot start one). */
-    for (;;) {
-        int got = next_line(s, r);
-        if (got < 0)
-            return stream_fail(s, r, got);
-        if (got == 0) {
-            s->state = STREAM_ENDED;
-            if (s->frame_no > 0)
-                return XYZ_END;
-            return stream_fail(s, r, fail_file(r, XYZ_ERROR_FORMAT, s->bytes ? "file is empty (only blank lines)" : "file is empty"));
-        }
-        if (is_blank(s->line))
-            continue;
-        if (s->state == STREAM_RESYNC && !is_count_line(s->line))
-            continue;
-        break;
-    }
-    s->state = STREAM_READING;
-    s->frame_no++;
-    s->frame_offset = s->line_offset;
-    f->count_line = s->line_no;
-    f->comment_line = s->line_no + 1;
-    int64_t n = 0;
-    int huge = 0;
-    int status = parse_count(r, s->line, f->count_line, s->frame_no, &n, &huge);
-    if (status != XYZ_OK) {
-        if (s->recover)
-            s->state = STREAM_RESYNC;
-        else
-            s->state = STREAM_ENDED;
-        return status;
-    }
-
-    int got = next_line(s, r);
-    if (got < 0)
-        return stream_fail(s, r, got);
-    if (got == 0)
-        return fail_truncated(s, r, f, n);
-    layout lay = {4, 0, 1}; /* species:S:1:pos:R:3 */
-    comment_ctx c = {r, f->comment_line, s->frame_no, f, &lay, 0};
-    status = parse_comment(&c, s->line);
-    if (status != XYZ_OK)
-        return bad_line(s, r, f, n, status);
-    if (!f->has_pbc)
-        f->pbc[0] = f->pbc[1] = f->pbc[2] = f->has_cell ? 1 : 0;
-    f->n_columns = lay.total;
-
-    int64_t capacity = 0;
-    for (int64_t a = 0; a < n; a++) {
-        got = next_line(s, r);
-        if (got < 0)
-            return stream_fail(s, r, got);
-        if (got == 0)
-            return fail_truncated(s, r, f, n);
-        if (reserve_atoms(f, &capacity, a + 1, n) != 0)
-            return stream_fail(s, r, fail_file(r, XYZ_ERROR_MEMORY, "out of memory (%lld atoms)",
-                                               (long long)a + 1));
-        status = parse_atom(r, s->line, s->line_no, s->frame_no, &lay, f, a);
-        if (status != XYZ_OK)
-            return bad_line(s, r, f, n, status);
-    }
-    f->n_atoms = n;
-    return XYZ_OK;
-}
-
-int xyz_stream_next(xyz_stream *s, xyz_frame *frame, char *err, size_t err_size)
-{
-    reader r = {s->name, err, err_size};
-    if (err && err_size)
-        err[0] = '\0';
-    memset(frame, 0, sizeof *frame);
-    xyz_c_locale_scope scope;
-    xyz_c_locale_enter(&scope);
-    int status = stream_next(s, &r, frame);
-    xyz_c_locale_leave(&scope);
-    if (status != XYZ_OK)
-        xyz_frame_free(frame);
-    return status;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Whole files                                                              */
-
-/* Every frame of the stream into file; the first error ends it. */
-static int read_all(xyz_stream *s, const char *name, xyz_file *file, char *err, size_t err_size)
-{
-    reader r = {name, err, err_size};
-    file->name = strdup(name);
-    if (!file->name)
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    size_t capacity = 0;
-    for (;;) {
-        xyz_frame f;
-        int status = xyz_stream_next(s, &f, err, err_size);
-        if (status == XYZ_END)
-            return XYZ_OK;
-        if (status != XYZ_OK)
-            return status;
-        if (file->n_frames == capacity) {
-            size_t cap = capacity ? 2 * capacity : 4;
-            xyz_frame *grown = realloc(file->frames, cap * sizeof *grown);
-            if (!grown) {
-                xyz_frame_free(&f);
-                return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-            }
-            file->frames = grown;
-            capacity = cap;
-        }
-        file->frames[file->n_frames++] = f;
-    }
-}
-
-int xyz_read_memory(const char *name, const char *data, size_t size, xyz_file *file, char *err,
-                    size_t err_size)
-{
-    reader r = {name, err, err_size};
-    memset(file, 0, sizeof *file);
-    if (err && err_size)
-        err[0] = '\0';
-    /* A NUL byte anywhere makes it no text file, whatever comes before it. */
-    const char *nul = size ? memchr(data, '\0', size) : NULL;
-    if (nul) {
-        long line = 1;
-        for (const char *p = data; p < nul; p++)
-            line += *p == '\n';
-        return fail_file(&r, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line);
-    }
-    xyz_stream *s = xyz_stream_open_memory(name, data ? data : "", size, 0);
-    if (!s)
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    int status = read_all(s, name, file, err, err_size);
-    xyz_stream_close(s);
-    if (status != XYZ_OK)
-        xyz_file_free(file);
-    return status;
-}
-
-static long read_from_file(void *self, char *buffer, size_t size, char *why, size_t why_size)
-{
-    FILE *fp = self;
-    size_t got = fread(buffer, 1, size, fp);
-    if (got == 0 && ferror(fp)) {
-        snprintf(why, why_size, "%s", errno ? strerror(errno) : "read error");
-        return -1;
-    }
-    return (long)got;
-}
-
-int xyz_read_file(const char *path, xyz_file *file, char *err, size_t err_size)
-{
-    int from_stdin = strcmp(path, "-") == 0;
-    const char *name = from_stdin ? "<stdin>" : path;
-    reader r = {name, err, err_size};
-    memset(file, 0, sizeof *file);
-    if (err && err_size)
-        err[0] = '\0';
-    FILE *fp = from_stdin ? stdin : fopen(path, "rb");
-    if (!fp)
-        return fail_file(&r, XYZ_ERROR_IO, "cannot open: %s", strerror(errno));
-    xyz_source source = {read_from_file, fp};
-    xyz_stream *s = xyz_stream_open(name, source, 0);
-    int status = s ? read_all(s, name, file, err, err_size)
-                   : fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    xyz_stream_close(s);
-    if (!from_stdin)
-        fclose(fp);
-    if (status != XYZ_OK)
-        xyz_file_free(file);
-    return status;
+    comment_ctx c = {r, line_no, frame_no, f, lay, 0};
+    return parse_comment(&c, line);
 }
