@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cli_util.h"
 #include "commands.h"
 #include "runtime/sample_systems.h"
 #include "xyz.h"
@@ -114,7 +115,7 @@ static int bench_device(const mlff_settings *settings, bench_case *cases, int qu
     mlff_context *ctx = NULL;
     mlff_model *model = NULL;
     if (mlff_open(settings, NULL, &ctx, &model) != MLFF_OK) {
-        cli_error("mlff: bench: %s", ctx ? mlff_last_error(ctx) : "out of memory");
+        error_line("mlff: bench: %s", ctx ? mlff_last_error(ctx) : "out of memory");
         mlff_context_destroy(ctx);
         return 0;
     }
@@ -142,7 +143,7 @@ static int bench_device(const mlff_settings *settings, bench_case *cases, int qu
             const mlff_batch b = {s->n_systems, s->offsets, s->numbers, pos, NULL, NULL};
             const double t0 = now();
             if (mlff_evaluate(model, &b, energies, forces) != MLFF_OK) {
-                cli_error("mlff: bench: %s: %s", cases[c].name, mlff_last_error(ctx));
+                error_line("mlff: bench: %s: %s", cases[c].name, mlff_last_error(ctx));
                 ok = 0;
                 break;
             }
@@ -178,43 +179,43 @@ int command_bench(int argc, char **argv)
         int r;
         if (!strcmp(argv[i], "--quick")) {
             quick = 1;
-        } else if ((r = cli_option(argc, argv, &i, "--device", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--device", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-            if (strcmp(value, "all") && cli_device_kind(value) < 0)
-                return cli_usage_error("invalid --device '%s' (expected all, auto, cpu, opencl or vulkan)", value);
+            if (strcmp(value, "all") && device_kind_of(value) < 0)
+                return usage_error("invalid --device '%s' (expected all, auto, cpu, opencl or vulkan)", value);
             device = value;
-        } else if ((r = cli_option(argc, argv, &i, "--device-index", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--device-index", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             char *end;
             errno = 0;
             index = (int)strtol(value, &end, 10);
             if (errno || *end || index < 0)
-                return cli_usage_error("invalid --device-index '%s'", value);
-        } else if ((r = cli_option(argc, argv, &i, "--precision", &value)) != 0) {
+                return usage_error("invalid --device-index '%s'", value);
+        } else if ((r = option_value(argc, argv, &i, "--precision", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             if (strcmp(value, "float32") && strcmp(value, "float64"))
-                return cli_usage_error("invalid --precision '%s' (expected float32 or float64)", value);
+                return usage_error("invalid --precision '%s' (expected float32 or float64)", value);
             settings.precision = !strcmp(value, "float64") ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
-        } else if ((r = cli_option(argc, argv, &i, "--reference", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--reference", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             reference = value;
-        } else if ((r = cli_option(argc, argv, &i, "--tuning", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--tuning", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             settings.tuning = value;
         } else {
-            return cli_usage_error("bench: unknown %s '%s'", argv[i][0] == '-' ? "option" : "argument", argv[i]);
+            return usage_error("bench: unknown %s '%s'", argv[i][0] == '-' ? "option" : "argument", argv[i]);
         }
     }
     bench_case cases[4];
     memset(cases, 0, sizeof cases);
     int generated = 0;
     if (!make_cases(reference, cases, &generated)) {
-        cli_error("mlff: out of memory");
+        error_line("mlff: out of memory");
         return EXIT_BAD_INPUT;
     }
     printf("ANI-2x energy + forces, %s%s\n", settings.precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32",
@@ -237,7 +238,7 @@ int command_bench(int argc, char **argv)
             }
         }
     } else {
-        settings.device = (mlff_device_kind)cli_device_kind(device);
+        settings.device = (mlff_device_kind)device_kind_of(device);
         int n = 1, gpus = 0;
         if (index < 0 && (settings.device == MLFF_DEVICE_OPENCL || settings.device == MLFF_DEVICE_VULKAN))
             mlff_count_devices(settings.device, &n, &gpus);
@@ -250,6 +251,6 @@ int command_bench(int argc, char **argv)
     for (int k = 0; k < 4; k++)
         mlff_sample_free(&cases[k].s);
     if (!ran)
-        cli_error("mlff: bench: no device");
+        error_line("mlff: bench: no device");
     return ran && !failed ? EXIT_OK : EXIT_BAD_INPUT;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
 
 int command_devices(int argc, char **argv)
@@ -16,9 +17,9 @@ int command_devices(int argc, char **argv)
         if (!strcmp(argv[i], "--tuning"))
             records = 1;
         else if (argv[i][0] == '-' && argv[i][1])
-            return cli_usage_error("devices: unknown option '%s'", argv[i]);
+            return usage_error("devices: unknown option '%s'", argv[i]);
         else
-            return cli_usage_error("devices: unexpected argument '%s'", argv[i]);
+            return usage_error("devices: unexpected argument '%s'", argv[i]);
     }
     size_t needed = 0;
     mlff_status status = mlff_describe_devices(records, NULL, 0, &needed);
@@ -27,10 +28,10 @@ int command_devices(int argc, char **argv)
         status = mlff_describe_devices(records, text, needed, NULL);
     if (!text || status != MLFF_OK) {
         free(text);
-        cli_error("mlff: cannot describe the devices: %s", mlff_strerror(text ? status : MLFF_ERROR_OUT_OF_MEMORY));
+        error_line("mlff: cannot describe the devices: %s", mlff_strerror(text ? status : MLFF_ERROR_OUT_OF_MEMORY));
         return EXIT_BAD_INPUT;
     }
-    const int code = cli_print(text);
+    const int code = print_text(text);
     free(text);
     return code;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_util.h"
 #include "commands.h"
 
 static void show_progress(void *user, const char *line)
@@ -42,17 +43,17 @@ static int list_keys(const mlff_settings *settings)
     mlff_context *ctx = NULL;
     mlff_status status = mlff_context_create(settings, &ctx);
     if (status != MLFF_OK) {
-        cli_error("mlff: cannot open the device: %s", ctx ? mlff_last_error(ctx) : mlff_strerror(status));
+        error_line("mlff: cannot open the device: %s", ctx ? mlff_last_error(ctx) : mlff_strerror(status));
         mlff_context_destroy(ctx);
         return EXIT_BAD_INPUT;
     }
     char *text = context_text(ctx, mlff_describe_tuning_keys);
     mlff_context_destroy(ctx);
     if (!text) {
-        cli_error("mlff: out of memory");
+        error_line("mlff: out of memory");
         return EXIT_BAD_INPUT;
     }
-    const int code = cli_print(text);
+    const int code = print_text(text);
     free(text);
     return code;
 }
@@ -74,32 +75,32 @@ int command_tune(int argc, char **argv)
             options.quick = 1;
         } else if (!strcmp(argv[i], "--dry-run")) {
             options.no_write = 1;
-        } else if ((r = cli_option(argc, argv, &i, "--device", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--device", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
-            const int kind = cli_device_kind(value);
+            const int kind = device_kind_of(value);
             if (kind < 0)
-                return cli_usage_error("invalid --device '%s' (expected auto, cpu, opencl or vulkan)", value);
+                return usage_error("invalid --device '%s' (expected auto, cpu, opencl or vulkan)", value);
             settings.device = (mlff_device_kind)kind;
-        } else if ((r = cli_option(argc, argv, &i, "--device-index", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--device-index", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             char *end;
             errno = 0;
             const long index = strtol(value, &end, 10);
             if (errno || *end || index < 0 || index > 1000)
-                return cli_usage_error("invalid --device-index '%s'", value);
+                return usage_error("invalid --device-index '%s'", value);
             settings.device_index = (int)index;
-        } else if ((r = cli_option(argc, argv, &i, "--model", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--model", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             options.model = value;
-        } else if ((r = cli_option(argc, argv, &i, "--tuning", &value)) != 0) {
+        } else if ((r = option_value(argc, argv, &i, "--tuning", &value)) != 0) {
             if (r < 0)
                 return EXIT_USAGE;
             settings.tuning = value;
         } else {
-            return cli_usage_error("tune: unknown %s '%s'", argv[i][0] == '-' ? "option" : "argument", argv[i]);
+            return usage_error("tune: unknown %s '%s'", argv[i][0] == '-' ? "option" : "argument", argv[i]);
         }
     }
     if (keys)
@@ -108,13 +109,13 @@ int command_tune(int argc, char **argv)
     const size_t size = (size_t)1 << 18;
     char *record = malloc(size);
     if (!record) {
-        cli_error("mlff: out of memory");
+        error_line("mlff: out of memory");
         return EXIT_BAD_INPUT;
     }
     const mlff_status status = mlff_tune(&settings, &options, record, size, NULL);
-    const int code = status == MLFF_OK ? cli_print(record) : EXIT_BAD_INPUT;
+    const int code = status == MLFF_OK ? print_text(record) : EXIT_BAD_INPUT;
     if (status != MLFF_OK)
-        cli_error("mlff: tune: %s", record);
+        error_line("mlff: tune: %s", record);
     free(record);
     return code;
 }

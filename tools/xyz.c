@@ -1,11 +1,15 @@
-/* XYZ / extended XYZ reader and writer (see xyz.h for the rules). */
+/* The XYZ / extended XYZ grammar: elements, numbers, comment lines and their
+ * pairs, atom lines (see xyz.h for the rules; xyz_stream.c reads them). */
 #include "xyz.h"
 
 #include "mlff.h"
+#include "xyz_internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,23 +69,26 @@ int xyz_key_is_result(const char *key)
 /* ------------------------------------------------------------------------ */
 /* C locale for the whole of a read or a write, whatever the process uses   */
 
-typedef struct c_locale_scope {
-    locale_t c;
-    locale_t previous;
-} c_locale_scope;
+/* Made once and never changed: a stream reads a frame at a time, and making
+ * a locale per frame would cost more than parsing a small molecule. */
+static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
+static locale_t c_locale_object;
 
-static void c_locale_enter(c_locale_scope *scope)
+static void make_c_locale(void)
 {
-    scope->c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    scope->previous = scope->c ? uselocale(scope->c) : (locale_t)0;
+    c_locale_object = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 }
 
-static void c_locale_leave(c_locale_scope *scope)
+void xyz_c_locale_enter(xyz_c_locale_scope *scope)
 {
-    if (scope->c) {
+    pthread_once(&c_locale_once, make_c_locale);
+    scope->previous = c_locale_object ? uselocale(c_locale_object) : (locale_t)0;
+}
+
+void xyz_c_locale_leave(xyz_c_locale_scope *scope)
+{
+    if (c_locale_object)
         uselocale(scope->previous);
-        freelocale(scope->c);
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -92,7 +99,7 @@ static int is_space(char c)
     return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-static int is_blank(const char *s)
+int xyz_is_blank(const char *s)
 {
     for (; *s; s++)
         if (!is_space(*s))
@@ -129,8 +136,75 @@ static const char *show_str(const char *s, char out[SHOW_SIZE])
 }
 
 /* Parse the number token s[0..n) (n > 0); 0: finite, 1: not a number, 2: not finite. */
+/*
+ * The common numbers of XYZ files exactly and quickly (Clinger's fast path):
+ * at most 15 significant digits make an integer m that a double holds
+ * exactly, and 10^k for |k| <= 22 is exact too, so m * 10^k (or m / 10^-k)
+ * is one correctly rounded operation: the double strtod gives. 0, or -1 for
+ * anything else (more digits, hexadecimal, inf, nan, malformed): strtod.
+ */
+static int fast_number(const char *s, size_t n, double *value)
+{
+    static const double powers[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    size_t i = 0;
+    int negative = 0, digits = 0, any = 0, scale = 0, exponent = 0;
+    uint64_t m = 0;
+    if (i < n && (s[i] == '-' || s[i] == '+'))
+        negative = s[i++] == '-';
+    for (int fraction = 0;; i++) {
+        if (i < n && is_digit(s[i])) {
+            any = 1;
+            if (m || s[i] != '0') {
+                if (++digits > 15)
+                    return -1;
+                m = 10 * m + (uint64_t)(s[i] - '0');
+            }
+            scale -= fraction;
+        } else if (i < n && s[i] == '.' && !fraction) {
+            fraction = 1;
+        } else {
+            break;
+        }
+    }
+    if (!any)
+        return -1;
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        int minus = 0, exponent_digits = 0;
+        if (++i < n && (s[i] == '-' || s[i] == '+'))
+            minus = s[i++] == '-';
+        for (; i < n && is_digit(s[i]); i++) {
+            if (++exponent_digits > 4)
+                return -1;
+            exponent = 10 * exponent + (s[i] - '0');
+        }
+        if (!exponent_digits)
+            return -1;
+        if (minus)
+            exponent = -exponent;
+    }
+    if (i != n)
+        return -1;
+    int k = scale + exponent;
+    double v = (double)m;
+    if (m != 0 && k < 0) {
+        if (k < -22)
+            return -1;
+        v /= powers[-k];
+    } else if (m != 0 && k > 0) {
+        if (k > 22)
+            return -1;
+        v *= powers[k];
+    }
+    *value = negative ? -v : v;
+    return 0;
+}
+
 static int parse_number(const char *s, size_t n, double *value)
 {
+    if (fast_number(s, n, value) == 0)
+        return 0;
     char *end = NULL;
     errno = 0;
     double v = strtod(s, &end);
@@ -162,13 +236,7 @@ static const char *next_list_token(const char **p, size_t *n)
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
 
-typedef struct reader {
-    const char *name;
-    char *err;
-    size_t err_size;
-} reader;
-
-static int report(reader *r, int code, long line, size_t frame, int64_t atom, const char *format,
+static int report(xyz_reader *r, int code, long line, size_t frame, int64_t atom, const char *format,
                   va_list ap)
 {
     if (!r->err || r->err_size == 0)
@@ -188,7 +256,7 @@ static int report(reader *r, int code, long line, size_t frame, int64_t atom, co
     return code;
 }
 
-__attribute__((format(printf, 3, 4))) static int fail_file(reader *r, int code, const char *format,
+__attribute__((format(printf, 3, 4))) int xyz_fail_file(xyz_reader *r, int code, const char *format,
                                                            ...)
 {
     va_list ap;
@@ -198,7 +266,7 @@ __attribute__((format(printf, 3, 4))) static int fail_file(reader *r, int code, 
     return code;
 }
 
-__attribute__((format(printf, 4, 5))) static int fail_frame(reader *r, long line, size_t frame,
+__attribute__((format(printf, 4, 5))) int xyz_fail_frame(xyz_reader *r, long line, size_t frame,
                                                             const char *format, ...)
 {
     va_list ap;
@@ -208,7 +276,7 @@ __attribute__((format(printf, 4, 5))) static int fail_frame(reader *r, long line
     return XYZ_ERROR_FORMAT;
 }
 
-__attribute__((format(printf, 5, 6))) static int fail_atom(reader *r, long line, size_t frame,
+__attribute__((format(printf, 5, 6))) int xyz_fail_atom(xyz_reader *r, long line, size_t frame,
                                                            int64_t atom, const char *format, ...)
 {
     va_list ap;
@@ -221,8 +289,10 @@ __attribute__((format(printf, 5, 6))) static int fail_atom(reader *r, long line,
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                   */
 
-static void frame_free(xyz_frame *f)
+void xyz_frame_free(xyz_frame *f)
 {
+    if (!f)
+        return;
     free(f->numbers);
     free(f->positions);
     for (size_t i = 0; i < f->n_info; i++) {
@@ -239,26 +309,19 @@ void xyz_file_free(xyz_file *file)
     if (!file)
         return;
     for (size_t i = 0; i < file->n_frames; i++)
-        frame_free(&file->frames[i]);
+        xyz_frame_free(&file->frames[i]);
     free(file->frames);
     free(file->name);
     memset(file, 0, sizeof *file);
 }
 
-/* Where the needed columns are in an atom line. */
-typedef struct layout {
-    int total;       /* columns declared */
-    int species;     /* column of the species (symbol or atomic number) */
-    int pos;         /* first of the three position columns */
-} layout;
-
 /* Everything the comment-line parser needs about its frame. */
 typedef struct comment_ctx {
-    reader *r;
+    xyz_reader *r;
     long line;
     size_t frame_no;
     xyz_frame *f;
-    layout *lay;
+    xyz_layout *lay;
     size_t info_capacity;
 } comment_ctx;
 
@@ -266,7 +329,7 @@ static int parse_lattice(comment_ctx *c, const char *value)
 {
     char s1[SHOW_SIZE], s2[SHOW_SIZE];
     if (!value)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Lattice: expected Lattice=\"a1 a2 a3 b1 b2 b3 c1 c2 c3\"");
     const char *p = value, *tok;
     size_t n;
@@ -275,7 +338,7 @@ static int parse_lattice(comment_ctx *c, const char *value)
     while ((tok = next_list_token(&p, &n))) {
         double v;
         if (count < 9 && parse_number(tok, n, &v) != 0)
-            return fail_frame(c->r, c->line, c->frame_no,
+            return xyz_fail_frame(c->r, c->line, c->frame_no,
                               "malformed Lattice %s: %s is not a finite number",
                               show_str(value, s1), show(tok, n, s2));
         if (count < 9)
@@ -283,7 +346,7 @@ static int parse_lattice(comment_ctx *c, const char *value)
         count++;
     }
     if (count != 9)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Lattice %s: expected 9 numbers, found %d",
                           show_str(value, s1), count);
     memcpy(c->f->cell, cell, sizeof cell);
@@ -318,7 +381,7 @@ static int parse_pbc(comment_ctx *c, const char *value)
     if (count == 1)
         flags[1] = flags[2] = flags[0];
     else if (count != 3)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed pbc %s: expected three flags T or F, as pbc=\"T T F\"",
                           show_str(v, s1));
     for (int k = 0; k < 3; k++)
@@ -336,7 +399,7 @@ static int parse_properties(comment_ctx *c, const char *value)
 {
     char s1[SHOW_SIZE], s2[SHOW_SIZE];
     const char *v = value ? value : "";
-    layout lay = {0, -1, -1};
+    xyz_layout lay = {0, -1, -1};
     int z_column = -1;
     const char *p = v;
     int field = 0;
@@ -349,14 +412,14 @@ static int parse_properties(comment_ctx *c, const char *value)
         size_t n = (size_t)(p - start);
         if (field == 0) {
             if (n == 0)
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: empty column name", show_str(v, s1));
             name = start;
             name_len = n;
         } else if (field == 1) {
             type = start;
             if (n != 1 || !strchr("SRIL", type[0]))
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: column type %s is not S, R, I or L",
                                   show_str(v, s1), show(start, n, s2));
         } else {
@@ -367,16 +430,16 @@ static int parse_properties(comment_ctx *c, const char *value)
                 count = count * 10 + (start[i] - '0');
             }
             if (!ok || count < 1)
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: column count %s is not a positive "
                                   "integer",
                                   show_str(v, s1), show(start, n, s2));
             if (lay.total > 10000000)
-                return fail_frame(c->r, c->line, c->frame_no,
+                return xyz_fail_frame(c->r, c->line, c->frame_no,
                                   "malformed Properties %s: too many columns", show_str(v, s1));
             if (lay.species < 0 && name_is(name, name_len, "species", "symbols")) {
                 if (count != 1)
-                    return fail_frame(c->r, c->line, c->frame_no,
+                    return xyz_fail_frame(c->r, c->line, c->frame_no,
                                       "malformed Properties %s: the species column must have "
                                       "count 1",
                                       show_str(v, s1));
@@ -386,7 +449,7 @@ static int parse_properties(comment_ctx *c, const char *value)
                     z_column = lay.total;
             } else if (lay.pos < 0 && name_is(name, name_len, "pos", "positions")) {
                 if (count != 3 || (type[0] != 'R' && type[0] != 'I'))
-                    return fail_frame(c->r, c->line, c->frame_no,
+                    return xyz_fail_frame(c->r, c->line, c->frame_no,
                                       "malformed Properties %s: the pos column must be R:3",
                                       show_str(v, s1));
                 lay.pos = lay.total;
@@ -399,16 +462,16 @@ static int parse_properties(comment_ctx *c, const char *value)
         p++; /* past ':' */
     }
     if (field != 0)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Properties %s: expected NAME:TYPE:COUNT triples",
                           show_str(v, s1));
     if (lay.species < 0)
         lay.species = z_column;
     if (lay.species < 0)
-        return fail_frame(c->r, c->line, c->frame_no,
+        return xyz_fail_frame(c->r, c->line, c->frame_no,
                           "malformed Properties %s: no species column", show_str(v, s1));
     if (lay.pos < 0)
-        return fail_frame(c->r, c->line, c->frame_no, "malformed Properties %s: no pos column",
+        return xyz_fail_frame(c->r, c->line, c->frame_no, "malformed Properties %s: no pos column",
                           show_str(v, s1));
     *c->lay = lay;
     return XYZ_OK;
@@ -451,7 +514,7 @@ static const char *scan_word(const char *p, int is_key, char *out, int *untermin
     return p;
 }
 
-/* Whether s must be quoted to read back as one word. */
+/* Whether s must be quoted to read back as one word (as a key, or a value). */
 static int needs_quotes(const char *s)
 {
     if (!*s)
@@ -484,9 +547,92 @@ static char *write_quoted(char *d, const char *s)
     return d;
 }
 
-static int add_info(comment_ctx *c, const char *key, const char *value, const char *raw_key,
-                    size_t raw_key_len, const char *raw_value, size_t raw_value_len,
-                    int unterminated)
+char *xyz_pair_text(const char *key, const char *value)
+{
+    int quote_key = needs_quotes(key), quote_value = value && needs_quotes(value);
+    size_t n = (quote_key ? quoted_length(key) : strlen(key)) +
+               (value ? 1 + (quote_value ? quoted_length(value) : strlen(value)) : 0);
+    char *text = malloc(n + 1), *d = text;
+    if (!text)
+        return NULL;
+    if (quote_key) {
+        d = write_quoted(d, key);
+    } else {
+        memcpy(d, key, strlen(key));
+        d += strlen(key);
+    }
+    if (value) {
+        *d++ = '=';
+        if (quote_value) {
+            d = write_quoted(d, value);
+        } else {
+            memcpy(d, value, strlen(value));
+            d += strlen(value);
+        }
+    }
+    *d = '\0';
+    return text;
+}
+
+/* One pair of the comment line from p, as the reader splits it: the
+ * unescaped key and value (into key and value, each with room for the rest
+ * of the line), whether there was a value, and where the key and value text
+ * lie. Returns the end of the pair. */
+typedef struct scanned_pair {
+    const char *key_start, *key_end, *value_start, *value_end;
+    int has_value, unterminated;
+} scanned_pair;
+
+static const char *scan_pair(const char *p, char *key, char *value, scanned_pair *sp)
+{
+    int key_open = 0, value_open = 0;
+    memset(sp, 0, sizeof *sp);
+    sp->key_start = p;
+    p = scan_word(p, 1, key, &key_open);
+    sp->key_end = p;
+    const char *q = p;
+    while (is_space(*q))
+        q++;
+    if (*q == '=' && !key_open) {
+        q++;
+        while (is_space(*q))
+            q++;
+        sp->value_start = q;
+        p = scan_word(q, 0, value, &value_open);
+        sp->value_end = p;
+        sp->has_value = 1;
+    }
+    sp->unterminated = key_open || value_open;
+    return p;
+}
+
+int xyz_pair_text_reads_back(const char *text, const char *key, const char *value)
+{
+    /* The text as the writer puts it: a space and another pair after it. */
+    static const char next[] = " next=1";
+    size_t n = strlen(text);
+    char *line = malloc(n + sizeof next), *k = malloc(n + sizeof next), *v = malloc(n + sizeof next);
+    int ok = 0;
+    if (line && k && v) {
+        memcpy(line, text, n);
+        memcpy(line + n, next, sizeof next);
+        scanned_pair sp;
+        const char *p = line;
+        while (is_space(*p))
+            p++;
+        const char *end = scan_pair(p, k, v, &sp);
+        /* Never '=' first: after a key alone, " =b" would read as that key's value. */
+        ok = n > 0 && text[0] != '=' && p == line && end == line + n && !sp.unterminated &&
+             strcmp(k, key) == 0 &&
+             (value ? sp.has_value && strcmp(v, value) == 0 : !sp.has_value);
+    }
+    free(line);
+    free(k);
+    free(v);
+    return ok;
+}
+
+static int add_info(comment_ctx *c, const char *key, const char *value, const scanned_pair *sp)
 {
     xyz_frame *f = c->f;
     if (f->n_info == c->info_capacity) {
@@ -501,37 +647,22 @@ static int add_info(comment_ctx *c, const char *key, const char *value, const ch
     memset(in, 0, sizeof *in);
     in->key = strdup(key);
     in->value = value ? strdup(value) : NULL;
-    if (!unterminated) {
-        /* verbatim: key=value as written (without spaces around '=') */
-        size_t n = raw_key_len + (value ? 1 + raw_value_len : 0);
-        in->text = malloc(n + 1);
-        if (in->text) {
-            memcpy(in->text, raw_key, raw_key_len);
-            if (value) {
-                in->text[raw_key_len] = '=';
-                memcpy(in->text + raw_key_len + 1, raw_value, raw_value_len);
-            }
-            in->text[n] = '\0';
+    /* The input's own spelling (quotes, brackets) where it reads back as the
+     * same key and value; else written anew. */
+    size_t key_len = (size_t)(sp->key_end - sp->key_start);
+    size_t value_len = value ? (size_t)(sp->value_end - sp->value_start) : 0;
+    size_t n = key_len + (value ? 1 + value_len : 0);
+    in->text = malloc(n + 1);
+    if (in->text && in->key && (!value || in->value)) {
+        memcpy(in->text, sp->key_start, key_len);
+        if (value) {
+            in->text[key_len] = '=';
+            memcpy(in->text + key_len + 1, sp->value_start, value_len);
         }
-    } else {
-        /* a quote never closed: write it anew, properly quoted */
-        int quote_key = needs_quotes(key);
-        size_t n = (quote_key ? quoted_length(key) : strlen(key)) +
-                   (value ? 1 + quoted_length(value) : 0);
-        in->text = malloc(n + 1);
-        if (in->text) {
-            char *d = in->text;
-            if (quote_key) {
-                d = write_quoted(d, key);
-            } else {
-                memcpy(d, key, strlen(key));
-                d += strlen(key);
-            }
-            if (value) {
-                *d++ = '=';
-                d = write_quoted(d, value);
-            }
-            *d = '\0';
+        in->text[n] = '\0';
+        if (sp->unterminated || !xyz_pair_text_reads_back(in->text, key, value)) {
+            free(in->text);
+            in->text = xyz_pair_text(key, value);
         }
     }
     if (!in->key || (value && !in->value) || !in->text) {
@@ -559,23 +690,9 @@ static int parse_comment(comment_ctx *c, const char *line)
             p++;
         if (!*p)
             break;
-        int key_open = 0, value_open = 0, has_value = 0;
-        const char *key_start = p;
-        p = scan_word(p, 1, key, &key_open);
-        const char *key_end = p, *value_start = NULL, *value_end = NULL;
-        const char *q = p;
-        while (is_space(*q))
-            q++;
-        if (*q == '=' && !key_open) {
-            q++;
-            while (is_space(*q))
-                q++;
-            value_start = q;
-            p = scan_word(q, 0, value, &value_open);
-            value_end = p;
-            has_value = 1;
-        }
-        const char *v = has_value ? value : NULL;
+        scanned_pair sp;
+        p = scan_pair(p, key, value, &sp);
+        const char *v = sp.has_value ? value : NULL;
         if (strcmp(key, "Lattice") == 0)
             status = parse_lattice(c, v);
         else if (strcmp(key, "pbc") == 0)
@@ -583,9 +700,7 @@ static int parse_comment(comment_ctx *c, const char *line)
         else if (strcmp(key, "Properties") == 0)
             status = parse_properties(c, v);
         else
-            status = add_info(c, key, v, key_start, (size_t)(key_end - key_start), value_start,
-                              has_value ? (size_t)(value_end - value_start) : 0,
-                              key_open || value_open);
+            status = add_info(c, key, v, &sp);
         if (status != XYZ_OK)
             break;
     }
@@ -593,12 +708,11 @@ done:
     free(key);
     free(value);
     if (status == XYZ_ERROR_MEMORY)
-        return fail_file(c->r, XYZ_ERROR_MEMORY, "out of memory");
+        return xyz_fail_file(c->r, XYZ_ERROR_MEMORY, "out of memory");
     return status;
 }
-
 /* Parse the atom count s; 0 on success (*n > 0), else an error already reported. */
-static int parse_count(reader *r, const char *s, long line, size_t frame_no, int64_t *n,
+int xyz_parse_count(xyz_reader *r, const char *s, long line, size_t frame_no, int64_t *n,
                        int *huge)
 {
     char s1[SHOW_SIZE];
@@ -621,397 +735,88 @@ static int parse_count(reader *r, const char *s, long line, size_t frame_no, int
     while (is_space(*p))
         p++;
     if (end == digits || *p)
-        return fail_frame(r, line, frame_no, "expected the number of atoms, found %s",
+        return xyz_fail_frame(r, line, frame_no, "expected the number of atoms, found %s",
                           show_str(s, s1));
     if (v == 0 && !*huge)
-        return fail_frame(r, line, frame_no, "the number of atoms must be positive, found %s",
+        return xyz_fail_frame(r, line, frame_no, "the number of atoms must be positive, found %s",
                           show_str(s, s1));
-    *n = v;
+    *n = *huge ? INT64_MAX : v;
     return XYZ_OK;
 }
 
-/* Parse one frame whose count line is lines[*pos]; n_lines excludes trailing blank lines. */
-static int parse_frame(reader *r, char **lines, size_t n_lines, size_t *pos, size_t frame_no,
-                       xyz_frame *f)
+/* Whether the line is an atom count and nothing else: where a frame starts. */
+int xyz_is_count_line(const char *s)
+{
+    xyz_reader quiet = {"", NULL, 0};
+    int64_t n;
+    int huge;
+    return xyz_parse_count(&quiet, s, 1, 1, &n, &huge) == XYZ_OK;
+}
+
+/* Parse atom a (0-based) of f from its line, laid out as lay says. */
+int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no, const xyz_layout *lay,
+                      xyz_frame *f, int64_t a)
 {
     char s1[SHOW_SIZE];
-    size_t i = *pos;
-    f->count_line = (long)i + 1;
-    f->comment_line = (long)i + 2;
-    int64_t n = 0;
-    int huge = 0;
-    int status = parse_count(r, lines[i], f->count_line, frame_no, &n, &huge);
-    if (status != XYZ_OK)
-        return status;
-    char count_text[32];
-    if (huge)
-        snprintf(count_text, sizeof count_text, "too many atoms");
-    else
-        snprintf(count_text, sizeof count_text, "%lld atom%s", (long long)n, n == 1 ? "" : "s");
-    if (i + 1 >= n_lines)
-        return fail_frame(r, f->count_line, frame_no,
-                          "truncated: %s declared but the file ends after the atom count",
-                          count_text);
-    size_t available = n_lines - (i + 2);
-    if (huge || (uint64_t)n > (uint64_t)available)
-        return fail_frame(r, f->count_line, frame_no,
-                          "truncated: %s declared but the file ends after %zu atom line%s",
-                          count_text, available, available == 1 ? "" : "s");
-
-    layout lay = {4, 0, 1}; /* species:S:1:pos:R:3 */
-    comment_ctx c = {r, f->comment_line, frame_no, f, &lay, 0};
-    status = parse_comment(&c, lines[i + 1]);
-    if (status != XYZ_OK)
-        return status;
-    if (!f->has_pbc)
-        f->pbc[0] = f->pbc[1] = f->pbc[2] = f->has_cell ? 1 : 0;
-
-    f->n_atoms = n;
-    f->numbers = malloc((size_t)n * sizeof *f->numbers);
-    f->positions = malloc((size_t)n * 3 * sizeof *f->positions);
-    if (!f->numbers || !f->positions)
-        return fail_file(r, XYZ_ERROR_MEMORY, "out of memory (%lld atoms)", (long long)n);
-
-    for (int64_t a = 0; a < n; a++) {
-        const char *line = lines[i + 2 + (size_t)a];
-        long lineno = xyz_atom_line(f, a);
-        const char *species = NULL, *coord[3] = {NULL, NULL, NULL};
-        size_t species_len = 0, coord_len[3] = {0, 0, 0};
-        int column = 0;
-        const char *p = line;
-        while (column < lay.total) {
-            while (is_space(*p))
-                p++;
-            if (!*p)
-                break;
-            const char *start = p;
-            while (*p && !is_space(*p))
-                p++;
-            if (column == lay.species) {
-                species = start;
-                species_len = (size_t)(p - start);
-            } else if (column >= lay.pos && column < lay.pos + 3) {
-                coord[column - lay.pos] = start;
-                coord_len[column - lay.pos] = (size_t)(p - start);
-            }
-            column++;
+    const char *species = NULL, *coord[3] = {NULL, NULL, NULL};
+    size_t species_len = 0, coord_len[3] = {0, 0, 0};
+    int column = 0;
+    const char *p = line;
+    while (column < lay->total) {
+        while (is_space(*p))
+            p++;
+        if (!*p)
+            break;
+        const char *start = p;
+        while (*p && !is_space(*p))
+            p++;
+        if (column == lay->species) {
+            species = start;
+            species_len = (size_t)(p - start);
+        } else if (column >= lay->pos && column < lay->pos + 3) {
+            coord[column - lay->pos] = start;
+            coord_len[column - lay->pos] = (size_t)(p - start);
         }
-        if (column < lay.total)
-            return fail_atom(r, lineno, frame_no, a + 1, "expected %d columns, found %d",
-                             lay.total, column);
-
-        int z = 0;
-        if (is_digit(species[0])) {
-            int all_digits = species_len <= 3;
-            for (size_t k = 0; all_digits && k < species_len; k++)
-                all_digits = is_digit(species[k]);
-            if (all_digits) {
-                for (size_t k = 0; k < species_len; k++)
-                    z = 10 * z + (species[k] - '0');
-                if (z > XYZ_MAX_ATOMIC_NUMBER)
-                    z = 0;
-            }
-        } else {
-            z = xyz_element_number(species, species_len);
-        }
-        if (z == 0)
-            return fail_atom(r, lineno, frame_no, a + 1, "unknown element %s",
-                             show(species, species_len, s1));
-        f->numbers[a] = z;
-
-        for (int k = 0; k < 3; k++) {
-            int bad = parse_number(coord[k], coord_len[k], &f->positions[3 * a + k]);
-            if (bad == 1)
-                return fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a number",
-                                 show(coord[k], coord_len[k], s1));
-            if (bad == 2)
-                return fail_atom(r, lineno, frame_no, a + 1,
-                                 "coordinate %s is not a finite number",
-                                 show(coord[k], coord_len[k], s1));
-        }
+        column++;
     }
-    *pos = i + 2 + (size_t)n;
+    if (column < lay->total)
+        return xyz_fail_atom(r, lineno, frame_no, a + 1, "expected %d columns, found %d", lay->total,
+                         column);
+
+    int z = 0;
+    if (is_digit(species[0])) {
+        int all_digits = species_len <= 3;
+        for (size_t k = 0; all_digits && k < species_len; k++)
+            all_digits = is_digit(species[k]);
+        if (all_digits) {
+            for (size_t k = 0; k < species_len; k++)
+                z = 10 * z + (species[k] - '0');
+            if (z > XYZ_MAX_ATOMIC_NUMBER)
+                z = 0;
+        }
+    } else {
+        z = xyz_element_number(species, species_len);
+    }
+    if (z == 0)
+        return xyz_fail_atom(r, lineno, frame_no, a + 1, "unknown element %s",
+                         show(species, species_len, s1));
+    f->numbers[a] = z;
+
+    for (int k = 0; k < 3; k++) {
+        int bad = parse_number(coord[k], coord_len[k], &f->positions[3 * a + k]);
+        if (bad == 1)
+            return xyz_fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a number",
+                             show(coord[k], coord_len[k], s1));
+        if (bad == 2)
+            return xyz_fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a finite number",
+                             show(coord[k], coord_len[k], s1));
+    }
     return XYZ_OK;
 }
 
-/* Parse data[0..size) (data has room for size + 1 bytes and is ours to change). */
-static int parse_all(reader *r, char *data, size_t size, xyz_file *file)
+int xyz_parse_comment_line(xyz_reader *r, const char *line, long line_no, size_t frame_no, xyz_frame *f,
+                           xyz_layout *lay)
 {
-    const char *nul = memchr(data, '\0', size);
-    if (nul) {
-        long line = 1;
-        for (const char *s = data; s < nul; s++)
-            line += *s == '\n';
-        return fail_file(r, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line);
-    }
-    data[size] = '\0';
-    if (size == 0)
-        return fail_file(r, XYZ_ERROR_FORMAT, "file is empty");
-
-    size_t n_lines = 1;
-    for (size_t k = 0; k < size; k++)
-        n_lines += data[k] == '\n';
-    if (data[size - 1] == '\n')
-        n_lines--;
-    char **lines = malloc(n_lines * sizeof *lines);
-    if (!lines)
-        return fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
-    char *s = data;
-    for (size_t k = 0; k < n_lines; k++) {
-        lines[k] = s;
-        char *e = strchr(s, '\n');
-        if (!e)
-            e = data + size;
-        if (e > s && e[-1] == '\r')
-            e[-1] = '\0';
-        *e = '\0';
-        s = e + 1;
-    }
-    while (n_lines > 0 && is_blank(lines[n_lines - 1]))
-        n_lines--;
-    if (n_lines == 0) {
-        free(lines);
-        return fail_file(r, XYZ_ERROR_FORMAT, "file is empty (only blank lines)");
-    }
-
-    int status = XYZ_OK;
-    size_t capacity = 0, pos = 0;
-    while (pos < n_lines) {
-        if (is_blank(lines[pos])) {
-            pos++;
-            continue;
-        }
-        if (file->n_frames == capacity) {
-            size_t cap = capacity ? 2 * capacity : 4;
-            xyz_frame *grown = realloc(file->frames, cap * sizeof *grown);
-            if (!grown) {
-                status = fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
-                break;
-            }
-            file->frames = grown;
-            capacity = cap;
-        }
-        xyz_frame *f = &file->frames[file->n_frames];
-        memset(f, 0, sizeof *f);
-        file->n_frames++;
-        status = parse_frame(r, lines, n_lines, &pos, file->n_frames, f);
-        if (status != XYZ_OK)
-            break;
-    }
-    free(lines);
-    return status;
-}
-
-/* Takes ownership of data (size + 1 bytes allocated). */
-static int read_owned(const char *name, char *data, size_t size, xyz_file *file, char *err,
-                      size_t err_size)
-{
-    reader r = {name, err, err_size};
-    int status;
-    if (err && err_size)
-        err[0] = '\0';
-    memset(file, 0, sizeof *file);
-    file->name = strdup(name);
-    if (!file->name) {
-        free(data);
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    }
-    c_locale_scope scope;
-    c_locale_enter(&scope);
-    status = parse_all(&r, data, size, file);
-    c_locale_leave(&scope);
-    free(data);
-    if (status != XYZ_OK)
-        xyz_file_free(file);
-    return status;
-}
-
-int xyz_read_memory(const char *name, const char *data, size_t size, xyz_file *file, char *err,
-                    size_t err_size)
-{
-    reader r = {name, err, err_size};
-    memset(file, 0, sizeof *file);
-    char *copy = size + 1 > size ? malloc(size + 1) : NULL;
-    if (!copy)
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    if (size)
-        memcpy(copy, data, size);
-    return read_owned(name, copy, size, file, err, err_size);
-}
-
-int xyz_read_file(const char *path, xyz_file *file, char *err, size_t err_size)
-{
-    int from_stdin = strcmp(path, "-") == 0;
-    const char *name = from_stdin ? "<stdin>" : path;
-    reader r = {name, err, err_size};
-    memset(file, 0, sizeof *file);
-    FILE *fp = from_stdin ? stdin : fopen(path, "rb");
-    if (!fp)
-        return fail_file(&r, XYZ_ERROR_IO, "cannot open: %s", strerror(errno));
-    size_t size = 0, capacity = 1 << 16;
-    char *data = malloc(capacity);
-    if (!data) {
-        if (!from_stdin)
-            fclose(fp);
-        return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory");
-    }
-    for (;;) {
-        if (capacity - size < 2) {
-            char *grown = capacity < SIZE_MAX / 2 ? realloc(data, capacity * 2) : NULL;
-            if (!grown) {
-                free(data);
-                if (!from_stdin)
-                    fclose(fp);
-                return fail_file(&r, XYZ_ERROR_MEMORY, "out of memory reading the file");
-            }
-            data = grown;
-            capacity *= 2;
-        }
-        size_t got = fread(data + size, 1, capacity - size - 1, fp);
-        size += got;
-        if (got == 0)
-            break;
-    }
-    int failed = ferror(fp), read_error = errno;
-    if (!from_stdin)
-        fclose(fp);
-    if (failed) {
-        free(data);
-        return fail_file(&r, XYZ_ERROR_IO, "cannot read: %s",
-                         read_error ? strerror(read_error) : "read error");
-    }
-    return read_owned(name, data, size, file, err, err_size);
-}
-
-/* ------------------------------------------------------------------------ */
-/* Writer                                                                   */
-
-void xyz_buffer_free(xyz_buffer *b)
-{
-    free(b->data);
-    memset(b, 0, sizeof *b);
-}
-
-static int buffer_reserve(xyz_buffer *b, size_t extra)
-{
-    if (b->failed)
-        return -1;
-    if (extra < b->capacity - b->size)
-        return 0;
-    size_t cap = b->capacity ? b->capacity : 4096;
-    while (cap - b->size <= extra) {
-        if (cap > SIZE_MAX / 2) {
-            b->failed = 1;
-            return -1;
-        }
-        cap *= 2;
-    }
-    char *grown = realloc(b->data, cap);
-    if (!grown) {
-        b->failed = 1;
-        return -1;
-    }
-    b->data = grown;
-    b->capacity = cap;
-    return 0;
-}
-
-int xyz_buffer_append(xyz_buffer *b, const char *bytes, size_t n)
-{
-    if (buffer_reserve(b, n) != 0)
-        return -1;
-    memcpy(b->data + b->size, bytes, n);
-    b->size += n;
-    b->data[b->size] = '\0';
-    return 0;
-}
-
-int xyz_buffer_printf(xyz_buffer *b, const char *format, ...)
-{
-    if (buffer_reserve(b, 256) != 0)
-        return -1;
-    va_list ap;
-    va_start(ap, format);
-    int n = vsnprintf(b->data + b->size, b->capacity - b->size, format, ap);
-    va_end(ap);
-    if (n < 0) {
-        b->failed = 1;
-        return -1;
-    }
-    if ((size_t)n >= b->capacity - b->size) {
-        if (buffer_reserve(b, (size_t)n) != 0)
-            return -1;
-        va_start(ap, format);
-        vsnprintf(b->data + b->size, b->capacity - b->size, format, ap);
-        va_end(ap);
-    }
-    b->size += (size_t)n;
-    return 0;
-}
-
-/* The shortest %.Ng text (N = 15..17) that reads back as exactly x. */
-static void shortest(double x, char out[40])
-{
-    for (int precision = 15; precision <= 17; precision++) {
-        snprintf(out, 40, "%.*g", precision, x);
-        if (strtod(out, NULL) == x)
-            return;
-    }
-}
-
-static int write_frame_c(xyz_buffer *b, const xyz_frame *f, const double *energy,
-                         const double *forces, const double *stress)
-{
-    xyz_buffer_printf(b, "%lld\n", (long long)f->n_atoms);
-    if (f->has_cell) {
-        xyz_buffer_append(b, "Lattice=\"", 9);
-        for (int k = 0; k < 9; k++) {
-            char num[40];
-            shortest(f->cell[k], num);
-            if (k)
-                xyz_buffer_append(b, " ", 1);
-            xyz_buffer_append(b, num, strlen(num));
-        }
-        xyz_buffer_append(b, "\" ", 2);
-    }
-    xyz_buffer_printf(b, "Properties=species:S:1:pos:R:3%s", forces ? ":forces:R:3" : "");
-    for (size_t i = 0; i < f->n_info; i++)
-        if (!xyz_key_is_result(f->info[i].key))
-            xyz_buffer_printf(b, " %s", f->info[i].text);
-    if (energy)
-        xyz_buffer_printf(b, " energy=%.17g", *energy);
-    if (stress) {
-        xyz_buffer_printf(b, " stress=\"");
-        for (int k = 0; k < 9; k++)
-            xyz_buffer_printf(b, k ? " %.10e" : "%.10e", stress[k]);
-        xyz_buffer_printf(b, "\"");
-    }
-    xyz_buffer_printf(b, " pbc=\"%c %c %c\"\n", f->pbc[0] ? 'T' : 'F', f->pbc[1] ? 'T' : 'F',
-                      f->pbc[2] ? 'T' : 'F');
-    for (int64_t a = 0; a < f->n_atoms; a++) {
-        const char *symbol = xyz_element_symbol(f->numbers[a]);
-        const double *r = f->positions + 3 * a;
-        if (symbol)
-            xyz_buffer_printf(b, "%-2s", symbol);
-        else
-            xyz_buffer_printf(b, "%d", f->numbers[a]);
-        xyz_buffer_printf(b, " %24.16e %24.16e %24.16e", r[0], r[1], r[2]);
-        if (forces) {
-            const double *g = forces + 3 * a;
-            xyz_buffer_printf(b, " %18.10e %18.10e %18.10e", g[0], g[1], g[2]);
-        }
-        if (xyz_buffer_append(b, "\n", 1) != 0)
-            return -1;
-    }
-    return b->failed ? -1 : 0;
-}
-
-int xyz_write_frame(xyz_buffer *out, const xyz_frame *frame, const double *energy,
-                    const double *forces, const double *stress)
-{
-    c_locale_scope scope;
-    c_locale_enter(&scope);
-    int status = write_frame_c(out, frame, energy, forces, stress);
-    c_locale_leave(&scope);
-    return status;
+    comment_ctx c = {r, line_no, frame_no, f, lay, 0};
+    return parse_comment(&c, line);
 }

@@ -26,6 +26,12 @@
  * Numbers are parsed and printed in the C locale whatever the process locale
  * (uselocale, per thread). There is no global mutable state.
  *
+ * Two ways to read: a whole file or buffer at once (xyz_read_file,
+ * xyz_read_memory: every frame in memory), or a stream (xyz_stream_*: one
+ * frame at a time from any source of bytes, in memory bounded by the largest
+ * frame and the longest line). Both parse the same way and report the same
+ * errors; a stream can also go on after a bad frame (recover mode).
+ *
  * Errors are reported as one line (no trailing newline) in the caller's
  * buffer:
  *   FILE: what is wrong                          (file-level)
@@ -48,6 +54,7 @@
 #define XYZ_ERROR_SIZE 8192
 
 enum {
+    XYZ_END = 1,           /* a stream has no more frames */
     XYZ_OK = 0,
     XYZ_ERROR_IO = -1,     /* file missing or unreadable */
     XYZ_ERROR_FORMAT = -2, /* the contents are malformed */
@@ -58,8 +65,10 @@ enum {
 typedef struct xyz_info {
     char *key;   /* unescaped key */
     char *value; /* unescaped value; NULL for a key without '=' */
-    char *text;  /* the pair as the writer prints it: the input text, verbatim
-                    (`key=value`), or quoted anew if its quote was never closed */
+    char *text;  /* the pair as the writer prints it: the input text (`key=value`,
+                    spaces around '=' dropped) where it reads back as key and
+                    value, else xyz_pair_text (a quote never closed, a value
+                    ending in a backslash, an empty value) */
 } xyz_info;
 
 typedef struct xyz_frame {
@@ -74,7 +83,11 @@ typedef struct xyz_frame {
     xyz_info *info;     /* other comment-line pairs, in input order */
     long count_line;    /* 1-based line of the number of atoms */
     long comment_line;  /* 1-based line of the comment (count_line + 1) */
+    int n_columns;      /* columns the atom lines declare (Properties; 4 without) */
 } xyz_frame;
+
+/* Frees what the frame owns and zeroes it. */
+void xyz_frame_free(xyz_frame *frame);
 
 /* 1-based line of atom i (0-based) of the frame: atom lines follow the comment. */
 static inline long xyz_atom_line(const xyz_frame *frame, int64_t i)
@@ -102,6 +115,66 @@ int xyz_read_memory(const char *name, const char *data, size_t size, xyz_file *f
                     size_t err_size);
 
 void xyz_file_free(xyz_file *file);
+
+/* Longest line a reader accepts: a longer one (or a file without line ends,
+ * such as /dev/zero) is an error, not unbounded memory. */
+#define XYZ_MAX_LINE ((size_t)16 << 20)
+
+/*
+ * Where a stream's bytes come from: read() stores up to size bytes at
+ * buffer and returns how many (0 at the end of the input), or -1 on an
+ * error, with the reason in why (why_size bytes).
+ */
+typedef struct xyz_source {
+    long (*read)(void *self, char *buffer, size_t size, char *why, size_t why_size);
+    void *self;
+} xyz_source;
+
+typedef struct xyz_stream xyz_stream;
+
+/*
+ * A stream of frames from source; name is used in messages. recover = 0:
+ * the first bad frame ends the stream (and, as xyz_read_file does, a frame
+ * that is both bad and cut short by the end of the file is reported as
+ * truncated). recover = 1: after a bad frame the stream looks for the next
+ * line that holds nothing but an atom count and goes on from there. NULL when
+ * out of memory.
+ */
+xyz_stream *xyz_stream_open(const char *name, xyz_source source, int recover);
+
+/* A stream over size bytes at data (kept, not copied: they must outlive it). */
+xyz_stream *xyz_stream_open_memory(const char *name, const char *data, size_t size, int recover);
+
+/*
+ * The next frame into *frame (which the caller frees with xyz_frame_free).
+ * Returns XYZ_OK, XYZ_END when there are no more frames, or a negative
+ * XYZ_ERROR_* with the message in err (as for xyz_read_file). After
+ * XYZ_ERROR_FORMAT in recover mode a bad frame was passed over: call again
+ * for the next one (xyz_stream_failed says whether the file itself failed,
+ * as I/O errors, NUL bytes, over-long lines and empty files do; then every
+ * later call returns the same error). *frame is left empty on any error.
+ */
+int xyz_stream_next(xyz_stream *s, xyz_frame *frame, char *err, size_t err_size);
+
+/* Whether the stream failed for good (see xyz_stream_next). */
+int xyz_stream_failed(const xyz_stream *s);
+
+/* Number (from 1) of the frame last returned or reported bad; 0 before any. */
+size_t xyz_stream_frame_number(const xyz_stream *s);
+
+/* Byte offset of that frame's atom-count line. */
+int64_t xyz_stream_frame_offset(const xyz_stream *s);
+
+/* Byte offset just past the last line read (after a frame: its end), and
+ * whether that line ended with a line feed (a frame cut in the middle of its
+ * last line may still parse). */
+int64_t xyz_stream_end_offset(const xyz_stream *s);
+int xyz_stream_line_ended(const xyz_stream *s);
+
+/* Bytes read from the source so far (read ahead of the frames returned). */
+int64_t xyz_stream_bytes_read(const xyz_stream *s);
+
+void xyz_stream_close(xyz_stream *s);
 
 /* Symbol of an element ("Cl"), NULL outside 1..118. */
 const char *xyz_element_symbol(int z);
@@ -131,11 +204,26 @@ int xyz_buffer_printf(xyz_buffer *buffer, const char *format, ...)
 void xyz_buffer_free(xyz_buffer *buffer);
 
 /*
+ * The text that writes key=value (value NULL: the key alone) so that the
+ * reader gives back exactly key and value: bare where that reads back, else
+ * in double quotes with '"' and '\\' escaped. Never starts with '='. NULL
+ * when out of memory; free it.
+ */
+char *xyz_pair_text(const char *key, const char *value);
+
+/* Whether text, followed by a space and another pair, reads back as exactly
+ * key and value (value NULL: the key alone). */
+int xyz_pair_text_reads_back(const char *text, const char *key, const char *value);
+
+/*
  * Append one frame as extended XYZ:
  *   N
  *   [Lattice="..." ]Properties=species:S:1:pos:R:3[:forces:R:3] [kept pairs] [energy=E ]pbc="T T T"
  *   Sym  x y z [fx fy fz]
- * Kept pairs are the frame's info except results (xyz_key_is_result).
+ * Kept pairs are the frame's info except results (xyz_key_is_result), each
+ * as its text (or, where text is NULL, xyz_pair_text of key and value); a
+ * text that would not read back as its key and value (hand-made frames) is
+ * written as xyz_pair_text makes it.
  * Positions are printed with %.16e (exact round trip), the energy (when
  * energy is not NULL) with %.17g, forces (when not NULL, n_atoms x 3) with
  * %.10e, Lattice numbers with the shortest text that reads back exactly;
@@ -145,5 +233,16 @@ void xyz_buffer_free(xyz_buffer *buffer);
  */
 int xyz_write_frame(xyz_buffer *out, const xyz_frame *frame, const double *energy,
                     const double *forces, const double *stress);
+
+/* What xyz_write_frame_with adds to a frame; NULL pointers add nothing. */
+typedef struct xyz_results {
+    const double *energy;
+    const double *forces;
+    const double *stress;
+    int64_t input_frame; /* > 0: input_frame=N after the kept pairs (an input_frame pair
+                            of the frame's own is dropped) */
+} xyz_results;
+
+int xyz_write_frame_with(xyz_buffer *out, const xyz_frame *frame, const xyz_results *results);
 
 #endif /* MLFF_TOOLS_XYZ_H */

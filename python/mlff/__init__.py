@@ -15,12 +15,12 @@ from . import _lib
 from .errors import (BadInputError, DeviceError, FileError, InternalError,
                      InvalidArgumentError, LibraryNotFoundError, MLFFError,
                      ModelFormatError, OutOfMemoryError, UnsupportedError)
-from .model import Model
+from .model import Model, SystemArrays
 
 __version__ = "0.6.0"
 
 __all__ = [
-    "Model", "library_version", "library_path", "list_devices",
+    "Model", "SystemArrays", "library_version", "library_path", "list_devices",
     "MLFFError", "LibraryNotFoundError", "InvalidArgumentError", "OutOfMemoryError",
     "FileError", "ModelFormatError", "BadInputError", "UnsupportedError",
     "DeviceError", "InternalError",

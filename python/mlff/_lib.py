@@ -63,24 +63,30 @@ class ModelInfo(ctypes.Structure):
     ]
 
 
+# The pointers of the two structures below are plain addresses (c_void_p),
+# same layout as the header's typed pointers: numpy's data addresses go in
+# as ints, without the ctypes pointer objects that cost microseconds each.
+
+
 class Batch(ctypes.Structure):
-    """mlff_batch."""
+    """mlff_batch (int64 *system_offsets, int32 *atomic_numbers, double
+    *positions, double *cells, uint8 *pbc)."""
     _fields_ = [
         ("n_systems", ctypes.c_int64),
-        ("system_offsets", ctypes.POINTER(ctypes.c_int64)),
-        ("atomic_numbers", ctypes.POINTER(ctypes.c_int32)),
-        ("positions", ctypes.POINTER(ctypes.c_double)),
-        ("cells", ctypes.POINTER(ctypes.c_double)),
-        ("pbc", ctypes.POINTER(ctypes.c_uint8)),
+        ("system_offsets", ctypes.c_void_p),
+        ("atomic_numbers", ctypes.c_void_p),
+        ("positions", ctypes.c_void_p),
+        ("cells", ctypes.c_void_p),
+        ("pbc", ctypes.c_void_p),
     ]
 
 
 class Results(ctypes.Structure):
-    """mlff_results."""
+    """mlff_results (double *energies, *forces, *virials)."""
     _fields_ = [
-        ("energies", ctypes.POINTER(ctypes.c_double)),
-        ("forces", ctypes.POINTER(ctypes.c_double)),
-        ("virials", ctypes.POINTER(ctypes.c_double)),
+        ("energies", ctypes.c_void_p),
+        ("forces", ctypes.c_void_p),
+        ("virials", ctypes.c_void_p),
         ("reserved", ctypes.c_void_p * 8),
     ]
 

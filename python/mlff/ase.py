@@ -8,7 +8,8 @@ The calculator owns one mlff.Model (one libmlff context and model) for its
 whole life, so the compiled plan and the device buffers are reused from one
 call to the next: an MD run or an optimisation does not recompile or
 reallocate per step. calculate_batch() evaluates many Atoms in one library
-call, for screening.
+call, for screening; calculate_iter() streams any number of them (from
+ase.io.iread, say) through batches sized to the device, in constant memory.
 
 Periodic systems (any pbc True) go through libmlff's sparse neighbour path
 and also get the stress, from the library's virial: stress = -W / volume
@@ -136,6 +137,48 @@ class MLFFCalculator(Calculator):
                 atoms.calc = SinglePointCalculator(atoms, **result)
         return results
 
+    def calculate_iter(self, images, properties=("energy", "forces"), attach=False,
+                       batch_atoms=None):
+        """Stream Atoms through batches sized to the device (a dataset of
+        any size, e.g. ase.io.iread("big.extxyz")): a generator of one
+        results dict per image, in order, as calculate_batch() gives them.
+
+        Images are gathered until they hold batch_atoms atoms (default: the
+        engine's batch_atoms, 65536 on GPUs and 1024 elsewhere), evaluated
+        in one library call, and their results handed out before more images
+        are read: memory stays flat whatever the number of images.
+        attach=True yields the images themselves, each with a
+        SinglePointCalculator holding its results, instead of the dicts.
+        """
+        unknown = set(properties) - set(self.implemented_properties)
+        if unknown:
+            raise ValueError("cannot compute %s; implemented: %s"
+                             % (", ".join(sorted(unknown)), ", ".join(self.implemented_properties)))
+        if self._engine is None or self._engine.closed:
+            raise RuntimeError("this MLFFCalculator has been closed")
+        target = self._engine.batch_atoms if batch_atoms is None else int(batch_atoms)
+        if target < 1:
+            raise ValueError("batch_atoms must be positive, not %r" % (batch_atoms,))
+        pending, atoms = [], 0
+        for image in images:
+            pending.append(image)
+            atoms += len(image)
+            if atoms >= target:
+                yield from self._stream_out(pending, properties, attach)
+                pending, atoms = [], 0
+        if pending:
+            yield from self._stream_out(pending, properties, attach)
+
+    def _stream_out(self, images, properties, attach):
+        results = self._evaluate(images, want_forces="forces" in properties,
+                                 want_stress="stress" in properties)
+        for image, result in zip(images, results):
+            if attach:
+                image.calc = SinglePointCalculator(image, **result)
+                yield image
+            else:
+                yield result
+
     def _evaluate(self, images, want_forces, want_stress=True):
         """One library call for all images; a results dict per image."""
         if self._engine is None or self._engine.closed:
@@ -153,7 +196,7 @@ class MLFFCalculator(Calculator):
         for i, atoms in enumerate(images):
             result = {"energy": float(energies[i]), "free_energy": float(energies[i])}
             if forces is not None:
-                result["forces"] = np.array(forces[i])
+                result["forces"] = forces[i].copy()
             if want_virials and periodic[i]:
                 stress = self._stress(atoms, out[2][i])
                 if stress is not None:

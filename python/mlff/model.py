@@ -6,7 +6,9 @@ plan and its device buffers inside them, so evaluating the same model again
 Model alive for as long as you evaluate; closing it (or dropping the last
 reference) destroys the context.
 """
+import collections.abc
 import ctypes
+import operator
 import os
 import threading
 import weakref
@@ -17,9 +19,38 @@ from . import _lib
 from .errors import BY_STATUS, InvalidArgumentError, MLFFError
 
 
-def _ptr(array, ctype):
-    """A C pointer to a contiguous numpy array (the caller keeps it alive)."""
-    return array.ctypes.data_as(ctypes.POINTER(ctype))
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
+# Atoms a batch gathers in evaluate_iter (as `mlff energy` does): enough that
+# a GPU is busy and a call's fixed cost is spread thin; on CPUs a call costs
+# little beside 10 MFLOP an atom, and small batches keep memory small.
+BATCH_ATOMS_GPU = 65536
+BATCH_ATOMS_CPU = 1024
+
+
+def _address(array):
+    """Address of a contiguous numpy array's data (the caller keeps it alive).
+    Through the buffer protocol: a tenth of the time of array.ctypes, which
+    matters at a microsecond a pointer."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError, BufferError):  # read-only or empty
+        return array.ctypes.data
+
+
+def _integer(value, what, low, high):
+    """value as a Python int in [low, high]; floats and bools are refused, so
+    that ctypes never truncates or wraps what it is given."""
+    if isinstance(value, (bool, np.bool_)):
+        raise ValueError("%s must be an integer, not %r" % (what, value))
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ValueError("%s must be an integer, not %r" % (what, value)) from None
+    if not low <= number <= high:
+        raise ValueError("%s must be between %d and %d, not %d" % (what, low, high, number))
+    return number
 
 
 def _parse_device(device):
@@ -29,7 +60,7 @@ def _parse_device(device):
         raise ValueError("device must be one of %s (optionally ':INDEX'), not %r"
                          % (", ".join(_lib.DEVICES), device))
     try:
-        return _lib.DEVICES[name], int(index) if index else -1
+        return _lib.DEVICES[name], _integer(int(index), "device index", 0, INT32_MAX) if index else -1
     except ValueError:
         raise ValueError("bad device index in %r" % (device,)) from None
 
@@ -41,21 +72,103 @@ def _choice(value, table, what):
         raise ValueError("%s must be one of %s, not %r" % (what, ", ".join(table), value)) from None
 
 
-def _as_numbers(numbers, lib):
-    """Atomic numbers as contiguous int32; element symbols are accepted."""
+def _as_numbers(numbers, lib, what="atomic numbers"):
+    """Atomic numbers as a contiguous 1-D int32 array (no copy if they are
+    one already); element symbols are accepted."""
     array = np.asarray(numbers)
-    if array.dtype.kind in "US" or array.dtype == object:
-        flat = [lib.mlff_element_number(str(s).encode()) if isinstance(s, str) else s
+    if array.dtype.kind in "USO":
+        flat = [lib.mlff_element_number(str(s).encode()) if isinstance(s, (str, np.str_)) else s
                 for s in array.ravel().tolist()]
         for symbol, z in zip(array.ravel().tolist(), flat):
             if z == 0:
                 raise ValueError("%r is not a chemical element symbol" % (symbol,))
         array = np.asarray(flat).reshape(array.shape)
-    if array.dtype.kind not in "iub":
-        raise ValueError("atomic numbers must be integers, not %s" % array.dtype)
-    if array.size and (array.min() < np.iinfo(np.int32).min or array.max() > np.iinfo(np.int32).max):
-        raise ValueError("atomic number out of range")
+    if array.ndim != 1:
+        raise ValueError("%s must be one-dimensional, not of shape %s" % (what, array.shape))
+    if array.dtype.kind not in "iu":
+        raise ValueError("%s must be integers, not %s" % (what, array.dtype))
+    if array.dtype != np.int32 and array.size and (
+            array.min() < -INT32_MAX - 1 or array.max() > INT32_MAX):
+        raise ValueError("%s out of range" % what)
     return np.ascontiguousarray(array, dtype=np.int32)
+
+
+def _as_reals(values, shape, what):
+    """values as a contiguous float64 array of exactly this shape."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "fiu":
+        raise ValueError("%s must be real numbers, not %s" % (what, array.dtype))
+    if array.shape != shape:
+        raise ValueError("%s must have shape %s, not %s" % (what, shape, array.shape))
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def _as_offsets(offsets, n_atoms):
+    """System offsets as contiguous int64: 1-D integers from 0 to n_atoms, never decreasing."""
+    array = np.asarray(offsets)
+    if array.ndim != 1 or array.size == 0 or array.dtype.kind not in "iu":
+        raise ValueError("offsets must be a one-dimensional array of integers (the number of "
+                         "systems + 1), not %s of shape %s" % (array.dtype, array.shape))
+    if array.dtype.kind == "u" and array.max() > INT64_MAX:
+        raise ValueError("offsets out of range")
+    array = np.ascontiguousarray(array, dtype=np.int64)
+    if array[0] != 0 or array[-1] != n_atoms:
+        raise ValueError("offsets must run from 0 to the number of atoms (%d)" % n_atoms)
+    if array.size > 2 and (array[1:] < array[:-1]).any():
+        raise ValueError("offsets must not decrease")
+    return array
+
+
+def _as_pbc(pbc, n_systems):
+    array = np.asarray(pbc)
+    if array.dtype.kind not in "biu":
+        raise ValueError("pbc must be booleans, not %s" % array.dtype)
+    if array.shape != (n_systems, 3):
+        raise ValueError("pbc must have shape (%d, 3), not %s" % (n_systems, array.shape))
+    return np.ascontiguousarray(array != 0, dtype=np.uint8)
+
+
+class SystemArrays(collections.abc.Sequence):
+    """Per-system parts of one packed array, as a sequence: item s is the
+    view array[offsets[s]:offsets[s + 1]], made when it is asked for (so a
+    call returns in constant time whatever the number of systems). .array
+    is the whole (n_atoms x 3) array, .offsets the systems' bounds."""
+
+    __slots__ = ("array", "offsets")
+
+    def __init__(self, array, offsets):
+        self.array = array
+        self.offsets = offsets
+
+    def __len__(self):
+        return len(self.offsets) - 1
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        n = len(self)
+        s = operator.index(index)
+        if s < 0:
+            s += n
+        if not 0 <= s < n:
+            raise IndexError("system index out of range")
+        return self.array[self.offsets[s]:self.offsets[s + 1]]
+
+    def __iter__(self):
+        bounds = self.offsets.tolist()
+        array = self.array
+        for s in range(len(bounds) - 1):
+            yield array[bounds[s]:bounds[s + 1]]
+
+    def __eq__(self, other):
+        if not isinstance(other, collections.abc.Sequence):
+            return NotImplemented
+        return len(self) == len(other) and all(np.array_equal(a, b) for a, b in zip(self, other))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return "SystemArrays(%d systems, %d atoms)" % (len(self), len(self.array))
 
 
 class Model:
@@ -86,15 +199,11 @@ class Model:
         settings.device, settings.device_index = _parse_device(device)
         settings.precision = _choice(precision, _lib.PRECISIONS, "precision")
         settings.neighbors = _choice(neighbors, _lib.NEIGHBORS, "neighbors")
-        if int(n_threads) != n_threads or n_threads < 0:
-            raise ValueError("n_threads must be a non-negative integer, not %r" % (n_threads,))
-        settings.n_threads = int(n_threads)
+        settings.n_threads = _integer(n_threads, "n_threads", 0, INT32_MAX)
         if skin is not None:
             settings.skin = float(skin)
         if max_chunk_atoms is not None:
-            if int(max_chunk_atoms) != max_chunk_atoms or max_chunk_atoms < 1:
-                raise ValueError("max_chunk_atoms must be a positive integer, not %r" % (max_chunk_atoms,))
-            settings.max_chunk_atoms = int(max_chunk_atoms)
+            settings.max_chunk_atoms = _integer(max_chunk_atoms, "max_chunk_atoms", 1, INT64_MAX)
 
         self._lib = lib
         self._lock = threading.Lock()
@@ -211,77 +320,131 @@ class Model:
         numbers, positions: one entry per system, as for evaluate(); cells,
         pbc: None (no system periodic) or one entry per system. Returns
         (energies, forces) or, with virials=True, (energies, forces,
-        virials): energies an array of n_systems floats in eV, forces a list
-        of n_i x 3 arrays in eV/Angstrom (None if not asked), virials an
-        n_systems x 3 x 3 array in eV.
+        virials): energies an array of n_systems floats in eV, forces a
+        sequence of n_i x 3 arrays in eV/Angstrom (views of one array, see
+        SystemArrays; None if not asked), virials an n_systems x 3 x 3 array
+        in eV.
         """
         if len(numbers) != len(positions):
             raise ValueError("%d lists of atomic numbers but %d of positions"
                              % (len(numbers), len(positions)))
-        numbers = [_as_numbers(z, self._lib) for z in numbers]
-        positions = [np.asarray(r, dtype=np.float64) for r in positions]
-        counts = []
-        for s, (z, r) in enumerate(zip(numbers, positions)):
-            if z.ndim != 1 or r.shape != (len(z), 3):
-                raise ValueError("system %d: %s atomic numbers need positions of shape (%d, 3), "
-                                 "not %s" % (s, z.shape, len(z), r.shape))
-            counts.append(len(z))
+        if not len(numbers):
+            return self.evaluate_packed(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros((0, 3)),
+                                        cells, pbc, forces, virials)
+        # Whole-batch operations, not a check per system: numpy's loops over
+        # the list cost a fraction of Python's.
+        try:
+            counts = np.fromiter(map(len, numbers), dtype=np.int64, count=len(numbers))
+            rows = np.fromiter(map(len, positions), dtype=np.int64, count=len(positions))
+            all_numbers = np.concatenate(numbers)
+            all_positions = np.concatenate(positions)
+        except (TypeError, ValueError) as e:
+            raise ValueError("numbers and positions must be one array (or list) per system: "
+                             "n atomic numbers and n x 3 positions (%s)" % e) from None
+        if all_numbers.ndim != 1 or all_positions.ndim != 2 or all_positions.shape[1] != 3 or (
+                counts != rows).any():
+            s = int(np.argmax(counts != rows)) if (counts != rows).any() else 0
+            raise ValueError("system %d: %s atomic numbers need positions of shape (%d, 3), not %s"
+                             % (s, np.shape(numbers[s]), counts[s], np.shape(positions[s])))
         offsets = np.zeros(len(counts) + 1, dtype=np.int64)
         np.cumsum(counts, out=offsets[1:])
-        return self.evaluate_packed(
-            offsets,
-            np.concatenate(numbers) if numbers else np.zeros(0, np.int32),
-            np.concatenate(positions) if positions else np.zeros((0, 3)),
-            cells, pbc, forces, virials)
+        return self.evaluate_packed(offsets, all_numbers, all_positions, cells, pbc, forces, virials)
 
     def evaluate_packed(self, offsets, numbers, positions, cells=None, pbc=None, forces=True,
                         virials=False):
         """evaluate_batch() on arrays already laid out as the C API wants
         them: system s owns atoms offsets[s]:offsets[s + 1] of numbers (n)
         and positions (n x 3); cells (n_systems x 3 x 3) and pbc
-        (n_systems x 3) may be None."""
-        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        (n_systems x 3) may be None.
+
+        Shapes, types and ranges are checked here, before the library sees
+        them; arrays that are already contiguous int64 (offsets), int32
+        (numbers) and float64 (positions, cells) are passed through without
+        a copy. The forces come back as one (n x 3) array, split into
+        systems lazily (SystemArrays: .array and .offsets)."""
         numbers = _as_numbers(numbers, self._lib)
-        positions = np.ascontiguousarray(positions, dtype=np.float64)
-        n_systems = len(offsets) - 1
-        n_atoms = len(numbers)
-        if offsets.ndim != 1 or n_systems < 0 or offsets[0] != 0 or offsets[-1] != n_atoms:
-            raise ValueError("offsets must run from 0 to the number of atoms (%d)" % n_atoms)
-        if positions.shape != (n_atoms, 3):
-            raise ValueError("positions must have shape (%d, 3), not %s"
-                             % (n_atoms, positions.shape))
+        n_atoms = numbers.shape[0]
+        offsets = _as_offsets(offsets, n_atoms)
+        positions = _as_reals(positions, (n_atoms, 3), "positions")
+        n_systems = offsets.shape[0] - 1
         batch = _lib.Batch()
         batch.n_systems = n_systems
-        batch.system_offsets = _ptr(offsets, ctypes.c_int64)
-        batch.atomic_numbers = _ptr(numbers, ctypes.c_int32)
-        batch.positions = _ptr(positions, ctypes.c_double)
+        batch.system_offsets = _address(offsets)
+        batch.atomic_numbers = _address(numbers)
+        batch.positions = _address(positions)
         if cells is not None:
-            cells = np.ascontiguousarray(cells, dtype=np.float64)
-            if cells.shape != (n_systems, 3, 3):
-                raise ValueError("cells must have shape (%d, 3, 3), not %s"
-                                 % (n_systems, cells.shape))
-            batch.cells = _ptr(cells, ctypes.c_double)
+            cells = _as_reals(cells, (n_systems, 3, 3), "cells")
+            batch.cells = _address(cells)
         if pbc is not None:
-            pbc = np.ascontiguousarray(np.asarray(pbc, dtype=bool), dtype=np.uint8)
-            if pbc.shape != (n_systems, 3):
-                raise ValueError("pbc must have shape (%d, 3), not %s" % (n_systems, pbc.shape))
-            batch.pbc = _ptr(pbc, ctypes.c_uint8)
+            pbc = _as_pbc(pbc, n_systems)
+            batch.pbc = _address(pbc)
 
         energies = np.empty(n_systems, dtype=np.float64)
         out_forces = np.empty((n_atoms, 3), dtype=np.float64) if forces else None
         out_virials = np.empty((n_systems, 3, 3), dtype=np.float64) if virials else None
         results = _lib.Results()
-        results.energies = _ptr(energies, ctypes.c_double)
+        results.energies = _address(energies)
         if out_forces is not None:
-            results.forces = _ptr(out_forces, ctypes.c_double)
+            results.forces = _address(out_forces)
         if out_virials is not None:
-            results.virials = _ptr(out_virials, ctypes.c_double)
+            results.virials = _address(out_virials)
         with self._lock:
             self._require_open()
-            status = self._lib.mlff_compute(self._model, ctypes.byref(batch),
-                                            ctypes.byref(results))
+            status = self._lib.mlff_compute(self._model, ctypes.byref(batch), ctypes.byref(results))
             if status != _lib.OK:
                 raise self._error(status)
-        split = None if out_forces is None else [
-            out_forces[offsets[s]:offsets[s + 1]] for s in range(n_systems)]
+        split = None if out_forces is None else SystemArrays(out_forces, offsets)
         return (energies, split, out_virials) if virials else (energies, split)
+
+    @property
+    def batch_atoms(self):
+        """Atoms evaluate_iter gathers into one call on this device."""
+        return BATCH_ATOMS_GPU if "gpu" in self.device.lower() else BATCH_ATOMS_CPU
+
+    def evaluate_iter(self, frames, forces=True, virials=False, batch_atoms=None):
+        """Streams frames through batches sized to the device, in constant
+        memory: for each frame, in order, yields (energy, forces) or, with
+        virials=True, (energy, forces, virial), as evaluate() returns them.
+
+        frames: any iterable (a generator reading a file, say) of
+        (numbers, positions) or (numbers, positions, cell, pbc), cell and
+        pbc None for a molecule. Frames are gathered until they hold
+        batch_atoms atoms (default: Model.batch_atoms), evaluated in one
+        library call, and handed out before more are read. A bad frame
+        raises as evaluate_batch() does, with .system the frame's index in
+        frames (from 0); the frames before it have been yielded.
+        """
+        target = self.batch_atoms if batch_atoms is None else _integer(
+            batch_atoms, "batch_atoms", 1, INT64_MAX)
+        pending, atoms, first = [], 0, 0
+        for frame in frames:
+            if len(frame) not in (2, 4):
+                raise ValueError("a frame is (numbers, positions) or (numbers, positions, cell, pbc), "
+                                 "not %d items" % len(frame))
+            pending.append(frame)
+            atoms += len(frame[0])
+            if atoms >= target:
+                yield from self._evaluate_frames(pending, first, forces, virials)
+                first += len(pending)
+                pending, atoms = [], 0
+        if pending:
+            yield from self._evaluate_frames(pending, first, forces, virials)
+
+    def _evaluate_frames(self, frames, first, forces, virials):
+        periodic = any(len(f) == 4 and f[2] is not None for f in frames)
+        cells = pbc = None
+        if periodic:
+            cells = [np.zeros((3, 3)) if len(f) == 2 or f[2] is None else f[2] for f in frames]
+            pbc = [(False, False, False) if len(f) == 2 or f[3] is None else f[3] for f in frames]
+        try:
+            out = self.evaluate_batch([f[0] for f in frames], [f[1] for f in frames], cells, pbc,
+                                      forces=forces, virials=virials)
+        except MLFFError as e:
+            if e.system is None or first == 0:
+                raise
+            raise type(e)(e.message, status=e.status, system=e.system + first, atom=e.atom) from None
+        energies, split = out[0], out[1]
+        forces_of = iter(split) if split is not None else None
+        for s in range(len(frames)):
+            one = (float(energies[s]), next(forces_of) if forces_of is not None else None)
+            yield one + (out[2][s],) if virials else one

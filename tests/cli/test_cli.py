@@ -72,6 +72,20 @@ def expect_error(args, pattern, cwd=None):
     return r
 
 
+def expect_error_after(args, pattern, n_frames, cwd=None):
+    """As expect_error, but the frames before the bad one were written: stdout
+    holds exactly n_frames whole frames (the output is streamed)."""
+    r = run(args, cwd=cwd)
+    check(r.rc == 1, "exit status 1: %r" % r)
+    lines = r.err.split("\n")
+    check(len(lines) == 2 and lines[1] == "" and re.match(pattern, lines[0]) is not None,
+          "one stderr line matching %r: %r" % (pattern, r))
+    frames = parse_extxyz(r.out)
+    check(len(frames) == n_frames and all("energy" in info_dict(f) for f in frames),
+          "the %d frames before the bad one are written: %r" % (n_frames, r))
+    return r
+
+
 # ---------------------------------------------------------------------------
 # A small extended XYZ parser, independent of the one under test.
 
@@ -202,7 +216,7 @@ def test_bad_input(tmp, data_dir):
     # The second frame of the second file: frame numbers count within the file.
     path = write(tmp, "close2.xyz", WATER + close)
     ch4 = find_data(data_dir, "g2_CH4.extxyz")
-    expect_error(["energy", ch4, path], re.escape(path) + r":(9|10): frame 2, atom (2|3): \S")
+    expect_error_after(["energy", ch4, path], re.escape(path) + r":(9|10): frame 2, atom (2|3): \S", 2)
 
     # A periodic frame without a usable cell.
     path = write(tmp, "periodic.xyz",
@@ -224,18 +238,23 @@ def test_bad_input(tmp, data_dir):
         if r.rc != 0:
             expect_error(["energy", "--device", device, good], r"\S")
 
-    # Nothing is written, not even the frames of good files before the bad one.
+    # Streamed: the frames before the bad one are written (whole frames), and
+    # nothing after it; with -o too (--resume can go on once the input is fixed).
     bad = write(tmp, "bad.xyz", "2\n\nO 0 0 0\nH 0 0 nan\n")
-    expect_error(["energy", good, bad], re.escape(bad) + r":4: frame 1, atom 2:")
-    out = os.path.join(tmp, "never.xyz")
+    expect_error_after(["energy", good, bad], re.escape(bad) + r":4: frame 1, atom 2:", 1)
+    expect_error_after(["energy", good, bad, good], re.escape(bad) + r":4: frame 1, atom 2:", 1)
+    out = os.path.join(tmp, "partial.xyz")
     expect_error(["energy", "-o", out, good, bad], re.escape(bad) + r":4: frame 1, atom 2:")
-    check(not os.path.exists(out) and not os.path.exists(out + ".tmp"),
-          "-o writes nothing on error")
+    with open(out) as f:
+        check(len(parse_extxyz(f.read())) == 1, "-o keeps the frames before the bad one")
+    check(not os.path.exists(out + ".tmp"), "no temporary file")
     # Also when the library finds the problem.
     na = os.path.join(tmp, "na.xyz")
-    expect_error(["energy", "-o", out, good, na], re.escape(na) + r":4: frame 1, atom 2:")
-    check(not os.path.exists(out) and not os.path.exists(out + ".tmp"),
-          "-o writes nothing on a library error")
+    expect_error(["energy", "-o", out, good, na, good], re.escape(na) + r":4: frame 1, atom 2:")
+    with open(out) as f:
+        check(len(parse_extxyz(f.read())) == 1, "-o keeps the frames before a library error")
+    # A bad first frame: nothing at all.
+    expect_error(["energy", bad, good], re.escape(bad) + r":4: frame 1, atom 2:")
 
 
 def test_energy(tmp, data_dir):

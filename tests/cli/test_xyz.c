@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "xyz.h"
+#include "xyz_internal.h"
 
 static int failures = 0;
 static const char *data_dir = ".";
@@ -639,6 +640,428 @@ static void test_errors(void)
                  "17 18 19 ...\": expected 9 numbers, found 23");
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* The writer's quoting: what it writes reads back as the same pairs         */
+
+/* Write the frame, read it back: every kept pair equal, in order. */
+static void check_pairs_read_back(const xyz_frame *f, int line)
+{
+    xyz_buffer out = {0};
+    const double energy = -30.5;
+    CHECK(xyz_write_frame(&out, f, &energy, NULL, NULL) == 0);
+    xyz_file g;
+    char err[XYZ_ERROR_SIZE];
+    if (xyz_read_memory("w", out.data, out.size, &g, err, sizeof err) != XYZ_OK) {
+        fprintf(stderr, "%s:%d: the output does not read back: %s\n%s", __FILE__, line, err, out.data);
+        failures++;
+        xyz_buffer_free(&out);
+        return;
+    }
+    const xyz_frame *h = &g.frames[0];
+    size_t k = 0;
+    int same = 1;
+    for (size_t j = 0; same && j < f->n_info; j++) {
+        if (xyz_key_is_result(f->info[j].key))
+            continue;
+        same = k < h->n_info && strcmp(f->info[j].key, h->info[k].key) == 0 &&
+               ((!f->info[j].value && !h->info[k].value) ||
+                (f->info[j].value && h->info[k].value && strcmp(f->info[j].value, h->info[k].value) == 0));
+        k++;
+    }
+    /* Then the energy, read back as a pair of its own. */
+    same = same && k + 1 == h->n_info && strcmp(h->info[k].key, "energy") == 0 &&
+           strcmp(h->info[k].value, "-30.5") == 0;
+    if (!same) {
+        fprintf(stderr, "%s:%d: the pairs do not read back:\n%s", __FILE__, line, out.data);
+        failures++;
+    }
+    xyz_file_free(&g);
+    xyz_buffer_free(&out);
+}
+#define CHECK_PAIRS_READ_BACK(f) check_pairs_read_back((f), __LINE__)
+
+static void test_writer_quoting(void)
+{
+    /* Read from comment lines whose verbatim text would not read back. */
+    static const char *const lines[] = {
+        "note=",                      /* empty value at the end of the line */
+        "path=C:\\",                  /* a value ending in a backslash */
+        "a=1 =b",                     /* a pair without a key after one with a value */
+        "g =b",                       /* (that is g="b") */
+        "flag \"\"=x",                /* a key alone, then an empty quoted key */
+        "x=\"unclosed value",         /* a quote never closed */
+        "q='it''s' e=[1,2 3]",        /* quotes and brackets */
+        "s=\"a b\\\\\" t=\"x=y\" u==v", /* escaped backslash at the end, '=' inside values */
+        "w='x\\'y' \"k e y\"=\"v a l\"",
+    };
+    for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "1\n%s\nH 0 0 0\n", lines[i]);
+        xyz_file f;
+        if (!PARSE_OK(text, &f))
+            continue;
+        CHECK_PAIRS_READ_BACK(&f.frames[0]);
+        CHECK_ROUND_TRIP(&f);
+        xyz_file_free(&f);
+    }
+
+    /* Hand-made pairs, text NULL: the writer quotes them itself. */
+    static const char *const keys[] = {"note", "path", "", "q", "sp ace", "eq=k", "k", "back\\", "brace{"};
+    static const char *const values[] = {"", "C:\\", "x", "say \"hi\"", "a b", "=x=", NULL, "\\\\", "}"};
+    xyz_info info[9];
+    xyz_frame f;
+    memset(&f, 0, sizeof f);
+    int32_t z = 1;
+    double r[3] = {0, 0, 0};
+    f.n_atoms = 1;
+    f.numbers = &z;
+    f.positions = r;
+    f.n_columns = 4;
+    for (size_t i = 0; i < 9; i++)
+        info[i] = (xyz_info){(char *)keys[i], (char *)values[i], NULL};
+    f.info = info;
+    f.n_info = 9;
+    CHECK_PAIRS_READ_BACK(&f);
+    /* A wrong text is not trusted either. */
+    info[0].text = "note=";
+    CHECK_PAIRS_READ_BACK(&f);
+
+    /* The texts the writer makes. */
+    char *t = xyz_pair_text("note", "");
+    CHECK_STR(t, "note=\"\"");
+    free(t);
+    t = xyz_pair_text("path", "C:\\");
+    CHECK_STR(t, "path=\"C:\\\\\"");
+    free(t);
+    t = xyz_pair_text("", "b");
+    CHECK_STR(t, "\"\"=b");
+    free(t);
+    t = xyz_pair_text("plain", "value");
+    CHECK_STR(t, "plain=value");
+    free(t);
+    CHECK(!xyz_pair_text_reads_back("=b", "", "b"));
+    CHECK(!xyz_pair_text_reads_back("path=C:\\", "path", "C:\\"));
+    CHECK(!xyz_pair_text_reads_back("note=", "note", ""));
+    CHECK(xyz_pair_text_reads_back("b='c d'", "b", "c d"));
+
+    /* --on-error skip's tag: written after the kept pairs; the frame's own dropped. */
+    xyz_file g;
+    if (PARSE_OK("1\ninput_frame=7 name=x\nH 0 0 0\n", &g)) {
+        xyz_buffer out = {0};
+        const double energy = 1.5;
+        xyz_results results = {&energy, NULL, NULL, 12};
+        CHECK(xyz_write_frame_with(&out, &g.frames[0], &results) == 0);
+        CHECK(out.data && strstr(out.data, "name=x input_frame=12 energy=1.5 ") &&
+              !strstr(out.data, "input_frame=7"));
+        xyz_buffer_free(&out);
+        xyz_file_free(&g);
+    }
+}
+
+/* The writer's numbers are printf's, digit for digit. */
+static void test_number_formatting(void)
+{
+    uint64_t state = 0x9E3779B97F4A7C15ull;
+    int bad = 0;
+    for (int i = 0; i < 400000 && bad < 5; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        double x;
+        switch (i % 4) {
+        case 0: /* any bits */
+            memcpy(&x, &state, sizeof x);
+            if (!isfinite(x))
+                continue;
+            break;
+        case 1: /* the magnitudes of coordinates and forces */
+            x = ldexp((double)(state >> 11), -53) * pow(10.0, (double)(int)((state >> 3) % 24) - 12);
+            break;
+        case 2: /* short binary fractions: exact ties of the rounding */
+            x = ldexp((double)(state % 100000000000ull), -(int)((state >> 40) % 45));
+            break;
+        default: /* round decimal numbers as inputs have them */
+            x = (double)(int64_t)(state % 2000000001ull - 1000000000) / 1e6;
+            break;
+        }
+        if ((state >> 63) & 1)
+            x = -x;
+        static const int forms[2][2] = {{16, 24}, {10, 18}};
+        for (int k = 0; k < 2; k++) {
+            char want[64], got[64];
+            snprintf(want, sizeof want, "%*.*e", forms[k][1], forms[k][0], x);
+            int n = xyz_format_e(x, forms[k][0], forms[k][1], got);
+            if (strcmp(want, got) != 0 || n != (int)strlen(want)) {
+                fprintf(stderr, "%s:%d: %a as %%%d.%de: [%s], printf [%s]\n", __FILE__, __LINE__, x,
+                        forms[k][1], forms[k][0], got, want);
+                failures++;
+                bad++;
+            }
+        }
+    }
+    static const double edges[] = {0.0, -0.0, 1.0, 9.99999999999999999e-1, 9.9999999999e-1, 0.99999999999,
+                                   1e-6, 1e-7, 9.999999999999999e15, 1e16, 1e17, 1e22, 1e23, 5e-324,
+                                   2.2250738585072014e-308, 1.7976931348623157e308, 0.1, 0.5, 0.25,
+                                   123456789.123456789, 4503599627370496.5, 9007199254740992.0};
+    for (size_t i = 0; i < sizeof edges / sizeof *edges; i++)
+        for (int sign = 0; sign < 2; sign++) {
+            double x = sign ? -edges[i] : edges[i];
+            char want[64], got[64];
+            for (int p = 10; p <= 16; p += 6) {
+                snprintf(want, sizeof want, "%*.*e", p + 8, p, x);
+                xyz_format_e(x, p, p + 8, got);
+                CHECK_STR(got, want);
+            }
+        }
+}
+
+/* Coordinates read exactly as strtod reads them, whatever their spelling. */
+static void test_number_parsing(void)
+{
+    static const char *const fixed[] = {
+        "0", "-0", "+0.0", "-0.000", "1.", ".5", "-.5", "007", "1e5", "1E-5", "1e+22", "1e23", "1e-22",
+        "1e-23", "123456789012345", "1234567890123456", "0.1", "0.30000000000000004", "9007199254740993",
+        "4.9406564584124654e-324", "2.2250738585072014e-308", "1.7976931348623157e308", "0x1p-3",
+        "123456789012345e-22", "123456789012345e-23", "0.000000000000000000000000001", "5e-324",
+        "100000000000000000000000", "-4.53992558", "3.14159265358979", "1e0", "1e-0", "12345.6789e-3"};
+    uint64_t state = 88172645463325252ull;
+    char text[1 << 17], tokens[3200][48];
+    size_t n_tokens = 0;
+    for (size_t i = 0; i < sizeof fixed / sizeof *fixed; i++)
+        snprintf(tokens[n_tokens++], 48, "%s", fixed[i]);
+    while (n_tokens < 3000) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        int digits = 1 + (int)(state % 17), point = (int)((state >> 8) % (unsigned)(digits + 1));
+        int exponent = (int)((state >> 16) % 61) - 30, style = (int)((state >> 24) % 4);
+        char *t = tokens[n_tokens++];
+        size_t k = 0;
+        if ((state >> 30) & 1)
+            t[k++] = '-';
+        for (int d = 0; d < digits; d++) {
+            if (d == point && style != 0)
+                t[k++] = '.';
+            state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+            t[k++] = (char)('0' + state % 10);
+        }
+        if (style >= 2)
+            k += (size_t)snprintf(t + k, 48 - k, "e%d", exponent);
+        t[k] = '\0';
+    }
+    size_t at = (size_t)snprintf(text, sizeof text, "%zu\n\n", n_tokens / 3);
+    for (size_t i = 0; i + 2 < n_tokens; i += 3)
+        at += (size_t)snprintf(text + at, sizeof text - at, "H %s %s %s\n", tokens[i], tokens[i + 1],
+                               tokens[i + 2]);
+    xyz_file f;
+    if (!PARSE_OK(text, &f))
+        return;
+    for (size_t i = 0; i < n_tokens / 3 * 3; i++) {
+        double want = strtod(tokens[i], NULL);
+        if (memcmp(&want, &f.frames[0].positions[i], sizeof want) != 0) {
+            fprintf(stderr, "%s:%d: %s read as %.17g, strtod says %.17g\n", __FILE__, __LINE__, tokens[i],
+                    f.frames[0].positions[i], want);
+            failures++;
+        }
+    }
+    xyz_file_free(&f);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                   */
+
+/* A source that hands out a few bytes at a time, to cross every boundary. */
+typedef struct trickle {
+    const char *data;
+    size_t size, at, step;
+} trickle;
+
+static long trickle_read(void *self, char *buffer, size_t size, char *why, size_t why_size)
+{
+    (void)why;
+    (void)why_size;
+    trickle *t = self;
+    size_t n = t->size - t->at;
+    if (n > t->step)
+        n = t->step;
+    if (n > size)
+        n = size;
+    memcpy(buffer, t->data + t->at, n);
+    t->at += n;
+    return (long)n;
+}
+
+/* Every frame of text through a stream (step bytes a read; 0: from memory)
+ * against xyz_read_memory's. */
+static void check_stream_equals_file(const char *text, size_t step, int line)
+{
+    xyz_file whole;
+    char err[XYZ_ERROR_SIZE];
+    if (xyz_read_memory("t.xyz", text, strlen(text), &whole, err, sizeof err) != XYZ_OK) {
+        fprintf(stderr, "%s:%d: %s\n", __FILE__, line, err);
+        failures++;
+        return;
+    }
+    trickle t = {text, strlen(text), 0, step};
+    xyz_source source = {trickle_read, &t};
+    xyz_stream *s = step ? xyz_stream_open("t.xyz", source, 0) : xyz_stream_open_memory("t.xyz", text, strlen(text), 0);
+    size_t n = 0;
+    xyz_frame f;
+    int status;
+    while ((status = xyz_stream_next(s, &f, err, sizeof err)) == XYZ_OK) {
+        const xyz_frame *w = n < whole.n_frames ? &whole.frames[n] : NULL;
+        if (!w || w->n_atoms != f.n_atoms || w->count_line != f.count_line ||
+            memcmp(w->positions, f.positions, 3 * (size_t)f.n_atoms * sizeof(double)) != 0 ||
+            memcmp(w->numbers, f.numbers, (size_t)f.n_atoms * sizeof(int32_t)) != 0 ||
+            w->n_info != f.n_info) {
+            fprintf(stderr, "%s:%d: streamed frame %zu differs (step %zu)\n", __FILE__, line, n + 1, step);
+            failures++;
+        }
+        CHECK(xyz_stream_frame_number(s) == n + 1);
+        xyz_frame_free(&f);
+        n++;
+    }
+    if (status != XYZ_END || n != whole.n_frames) {
+        fprintf(stderr, "%s:%d: stream gave %zu frames and %d (%s), want %zu\n", __FILE__, line, n, status,
+                err, whole.n_frames);
+        failures++;
+    }
+    CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_END);
+    CHECK(xyz_stream_bytes_read(s) == (int64_t)strlen(text));
+    xyz_stream_close(s);
+    xyz_file_free(&whole);
+}
+
+/* The errors a stream reports, in recover mode, and the frames it reads. */
+typedef struct outcome {
+    int status;           /* XYZ_OK or XYZ_ERROR_FORMAT */
+    size_t frame;         /* its number */
+    const char *text;     /* the error, or the frame's name= */
+} outcome;
+
+static void check_recovery(const char *text, const outcome *want, size_t n_want, size_t step, int line)
+{
+    char err[XYZ_ERROR_SIZE];
+    trickle t = {text, strlen(text), 0, step};
+    xyz_source source = {trickle_read, &t};
+    xyz_stream *s = xyz_stream_open("t.xyz", source, 1);
+    size_t k = 0;
+    for (;; k++) {
+        xyz_frame f;
+        int status = xyz_stream_next(s, &f, err, sizeof err);
+        if (status == XYZ_END)
+            break;
+        const char *got = status == XYZ_OK ? (f.n_info && f.info[0].value ? f.info[0].value : "?") : err;
+        if (k >= n_want || status != want[k].status || xyz_stream_frame_number(s) != want[k].frame ||
+            strcmp(got, want[k].text) != 0) {
+            fprintf(stderr, "%s:%d: outcome %zu (step %zu): got %d frame %zu [%s]\n", __FILE__, line, k + 1,
+                    step, status, xyz_stream_frame_number(s), got);
+            failures++;
+        }
+        xyz_frame_free(&f);
+        if (status != XYZ_OK && xyz_stream_failed(s))
+            break;
+    }
+    if (k != n_want) {
+        fprintf(stderr, "%s:%d: %zu outcomes, want %zu (step %zu)\n", __FILE__, line, k, n_want, step);
+        failures++;
+    }
+    xyz_stream_close(s);
+}
+
+static void test_streams(void)
+{
+    const char *text = "2\nname=a\nO 0 0 0\nH 0 0 0.96\n\n\n"
+                       "3\r\nLattice=\"10 0 0 0 10 0 0 0 10\" name=b\r\nC 1 2 3\r\nN 4 5 6\r\nS 7 8 9\r\n"
+                       "1\nname=c\nH 0.1 0.2 0.3";
+    for (size_t step = 0; step < 9; step++)
+        check_stream_equals_file(text, step, __LINE__);
+    check_stream_equals_file(text, 100000, __LINE__);
+
+    /* Offsets: where frames start and end; a last line without its line feed. */
+    xyz_stream *s = xyz_stream_open_memory("t.xyz", text, strlen(text), 0);
+    xyz_frame f;
+    char err[XYZ_ERROR_SIZE];
+    CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_OK);
+    CHECK(xyz_stream_frame_offset(s) == 0 && xyz_stream_end_offset(s) == 28 && xyz_stream_line_ended(s));
+    xyz_frame_free(&f);
+    CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_OK);
+    CHECK(xyz_stream_frame_offset(s) == 30);
+    xyz_frame_free(&f);
+    CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_OK);
+    CHECK(!xyz_stream_line_ended(s) && xyz_stream_end_offset(s) == (int64_t)strlen(text));
+    xyz_frame_free(&f);
+    xyz_stream_close(s);
+
+    /* Bad frames of every kind, each passed over, the good ones after them read. */
+    const char *bad = "1\nname=one\nH 0 0 0\n"
+                      "2\nname=bad-coordinate\nH 0 0 0\nH 0 x 0\n"   /* frame 2 */
+                      "1\nname=three\nH 0 0 0\n"
+                      "3\nname=too-many\nH 0 0 0\nH 0 0 1\n"         /* frame 4: its count is too large */
+                      "1\nname=five\nH 0 0 0\n"
+                      "garbage here\n"                                 /* frame 6 */
+                      "1\nname=seven\nH 0 0 0\n"
+                      "1\nLattice=\"1 2\" name=eight\nH 0 0 0\n"       /* frame 8 */
+                      "1\nname=nine\nXx 0 0 0\n"                       /* frame 9 */
+                      "2\nname=ten\nH 0 0 0\nH 0 0 1\n"
+                      "1\nname=eleven\nH 0 0 0\nH 0 0 1\nO 1 1 1\n"    /* two atom lines too many: frame 12 */
+                      "1\nname=thirteen\nH 0 0 0\n"
+                      "2\nname=cut\nH 0 0 0\n";                        /* frame 14, the file ends */
+    static const outcome want[] = {
+        {XYZ_OK, 1, "one"},
+        {XYZ_ERROR_FORMAT, 2, "t.xyz:7: frame 2, atom 2: coordinate \"x\" is not a number"},
+        {XYZ_OK, 3, "three"},
+        {XYZ_ERROR_FORMAT, 4, "t.xyz:15: frame 4, atom 3: expected 4 columns, found 1"},
+        {XYZ_OK, 5, "five"},
+        {XYZ_ERROR_FORMAT, 6, "t.xyz:18: frame 6: expected the number of atoms, found \"garbage here\""},
+        {XYZ_OK, 7, "seven"},
+        {XYZ_ERROR_FORMAT, 8, "t.xyz:23: frame 8: malformed Lattice \"1 2\": expected 9 numbers, found 2"},
+        {XYZ_ERROR_FORMAT, 9, "t.xyz:27: frame 9, atom 1: unknown element \"Xx\""},
+        {XYZ_OK, 10, "ten"},
+        {XYZ_OK, 11, "eleven"},
+        {XYZ_ERROR_FORMAT, 12, "t.xyz:35: frame 12: expected the number of atoms, found \"H 0 0 1\""},
+        {XYZ_OK, 13, "thirteen"},
+        {XYZ_ERROR_FORMAT, 14, "t.xyz:40: frame 14: truncated: 2 atoms declared but the file ends after 1 atom line"},
+    };
+    for (size_t step = 1; step < 12; step += 5)
+        check_recovery(bad, want, sizeof want / sizeof *want, step, __LINE__);
+
+    /* Failures of the file itself end a stream for good. */
+    static const outcome nul[] = {
+        {XYZ_OK, 1, "one"},
+        {XYZ_ERROR_FORMAT, 1, "t.xyz: not a text file (a NUL byte on line 5)"},
+    };
+    const char with_nul[] = "1\nname=one\nH 0 0 0\n1\n\0\nH 0 0 0\n";
+    {
+        trickle t = {with_nul, sizeof with_nul - 1, 0, 20};
+        xyz_source source = {trickle_read, &t};
+        s = xyz_stream_open("t.xyz", source, 1);
+        CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_OK);
+        xyz_frame_free(&f);
+        CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_ERROR_FORMAT);
+        CHECK_STR(err, nul[1].text);
+        CHECK(xyz_stream_failed(s));
+        CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_ERROR_FORMAT);
+        CHECK_STR(err, nul[1].text);
+        xyz_stream_close(s);
+    }
+    /* No line feed for longer than a line may be: an error, not all of memory. */
+    {
+        size_t n = XYZ_MAX_LINE + 10;
+        char *long_line = malloc(n);
+        memset(long_line, ' ', n);
+        long_line[0] = '1';
+        s = xyz_stream_open_memory("t.xyz", long_line, n, 1);
+        CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_ERROR_FORMAT);
+        CHECK_STR(err, "t.xyz: line 1 is longer than 16 MiB");
+        CHECK(xyz_stream_failed(s));
+        xyz_stream_close(s);
+        free(long_line);
+    }
+    /* Empty streams. */
+    s = xyz_stream_open_memory("t.xyz", "", 0, 1);
+    CHECK(xyz_stream_next(s, &f, err, sizeof err) == XYZ_ERROR_FORMAT);
+    CHECK_STR(err, "t.xyz: file is empty");
+    xyz_stream_close(s);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1)
@@ -652,6 +1075,10 @@ int main(int argc, char **argv)
     test_columns();
     test_exact_positions();
     test_errors();
+    test_writer_quoting();
+    test_number_parsing();
+    test_number_formatting();
+    test_streams();
     if (failures) {
         fprintf(stderr, "%d check(s) failed\n", failures);
         return 1;

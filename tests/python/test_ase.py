@@ -160,6 +160,52 @@ class Batch(unittest.TestCase):
         self.assertEqual(calc.stats()["evaluations"] - before, 1)
 
 
+class Streaming(unittest.TestCase):
+    """calculate_iter: any number of images through device-sized batches."""
+
+    def test_iter_equals_batch(self):
+        images = [_common.reference_atoms(n) for n in ALL_NAMES] * 3
+        calc = calculator("float64")
+        whole = calc.calculate_batch(images, properties=["energy", "forces", "stress"])
+        before = calc.stats()["evaluations"]
+        pulled = []
+
+        def lazily():
+            for atoms in images:
+                pulled.append(atoms)
+                yield atoms
+
+        stream = calc.calculate_iter(lazily(), properties=["energy", "forces", "stress"], batch_atoms=200)
+        first = next(stream)
+        # Only the first batch was read before its results came out.
+        self.assertLess(len(pulled), len(images))
+        results = [first] + list(stream)
+        self.assertEqual(len(results), len(images))
+        self.assertGreater(calc.stats()["evaluations"] - before, 2)
+        for a, b in zip(whole, results):
+            self.assertEqual(set(a), set(b))
+            self.assertLessEqual(abs(a["energy"] - b["energy"]), 1e-9)
+            self.assertLessEqual(abs(a["forces"] - b["forces"]).max(), 1e-9)
+            if "stress" in a:
+                self.assertLessEqual(abs(a["stress"] - b["stress"]).max(), 1e-9)
+
+    def test_iter_from_a_file(self):
+        from ase.io import iread, write
+        images = [_common.reference_atoms(n) for n in ("g2_CH4", "g2_H2O", "g2_C6H6")] * 20
+        calc = calculator("float32")
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "many.extxyz")
+            write(path, images)
+            attached = list(calc.calculate_iter(iread(path), attach=True))
+        self.assertEqual(len(attached), len(images))
+        expected = calc.calculate_batch(images)
+        for atoms, result in zip(attached, expected):
+            self.assertLessEqual(abs(atoms.get_potential_energy() - result["energy"]), 1e-6)
+            self.assertEqual(atoms.get_forces().shape, (len(atoms), 3))
+        with self.assertRaises(ValueError):
+            list(calc.calculate_iter(images, properties=["dipole"]))
+
+
 class Reuse(unittest.TestCase):
     def test_no_plan_rebuild_when_atoms_move(self):
         atoms = _common.reference_atoms("g2_CH3CH2OH")

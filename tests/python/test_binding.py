@@ -173,6 +173,156 @@ class ModelBasics(unittest.TestCase):
         m.close()  # twice is fine
 
 
+class CapturingLibrary:
+    """The library with mlff_compute replaced by one that records what it was
+    given (the Batch's addresses) and computes nothing."""
+
+    def __init__(self, real):
+        self.real = real
+        self.batches = []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def mlff_compute(self, model, batch, results):
+        b = batch._obj
+        self.batches.append((b.n_systems, b.system_offsets, b.atomic_numbers, b.positions, b.cells, b.pbc))
+        return 0
+
+
+class PackedArguments(unittest.TestCase):
+    """evaluate_packed checks shapes, dtypes and ranges before C sees them
+    (issue 57: a non-1-D numbers array read past a buffer, (3, 2) was
+    flattened, float offsets truncated, huge settings wrapped by ctypes),
+    passes contiguous arrays through without copies, and returns the forces
+    as one array with per-system views."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.model = mlff.Model()
+
+    def packed(self):
+        names = _common.reference_names()[:3]
+        refs = [_common.load_reference(n) for n in names]
+        offsets = np.cumsum([0] + [len(r[0]) for r in refs]).astype(np.int64)
+        numbers = np.concatenate([r[0] for r in refs]).astype(np.int32)
+        positions = np.ascontiguousarray(np.concatenate([r[1] for r in refs]))
+        return offsets, numbers, positions
+
+    def test_bad_arguments(self):
+        offsets, numbers, positions = self.packed()
+        n = len(numbers)
+        m = self.model
+        cases = [
+            ("numbers of shape (3, 0)", lambda: m.evaluate_packed([0, 0], np.zeros((3, 0), np.int32), np.zeros((0, 3)))),
+            ("numbers of shape (3, 2)", lambda: m.evaluate_packed([0, 3], np.ones((3, 2), np.int32), np.zeros((3, 3)))),
+            ("numbers as floats", lambda: m.evaluate_packed(offsets, numbers.astype(float), positions)),
+            ("numbers beyond int32", lambda: m.evaluate_packed(offsets, numbers.astype(np.int64) + 2**40, positions)),
+            ("float offsets", lambda: m.evaluate_packed(np.array([0, 3.7, n]), numbers, positions)),
+            ("integral float offsets", lambda: m.evaluate_packed(offsets.astype(float), numbers, positions)),
+            ("2-D offsets", lambda: m.evaluate_packed(offsets[None, :], numbers, positions)),
+            ("empty offsets", lambda: m.evaluate_packed([], numbers, positions)),
+            ("decreasing offsets", lambda: m.evaluate_packed([0, 5, 2, n], numbers, positions)),
+            ("offsets not ending at n", lambda: m.evaluate_packed([0, n - 1], numbers, positions)),
+            ("huge unsigned offsets", lambda: m.evaluate_packed(np.array([0, 2**63 + 5], np.uint64), numbers, positions)),
+            ("positions (n, 2)", lambda: m.evaluate_packed(offsets, numbers, positions[:, :2])),
+            ("positions flat", lambda: m.evaluate_packed(offsets, numbers, positions.ravel())),
+            ("positions as strings", lambda: m.evaluate_packed(offsets, numbers, positions.astype(str))),
+            ("cells of one system", lambda: m.evaluate_packed(offsets, numbers, positions, cells=np.eye(3))),
+            ("pbc as strings", lambda: m.evaluate_packed(offsets, numbers, positions, cells=np.zeros((3, 3, 3)),
+                                                         pbc=[["F"] * 3] * 3)),
+            ("pbc of the wrong shape", lambda: m.evaluate_packed(offsets, numbers, positions, pbc=[True] * 3)),
+        ]
+        for what, call in cases:
+            with self.subTest(what):
+                with self.assertRaises(ValueError):
+                    call()
+        for kwargs in ({"n_threads": 2**40}, {"n_threads": -1}, {"n_threads": 2.5}, {"n_threads": True},
+                       {"max_chunk_atoms": 2**70}, {"max_chunk_atoms": 0}, {"max_chunk_atoms": 3.0},
+                       {"device": "cpu:99999999999"}, {"device": "cpu:-2"}):
+            with self.subTest(**kwargs):
+                with self.assertRaises(ValueError):
+                    mlff.Model(**kwargs)
+        # Still fine afterwards, and numpy integers are integers.
+        mlff.Model(n_threads=np.int64(1), max_chunk_atoms=np.int32(1000)).evaluate(*WATER)
+        self.model.evaluate_packed(offsets, numbers, positions)
+
+    def test_no_copies(self):
+        offsets, numbers, positions = self.packed()
+        capture = CapturingLibrary(self.model._lib)
+        model = mlff.Model()
+        model._lib = capture
+        try:
+            model.evaluate_packed(offsets, numbers, positions)
+            n, off, z, r, cells, pbc = capture.batches[-1]
+            self.assertEqual((n, off, z, r), (len(offsets) - 1, offsets.ctypes.data, numbers.ctypes.data,
+                                              positions.ctypes.data))
+            self.assertIsNone(cells)
+            self.assertIsNone(pbc)
+            # Read-only arrays pass through too; other layouts are converted.
+            positions.flags.writeable = False
+            model.evaluate_packed(offsets, numbers, positions)
+            self.assertEqual(capture.batches[-1][3], positions.ctypes.data)
+            model.evaluate_packed(offsets, numbers.astype(np.int64), np.asfortranarray(positions))
+            self.assertNotEqual(capture.batches[-1][2], numbers.ctypes.data)
+        finally:
+            model._lib = capture.real
+            model.close()
+
+    def test_forces_as_one_array(self):
+        offsets, numbers, positions = self.packed()
+        energies, forces = self.model.evaluate_packed(offsets, numbers, positions)
+        self.assertIsInstance(forces, mlff.SystemArrays)
+        self.assertEqual(forces.array.shape, (len(numbers), 3))
+        np.testing.assert_array_equal(forces.offsets, offsets)
+        self.assertEqual(len(forces), len(offsets) - 1)
+        for s, f in enumerate(forces):
+            self.assertTrue(np.shares_memory(f, forces.array))
+            np.testing.assert_array_equal(f, forces.array[offsets[s]:offsets[s + 1]])
+            np.testing.assert_array_equal(forces[s - len(forces)], f)
+        self.assertEqual(len(forces[1:]), len(forces) - 1)
+        self.assertEqual(forces, list(forces))
+        with self.assertRaises(IndexError):
+            forces[len(forces)]
+        one_by_one = [self.model.evaluate(numbers[a:b], positions[a:b]) for a, b in zip(offsets, offsets[1:])]
+        for (e, f), e2, f2 in zip(one_by_one, energies, forces):
+            self.assertLessEqual(abs(e - e2), 1e-4)
+            self.assertLessEqual(abs(f - f2).max(), 1e-4)
+
+
+class Streaming(unittest.TestCase):
+    def test_evaluate_iter(self):
+        model = mlff.Model(precision="float64")
+        names = _common.reference_names() + _common.reference_names(periodic=True)
+        frames = []
+        for name in names:
+            numbers, positions, cell, pbc, _, _ = _common.load_reference(name)
+            frames.append((numbers, positions, cell, pbc) if pbc.any() else (numbers, positions))
+        frames = frames * 2
+        before = model.stats()["evaluations"]
+        results = list(model.evaluate_iter(iter(frames), virials=True, batch_atoms=100))
+        self.assertGreater(model.stats()["evaluations"] - before, 2)
+        self.assertEqual(len(results), len(frames))
+        for frame, (e, f, w) in zip(frames, results):
+            cell, pbc = (frame[2], frame[3]) if len(frame) == 4 else (None, None)
+            e1, f1, w1 = model.evaluate(frame[0], frame[1], cell, pbc, virial=True)
+            self.assertLessEqual(abs(e - e1), 1e-9)
+            self.assertLessEqual(abs(f - f1).max(), 1e-9)
+            self.assertLessEqual(abs(w - w1).max(), 1e-9)
+        # A bad frame: the error names its index in the stream.
+        bad = [(WATER[0], WATER[1])] * 7 + [([8, 11, 1], WATER[1])] + [(WATER[0], WATER[1])] * 3
+        stream = model.evaluate_iter(bad, batch_atoms=6)
+        got = []
+        with self.assertRaises(mlff.BadInputError) as cm:
+            for result in stream:
+                got.append(result)
+        self.assertEqual(cm.exception.system, 7)
+        self.assertIn("system index 7", str(cm.exception))
+        self.assertEqual(len(got), 6)  # the batches before the bad frame's
+        with self.assertRaises(ValueError):
+            list(model.evaluate_iter([(WATER[0],)]))
+
+
 class AgainstTorchANI(unittest.TestCase):
     def check(self, precision):
         model = mlff.Model(precision=precision)

@@ -1,0 +1,112 @@
+/* Messages and option parsing shared by the commands (cli_util.h). */
+#include "cli_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Defined by mlff_main.c, which owns the usage text. */
+extern const char mlff_usage_text[];
+
+static void vline(const char *format, va_list ap)
+{
+    char line[16384];
+    vsnprintf(line, sizeof line, format, ap);
+    for (char *p = line; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+}
+
+void error_line(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    vline(format, ap);
+    va_end(ap);
+}
+
+int usage_error(const char *format, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(line, sizeof line, format, ap);
+    va_end(ap);
+    error_line("mlff: %s (see 'mlff --help')", line);
+    return EXIT_USAGE;
+}
+
+int print_usage(void)
+{
+    fputs(mlff_usage_text, stdout);
+    return fflush(stdout) == 0 ? EXIT_OK : EXIT_BAD_INPUT;
+}
+
+const char *library_message(const mlff_context *ctx, mlff_status status)
+{
+    const char *message = ctx ? mlff_last_error(ctx) : NULL;
+    return message && *message ? message : mlff_strerror(status);
+}
+
+int option_value(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    const char *arg = argv[*i];
+    size_t n = strlen(name);
+    int is_short = n == 2 && name[0] == '-' && name[1] != '-';
+    if (strncmp(arg, name, n) != 0)
+        return 0;
+    if (arg[n] == '\0') {
+        if (*i + 1 >= argc) {
+            usage_error("option %s needs a value", name);
+            return -1;
+        }
+        *value = argv[++*i];
+    } else if (arg[n] == '=' && !is_short) {
+        *value = arg + n + 1;
+    } else if (is_short) {
+        *value = arg + n;
+    } else {
+        return 0; /* a longer option that starts with the same letters */
+    }
+    if (**value == '\0') {
+        usage_error("option %s needs a non-empty value", name);
+        return -1;
+    }
+    return 1;
+}
+
+int option_positive(const char *name, const char *value, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(value, &end, 10);
+    if (errno || end == value || *end || v < 1 || v > max) {
+        usage_error("invalid %s '%s' (expected a positive number up to %lld)", name, value, max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int device_kind_of(const char *name)
+{
+    static const char *const names[] = {"auto", "cpu", "opencl", "vulkan"}; /* mlff_device_kind */
+    for (int k = 0; k < 4; k++)
+        if (!strcmp(name, names[k]))
+            return k;
+    return -1;
+}
+
+int print_text(const char *text)
+{
+    fputs(text, stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        error_line("mlff: cannot write to standard output: %s", strerror(errno));
+        return EXIT_BAD_INPUT;
+    }
+    return EXIT_OK;
+}

@@ -1,0 +1,375 @@
+/* The stages of a streamed `mlff energy` (energy_pipeline.h). */
+#include "energy_pipeline.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "batcher.h"
+#include "cli_util.h"
+#include "interrupt.h"
+#include "queue.h"
+
+typedef struct pipeline {
+    energy_run *run;
+    queue parsed, evaluated;
+    batch *gathering; /* the reader's batch being filled */
+} pipeline;
+
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                   */
+
+static void hand_on(pipeline *p)
+{
+    if (p->gathering) {
+        queue_push(&p->parsed, p->gathering);
+        p->gathering = NULL;
+    }
+}
+
+/* A pipe is slow to give more: what was gathered goes on meanwhile. */
+static void on_wait(void *arg)
+{
+    pipeline *p = arg;
+    if (p->gathering && p->gathering->n_frames > 0)
+        hand_on(p);
+}
+
+/* The batch being gathered, made if needed; NULL when out of memory. */
+static batch *gathering(pipeline *p)
+{
+    if (!p->gathering)
+        p->gathering = batch_new();
+    return p->gathering;
+}
+
+/* What ends the reading goes on in a batch of its own, after the frames before it. */
+static void end_with(pipeline *p, int64_t index, const char *message)
+{
+    hand_on(p);
+    batch *b = batch_new();
+    if (b && batch_set_fatal(b, index, message) == 0) {
+        queue_push(&p->parsed, b);
+        return;
+    }
+    batch_free(b);
+    static const char out_of_memory[] = "mlff: out of memory";
+    /* Nothing to carry the message: the stop request says it. */
+    fprintf(stderr, "%s\n", out_of_memory);
+    interrupt_stop();
+}
+
+static void *reader_main(void *arg)
+{
+    pipeline *p = arg;
+    energy_run *r = p->run;
+    char message[XYZ_ERROR_SIZE];
+    frame_input_on_wait(r->input, on_wait, p);
+    while (!interrupt_requested()) {
+        xyz_frame f;
+        frame_origin origin;
+        int status = frame_input_next(r->input, &f, &origin, message, sizeof message);
+        if (status == XYZ_END)
+            break;
+        if (status != XYZ_OK && interrupt_requested())
+            break; /* a read cut short by the stop request */
+        batch *b = gathering(p);
+        if (!b) {
+            xyz_frame_free(&f);
+            end_with(p, INT64_MAX, "mlff: out of memory");
+            break;
+        }
+        if (status == XYZ_OK) {
+            if (batch_add(b, &f, &origin) != 0) {
+                xyz_frame_free(&f);
+                end_with(p, origin.index, "mlff: out of memory");
+                break;
+            }
+            if (b->n_atoms >= r->target_atoms)
+                hand_on(p);
+            continue;
+        }
+        if (status == XYZ_ERROR_FORMAT && r->skip_bad && !frame_input_failed(r->input)) {
+            if (batch_note_bad(b, origin.index, message) != 0) {
+                end_with(p, origin.index, "mlff: out of memory");
+                break;
+            }
+            if (b->n_notes >= BATCH_MAX_NOTES)
+                hand_on(p);
+            continue;
+        }
+        /* The first bad frame (--on-error stop), or an input that cannot go on. */
+        end_with(p, origin.index ? origin.index : INT64_MAX, message);
+        break;
+    }
+    frame_input_on_wait(r->input, NULL, NULL);
+    hand_on(p);
+    queue_close(&p->parsed);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Evaluation                                                               */
+
+/* "FILE:LINE: frame N[, atom M]: what" for frame k of the batch. */
+static void frame_message(const batch *b, size_t k, int64_t atom, const char *what, char *out, size_t size)
+{
+    const batch_frame *bf = &b->frames[k];
+    if (atom >= 0 && atom < bf->frame.n_atoms)
+        snprintf(out, size, "%s:%ld: frame %zu, atom %lld: %s", bf->origin.file,
+                 xyz_atom_line(&bf->frame, atom), bf->origin.frame_in_file, (long long)atom + 1, what);
+    else
+        snprintf(out, size, "%s:%ld: frame %zu: %s", bf->origin.file, bf->frame.comment_line,
+                 bf->origin.frame_in_file, what);
+}
+
+/* Frame k is bad: left out with a note, or the run ends before it. */
+static int bad_frame(energy_run *r, batch *b, size_t k, const char *message)
+{
+    int64_t index = b->frames[k].origin.index;
+    int status = r->skip_bad ? batch_note_bad(b, index, message) : batch_set_fatal(b, index, message);
+    if (r->skip_bad)
+        batch_remove(b, k);
+    else
+        batch_truncate(b, k);
+    return status;
+}
+
+static int finite_results(const energy_run *r, const batch *b, size_t k)
+{
+    if (!isfinite(b->energies[k]))
+        return 0;
+    for (int64_t i = 3 * b->offsets[k]; r->forces && i < 3 * b->offsets[k + 1]; i++)
+        if (!isfinite(b->forces[i]))
+            return 0;
+    return 1;
+}
+
+/*
+ * The library checks a batch before it computes and names the first bad
+ * system it finds: that frame goes (with everything after it, to stop) and
+ * the rest is evaluated again. A batch with several bad frames costs a
+ * check for each, not a whole evaluation.
+ */
+static void evaluate(energy_run *r, batch *b)
+{
+    char message[XYZ_ERROR_SIZE + 1024];
+    if (b->n_frames == 0)
+        return;
+    if (batch_alloc_results(b, r->forces, r->stress) != 0) {
+        batch_set_fatal(b, b->frames[0].origin.index, "mlff: out of memory");
+        batch_truncate(b, 0);
+        return;
+    }
+    while (b->n_frames > 0) {
+        mlff_batch in = {
+            .n_systems = (int64_t)b->n_frames,
+            .system_offsets = b->offsets,
+            .atomic_numbers = b->numbers,
+            .positions = b->positions,
+            .cells = b->any_cell ? b->cells : NULL,
+            .pbc = b->pbc,
+        };
+        mlff_results out = {.energies = b->energies, .forces = b->forces, .virials = b->virials};
+        double start = seconds_now();
+        mlff_status status = mlff_compute(r->model, &in, &out);
+        r->compute_seconds += seconds_now() - start;
+        if (status == MLFF_OK)
+            break;
+        int64_t system = -1, atom = -1;
+        if ((status == MLFF_ERROR_BAD_INPUT || status == MLFF_ERROR_UNSUPPORTED) &&
+            mlff_last_error_location(r->ctx, &system, &atom) == MLFF_OK && system >= 0 &&
+            system < (int64_t)b->n_frames) {
+            frame_message(b, (size_t)system, atom, library_message(r->ctx, status), message, sizeof message);
+            if (bad_frame(r, b, (size_t)system, message) != 0) {
+                batch_set_fatal(b, b->frames[0].origin.index, "mlff: out of memory");
+                batch_truncate(b, 0);
+            }
+            continue;
+        }
+        /* Not one frame's fault (the device, memory): nothing of this batch can be written. */
+        snprintf(message, sizeof message, "mlff: %s", library_message(r->ctx, status));
+        batch_set_fatal(b, b->frames[0].origin.index, message);
+        batch_truncate(b, 0);
+        return;
+    }
+    for (size_t k = 0; k < b->n_frames;) {
+        if (finite_results(r, b, k)) {
+            k++;
+            continue;
+        }
+        frame_message(b, k, -1, isfinite(b->energies[k]) ? "the model returned a non-finite force"
+                                                          : "the model returned a non-finite energy",
+                      message, sizeof message);
+        size_t before = b->n_frames;
+        bad_frame(r, b, k, message);
+        if (!r->skip_bad || b->n_frames == before)
+            break;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                   */
+
+/* Stress of a periodic frame: -virial / volume, the sign ASE uses. Frames
+ * that are not periodic in all three directions have no volume: no stress. */
+static int frame_stress(const xyz_frame *f, const double *virial, double stress[9])
+{
+    if (!f->has_cell || !f->pbc[0] || !f->pbc[1] || !f->pbc[2])
+        return 0;
+    const double *c = f->cell;
+    const double volume = fabs(c[0] * (c[4] * c[8] - c[5] * c[7]) - c[1] * (c[3] * c[8] - c[5] * c[6]) +
+                               c[2] * (c[3] * c[7] - c[4] * c[6]));
+    if (!(volume > 0))
+        return 0;
+    for (int k = 0; k < 9; k++)
+        stress[k] = -virial[k] / volume;
+    return 1;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    int64_t x = ((const batch_note *)a)->index, y = ((const batch_note *)b)->index;
+    return (x > y) - (x < y);
+}
+
+typedef struct writer_state {
+    pipeline *p;
+    xyz_buffer text;
+    int failed;
+} writer_state;
+
+static void write_batch(writer_state *w, batch *b)
+{
+    energy_run *r = w->p->run;
+    char message[XYZ_ERROR_SIZE];
+    if (b->n_notes > 1)
+        qsort(b->notes, b->n_notes, sizeof *b->notes, by_index);
+    for (size_t k = 0; k < b->n_notes; k++)
+        progress_message(r->progress, b->notes[k].message);
+    r->bad_frames += (int64_t)b->n_notes;
+
+    w->text.size = 0;
+    for (size_t k = 0; k < b->n_frames; k++) {
+        xyz_frame view = batch_frame_view(b, k);
+        double stress[9];
+        xyz_results results = {
+            .energy = &b->energies[k],
+            .forces = b->forces ? b->forces + 3 * b->offsets[k] : NULL,
+            .stress = b->virials && frame_stress(&view, b->virials + 9 * k, stress) ? stress : NULL,
+            .input_frame = r->skip_bad ? b->frames[k].origin.index : 0,
+        };
+        xyz_write_frame_with(&w->text, &view, &results);
+    }
+    if (w->text.failed) {
+        progress_message(r->progress, "mlff: out of memory formatting the output");
+        w->failed = 1;
+    } else if (w->text.size && (output_write(r->out, w->text.data, w->text.size, message, sizeof message) != 0 ||
+                                output_checkpoint(r->out, message, sizeof message) != 0)) {
+        progress_message(r->progress, message);
+        w->failed = 1;
+    }
+    if (w->failed) {
+        r->ended_by_error = 1;
+        interrupt_stop();
+        return;
+    }
+    r->frames_written += (int64_t)b->n_frames;
+    r->atoms_written += b->n_atoms;
+    r->batches++;
+    if (b->last_index > r->last_index)
+        r->last_index = b->last_index;
+    progress_advance(r->progress, r->last_index, b->n_atoms);
+    if (b->fatal.message) {
+        progress_message(r->progress, b->fatal.message);
+        r->ended_by_error = 1;
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    writer_state *w = arg;
+    for (;;) {
+        void *item;
+        int got = queue_pop_timed(&w->p->evaluated, &item, 0.2);
+        if (got == 0) {
+            progress_tick(w->p->run->progress, 0);
+            continue;
+        }
+        if (got < 0)
+            break;
+        batch *b = item;
+        if (!w->failed)
+            write_batch(w, b);
+        batch_free(b);
+    }
+    xyz_buffer_free(&w->text);
+    return NULL;
+}
+
+/* ------------------------------------------------------------------------ */
+
+int energy_pipeline_run(energy_run *r)
+{
+    pipeline p;
+    memset(&p, 0, sizeof p);
+    p.run = r;
+    if (queue_init(&p.parsed, PIPELINE_QUEUE_BATCHES) != 0)
+        return -1;
+    if (queue_init(&p.evaluated, PIPELINE_QUEUE_BATCHES) != 0) {
+        queue_destroy(&p.parsed);
+        return -1;
+    }
+    writer_state w;
+    memset(&w, 0, sizeof w);
+    w.p = &p;
+    pthread_t reader, writer;
+    if (pthread_create(&writer, NULL, writer_main, &w) != 0) {
+        queue_destroy(&p.parsed);
+        queue_destroy(&p.evaluated);
+        return -1;
+    }
+    if (pthread_create(&reader, NULL, reader_main, &p) != 0) {
+        queue_close(&p.evaluated);
+        pthread_join(writer, NULL);
+        queue_destroy(&p.parsed);
+        queue_destroy(&p.evaluated);
+        return -1;
+    }
+
+    /* Evaluation here. After an error that ends the run, or a stop request,
+     * the batch in hand is finished and the rest only freed: the reader must
+     * not wait forever on a full queue. */
+    int stopping = 0;
+    batch *b;
+    while ((b = queue_pop(&p.parsed))) {
+        if (stopping) {
+            batch_free(b);
+            continue;
+        }
+        evaluate(r, b);
+        if (b->fatal.message) {
+            stopping = 1;
+            interrupt_stop();
+        }
+        queue_push(&p.evaluated, b);
+        if (interrupt_requested())
+            stopping = 1;
+    }
+    queue_close(&p.evaluated);
+    pthread_join(reader, NULL);
+    pthread_join(writer, NULL);
+    queue_destroy(&p.parsed);
+    queue_destroy(&p.evaluated);
+    return 0;
+}
