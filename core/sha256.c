@@ -82,7 +82,16 @@ void mlff_sha256_blocks_portable(uint32_t state[8], const uint8_t *data, size_t 
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
+
+/* CPUID leaf 7, EBX bit 29: clang (14, 15) knows no "sha" for
+ * __builtin_cpu_supports, so both compilers ask the processor directly. */
+static int cpu_has_sha_ni(void)
+{
+    unsigned a, b, c, d;
+    return __builtin_cpu_supports("sse4.1") && __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1);
+}
 
 /* The same with the x86 SHA extensions (about 5x faster: loading a model
  * hashes 55 MB). The state lives as ABEF and CDGH, the layout the
@@ -128,7 +137,7 @@ __attribute__((target("sha,sse4.1"))) static void blocks_sha_ni(uint32_t state[8
 void mlff_sha256_blocks(uint32_t state[8], const uint8_t *data, size_t blocks)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
-    if (__builtin_cpu_supports("sha") && __builtin_cpu_supports("sse4.1")) {
+    if (cpu_has_sha_ni()) {
         blocks_sha_ni(state, data, blocks);
         return;
     }

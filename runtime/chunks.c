@@ -760,7 +760,7 @@ mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const m
                                     const mlff_device_lists *lists, const mlff_cell_census *census, mlff_error *err)
 {
     forget_view(c);
-    double budget;
+    double budget = 0;
     mlff_status s = reserve_atoms(c, w->n_atoms, err);
     if (s == MLFF_OK)
         s = find_budget(c, g, plan, limits, b, &budget, err);
