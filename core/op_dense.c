@@ -10,10 +10,10 @@ static int set_stacks(mlff_graph *g, int starts, int64_t weight_rows, mlff_op_at
         a->i[1] = 1;
         return 1;
     }
-    const mlff_graph_tensor *t = op_tensor(g, starts);
-    if (t->dtype != MLFF_DTYPE_I32 || t->cols != 1 || t->rows_symbol != MLFF_FIXED_ROWS || t->rows < 3)
+    const mlff_graph_tensor t = op_tensor(g, starts);
+    if (t.dtype != MLFF_DTYPE_I32 || t.cols != 1 || t.rows_symbol != MLFF_FIXED_ROWS || t.rows < 3)
         return 0;
-    a->i[1] = t->rows - 1;
+    a->i[1] = t.rows - 1;
     return weight_rows % a->i[1] == 0;
 }
 
@@ -36,15 +36,15 @@ int mlff_op_linear_stacked(mlff_graph *g, int x, int weight, int bias, int64_t g
     const int n_in = with_starts(in, 3, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *tx = op_tensor(g, x), *w = op_tensor(g, weight), *b = op_tensor(g, bias);
+    const mlff_graph_tensor tx = op_tensor(g, x), w = op_tensor(g, weight), b = op_tensor(g, bias);
     mlff_op_attrs a = {.i = {groups}};
-    int ok = groups > 0 && set_stacks(g, starts, w->rows, &a) && w->rows_symbol == MLFF_FIXED_ROWS &&
-             w->rows % (groups * a.i[1]) == 0 && tx->cols == groups * w->cols &&
-             b->rows_symbol == MLFF_FIXED_ROWS && b->rows == w->rows && b->cols == 1 && tx->dtype == w->dtype &&
-             w->dtype == b->dtype;
+    int ok = groups > 0 && set_stacks(g, starts, w.rows, &a) && w.rows_symbol == MLFF_FIXED_ROWS &&
+             w.rows % (groups * a.i[1]) == 0 && tx.cols == groups * w.cols &&
+             b.rows_symbol == MLFF_FIXED_ROWS && b.rows == w.rows && b.cols == 1 && tx.dtype == w.dtype &&
+             w.dtype == b.dtype;
     if (!op_require(g, ok, MLFF_OP_LINEAR, "shapes of x, W, b (and the runs' starts) do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx->dtype, x, w->rows / a.i[1]);
+    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx.dtype, x, w.rows / a.i[1]);
 }
 
 /* A stacked node's starts, or -1. */
@@ -65,13 +65,13 @@ int mlff_op_linear_vjp(mlff_graph *g, int gy, int weight, int64_t groups, int st
     const int n_in = with_starts(in, 2, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *t = op_tensor(g, gy), *w = op_tensor(g, weight);
+    const mlff_graph_tensor t = op_tensor(g, gy), w = op_tensor(g, weight);
     mlff_op_attrs a = {.i = {groups}};
-    if (!op_require(g, groups > 0 && set_stacks(g, starts, w->rows, &a) && t->cols * a.i[1] == w->rows &&
-                           w->rows % (groups * a.i[1]) == 0,
+    if (!op_require(g, groups > 0 && set_stacks(g, starts, w.rows, &a) && t.cols * a.i[1] == w.rows &&
+                           w.rows % (groups * a.i[1]) == 0,
                     MLFF_OP_LINEAR_VJP, "shapes of gy and W (and the runs' starts) do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t->dtype, gy, groups * w->cols);
+    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t.dtype, gy, groups * w.cols);
 }
 
 int mlff_op_celu(mlff_graph *g, int x, double alpha)
@@ -81,7 +81,7 @@ int mlff_op_celu(mlff_graph *g, int x, double alpha)
     if (!op_require(g, alpha > 0.0, MLFF_OP_CELU, "alpha must be positive"))
         return -1;
     mlff_op_attrs a = {.f = {alpha}};
-    return op_node_like(g, MLFF_OP_CELU, &x, 1, &a, op_tensor(g, x)->dtype, x, op_tensor(g, x)->cols);
+    return op_node_like(g, MLFF_OP_CELU, &x, 1, &a, op_tensor(g, x).dtype, x, op_tensor(g, x).cols);
 }
 
 OP_VJP(mlff_vjp_celu)
@@ -96,8 +96,8 @@ int mlff_op_celu_vjp(mlff_graph *g, int gy, int y, double alpha)
     if (!op_inputs_valid(g, in, 2))
         return -1;
     mlff_op_attrs a = {.f = {alpha}};
-    return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &a, op_tensor(g, gy)->dtype, gy,
-                        op_tensor(g, gy)->cols);
+    return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &a, op_tensor(g, gy).dtype, gy,
+                        op_tensor(g, gy).cols);
 }
 
 /* The widths w_0..w_k of a CELU_MLP's layers, from x's width per group and
@@ -108,11 +108,11 @@ static int mlp_widths(mlff_graph *g, int64_t w0, const int *weights, int layers,
 {
     widths[0] = w0;
     for (int l = 0; l < layers; l++) {
-        const mlff_graph_tensor *w = op_tensor(g, weights[l]);
-        if (w->rows_symbol != MLFF_FIXED_ROWS || w->rows % per_row != 0 || w->cols != widths[l] ||
-            w->dtype != dtype)
+        const mlff_graph_tensor w = op_tensor(g, weights[l]);
+        if (w.rows_symbol != MLFF_FIXED_ROWS || w.rows % per_row != 0 || w.cols != widths[l] ||
+            w.dtype != dtype)
             return 0;
-        widths[l + 1] = w->rows / per_row;
+        widths[l + 1] = w.rows / per_row;
     }
     for (int l = 0; l <= layers; l++)
         if (widths[l] < 1 || widths[l] > MLFF_MLP_MAX_WIDTH)
@@ -148,19 +148,19 @@ int mlff_op_celu_mlp_stacked(mlff_graph *g, int x, const int *weights, const int
     const int n_in = with_starts(in, 1 + 2 * layers, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *tx = op_tensor(g, x);
+    const mlff_graph_tensor tx = op_tensor(g, x);
     mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
-    int ok = groups > 0 && tx->cols % groups == 0 && alpha > 0 && set_stacks(g, starts, 0, &a) &&
-             mlp_widths(g, tx->cols / groups, weights, layers, groups * a.i[1], tx->dtype, widths);
+    int ok = groups > 0 && tx.cols % groups == 0 && alpha > 0 && set_stacks(g, starts, 0, &a) &&
+             mlp_widths(g, tx.cols / groups, weights, layers, groups * a.i[1], tx.dtype, widths);
     for (int l = 0; ok && l < layers; l++) {
-        const mlff_graph_tensor *b = op_tensor(g, biases[l]);
-        ok = b->rows_symbol == MLFF_FIXED_ROWS && b->rows == groups * a.i[1] * widths[l + 1] && b->cols == 1 &&
-             b->dtype == op_tensor(g, x)->dtype;
+        const mlff_graph_tensor b = op_tensor(g, biases[l]);
+        ok = b.rows_symbol == MLFF_FIXED_ROWS && b.rows == groups * a.i[1] * widths[l + 1] && b.cols == 1 &&
+             b.dtype == op_tensor(g, x).dtype;
     }
     if (!op_require(g, ok, MLFF_OP_CELU_MLP, "shapes of x, the weights and biases (and the runs' starts) do not chain"))
         return -1;
-    return op_node_like(g, MLFF_OP_CELU_MLP, in, n_in, &a, op_tensor(g, x)->dtype, x,
+    return op_node_like(g, MLFF_OP_CELU_MLP, in, n_in, &a, op_tensor(g, x).dtype, x,
                         mlp_out_cols(widths, layers, groups));
 }
 
@@ -182,7 +182,7 @@ OP_VJP(mlff_vjp_celu_mlp)
     int weights[MLFF_MLP_MAX_LAYERS];
     for (int l = 0; l < layers; l++)
         weights[l] = n.inputs[1 + 2 * l];
-    const int64_t result_cols = op_tensor(g, weights[layers - 1])->rows / mlff_op_stacks(&n.attrs);
+    const int64_t result_cols = op_tensor(g, weights[layers - 1]).rows / mlff_op_stacks(&n.attrs);
     grads[0] = mlff_op_celu_mlp_vjp(g, result_gradient(g, gy, result_cols), n.output, weights, layers, n.attrs.i[0],
                                     n.attrs.f[0], starts_of(&n));
 }
@@ -202,13 +202,13 @@ int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int l
     mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
     int ok = groups > 0 && set_stacks(g, starts, 0, &a) &&
-             mlp_widths(g, op_tensor(g, weights[0])->cols, weights, layers, groups * a.i[1], op_tensor(g, gy)->dtype,
+             mlp_widths(g, op_tensor(g, weights[0]).cols, weights, layers, groups * a.i[1], op_tensor(g, gy).dtype,
                         widths);
     const int64_t cols = ok ? mlp_out_cols(widths, layers, groups) : -1;
-    const int64_t gy_cols = op_tensor(g, gy)->cols;
-    ok = ok && (gy_cols == cols || gy_cols == groups * widths[layers]) && op_tensor(g, y)->cols == cols &&
+    const int64_t gy_cols = op_tensor(g, gy).cols;
+    ok = ok && (gy_cols == cols || gy_cols == groups * widths[layers]) && op_tensor(g, y).cols == cols &&
          mlff_graph_same_rows(g, gy, y);
     if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights (and the runs' starts) do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, n_in, &a, op_tensor(g, gy)->dtype, gy, groups * widths[0]);
+    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, n_in, &a, op_tensor(g, gy).dtype, gy, groups * widths[0]);
 }
