@@ -23,7 +23,12 @@ static inline float cpu_exp_nonpositive(float x)
     p = p * r + 0.5f;
     p = p * r + 1.0f;
     p = p * r + 1.0f;
-    const int32_t bits = ((int32_t)k + 127) << 23;
+    /* The exponent kept in range whatever x is: a NaN gives a NaN (through
+     * p) instead of an undefined conversion, an x > 0 (against the contract)
+     * a wrong but finite value instead of an overflowing shift. The models'
+     * widths are checked when they load; this is the last line. */
+    const float e = k > -126.0f ? (k < 0.0f ? k : 0.0f) : -126.0f;
+    const int32_t bits = ((int32_t)e + 127) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     return p * scale;
