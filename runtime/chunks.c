@@ -300,7 +300,7 @@ static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, 
         const int32_t a = c->order[k];
         const int64_t p0 = c->first_pair[a], p1 = c->first_pair[a + 1];
         host_atom_rows(&host, a, rows);
-        for (int attempt = 0;; attempt++) {
+        for (;;) { /* this chunk, or (closed) the next */
             /* New atoms: a unless it is a ghost already, and its neighbours not in yet
              * (images of one neighbour counted each: an overestimate). */
             int64_t new_atoms = c->seen[a] != c->generation;
