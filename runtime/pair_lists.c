@@ -262,8 +262,8 @@ static mlff_status check_density(const mlff_batch *b, int64_t s, mlff_error *err
     if (volume > 0 && (double)atoms > volume)
         return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
                               "%lld atoms in a %s of %.4g cubic Angstrom is denser than any material "
-                              "(is the cell in Angstrom?)",
-                              (long long)atoms, what, volume);
+                              "(%s in Angstrom?)",
+                              (long long)atoms, what, volume, n_periodic ? "is the cell" : "are the positions");
     return MLFF_OK;
 }
 
