@@ -7,12 +7,16 @@
 #include <stdlib.h>
 
 /* Makes every *arrays[k] (of elems[k] bytes per element) hold at least `need`
- * elements: the columns of one table (per-atom or per-pair data), sharing one
- * capacity. 0 when out of memory; the arrays grown so far stay valid, and the
+ * elements (one at least): the columns of one table (per-atom or per-pair
+ * data), sharing one capacity. 0 when out of memory; the arrays grown so far stay valid, and the
  * capacity is unchanged, so the next call grows the rest. */
 static inline int mlff_grow_columns(void **const arrays[], const size_t elems[], int n, int64_t *capacity,
                                     int64_t need)
 {
+    /* Room for one at least: a grown array is never NULL, even for none
+     * (memcpy and memset take no NULL, even for no bytes). */
+    if (need < 1)
+        need = 1;
     if (need <= *capacity)
         return 1;
     const int64_t cap = need + need / 2 + 16;

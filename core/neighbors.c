@@ -505,8 +505,10 @@ mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const dou
             g->reach[k] = r < 1.0 ? 1 : (int64_t)r;
             g->max_reach_length += (double)(g->reach[k] / nb[k] + 2) * norm3(g->H + 3 * k);
         } else {
+            /* One bin takes every atom (to_bin 0): atoms a subnormal distance
+             * apart would make nb / (hi - lo) infinite. */
             g->origin[k] = lo[k];
-            g->to_bin[k] = hi[k] > lo[k] ? (double)nb[k] / (hi[k] - lo[k]) : 0.0;
+            g->to_bin[k] = nb[k] > 1 ? (double)nb[k] / (hi[k] - lo[k]) : 0.0;
             g->reach[k] = nb[k] > 1 ? 1 : 0;
         }
         stencil *= 2 * g->reach[k] + 1;
@@ -517,8 +519,99 @@ mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const dou
     return MLFF_OK;
 }
 
+static mlff_status too_many_candidates(int64_t s, double tested, double most, double cutoff, mlff_error *err)
+{
+    return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
+                          "the neighbour search would test %.3g pairs of atoms (periodic images included), more "
+                          "than the %.3g it may (what the memory budget holds, or a real material's worth an atom): "
+                          "atoms far denser than any material, or a periodic cell far thinner than the cutoff "
+                          "(%g Angstrom)?",
+                          tested, most, cutoff);
+}
+
+/* The bins [lo, hi) along one axis that a window of 2 reach + 1 bins
+ * around bin b covers, each `times` times (a periodic axis wraps, and its
+ * window may go round it several times). */
+typedef struct axis_piece {
+    int64_t lo, hi;
+    double times;
+} axis_piece;
+
+static int axis_pieces(int periodic, int64_t nb, int64_t b, int64_t reach, axis_piece piece[3])
+{
+    if (!periodic) {
+        piece[0] = (axis_piece){b - reach > 0 ? b - reach : 0, b + reach + 1 < nb ? b + reach + 1 : nb, 1.0};
+        return 1;
+    }
+    const int64_t len = 2 * reach + 1, full = len / nb, rest = len % nb;
+    int n = 0;
+    if (full > 0)
+        piece[n++] = (axis_piece){0, nb, (double)full};
+    if (rest > 0) {
+        const int64_t first = b - reach - floor_div(b - reach, nb) * nb, end = first + rest;
+        piece[n++] = (axis_piece){first, end < nb ? end : nb, 1.0};
+        if (end > nb)
+            piece[n++] = (axis_piece){0, end - nb, 1.0};
+    }
+    return n;
+}
+
+double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *start)
+{
+    const int64_t *nb = g->nb, m0 = nb[0] + 1, m1 = nb[1] + 1, m2 = nb[2] + 1;
+    /* Sums of the bins' atoms over [0, i) x [0, j) x [0, k). */
+    int64_t *sum = calloc((size_t)(m0 * m1 * m2), sizeof *sum);
+    if (!sum)
+        return -1.0;
+#define SUM(i, j, k) sum[((i) * m1 + (j)) * m2 + (k)]
+    for (int64_t i = 1; i < m0; i++)
+        for (int64_t j = 1; j < m1; j++)
+            for (int64_t k = 1; k < m2; k++) {
+                const int64_t bin = ((i - 1) * nb[1] + (j - 1)) * nb[2] + (k - 1);
+                SUM(i, j, k) = start[bin + 1] - start[bin] + SUM(i - 1, j, k) + SUM(i, j - 1, k) + SUM(i, j, k - 1) -
+                               SUM(i - 1, j - 1, k) - SUM(i - 1, j, k - 1) - SUM(i, j - 1, k - 1) +
+                               SUM(i - 1, j - 1, k - 1);
+            }
+    double total = 0.0;
+    for (int64_t b0 = 0; b0 < nb[0]; b0++)
+        for (int64_t b1 = 0; b1 < nb[1]; b1++)
+            for (int64_t b2 = 0; b2 < nb[2]; b2++) {
+                const int64_t bin = (b0 * nb[1] + b1) * nb[2] + b2, atoms = start[bin + 1] - start[bin];
+                if (atoms == 0)
+                    continue;
+                axis_piece p0[3], p1[3], p2[3];
+                const int n0 = axis_pieces(g->periodic[0], nb[0], b0, g->reach[0], p0);
+                const int n1 = axis_pieces(g->periodic[1], nb[1], b1, g->reach[1], p1);
+                const int n2 = axis_pieces(g->periodic[2], nb[2], b2, g->reach[2], p2);
+                double seen = 0.0;
+                for (int x = 0; x < n0; x++)
+                    for (int y = 0; y < n1; y++)
+                        for (int z = 0; z < n2; z++) {
+                            const axis_piece *a = &p0[x], *c = &p1[y], *d = &p2[z];
+                            const int64_t box = SUM(a->hi, c->hi, d->hi) - SUM(a->lo, c->hi, d->hi) -
+                                                SUM(a->hi, c->lo, d->hi) - SUM(a->hi, c->hi, d->lo) +
+                                                SUM(a->lo, c->lo, d->hi) + SUM(a->lo, c->hi, d->lo) +
+                                                SUM(a->hi, c->lo, d->lo) - SUM(a->lo, c->lo, d->lo);
+                            seen += a->times * c->times * d->times * (double)box;
+                        }
+                total += (double)atoms * seen;
+            }
+#undef SUM
+    free(sum);
+    return total;
+}
+
+double mlff_cell_grid_most_candidates(const mlff_cell_grid *g, int64_t n)
+{
+    double images = 1.0;
+    for (int k = 0; k < 3; k++)
+        if (g->periodic[k])
+            images *= ceil((2.0 * (double)g->reach[k] + 1.0) / (double)g->nb[k]);
+    return (double)n * (double)n * images;
+}
+
 static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, mlff_thread_pool *pool,
-                                mlff_neighbor_list *list, mlff_error *err)
+                                mlff_neighbor_list *list, double *tested, mlff_error *err)
 {
     nl_work *w = list->work;
     const int64_t first = b->system_offsets[s];
@@ -553,9 +646,9 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     for (int64_t a = 0; a < n; a++) {
         int64_t c[3];
         for (int k = 0; k < 3; k++) {
+            /* Clamped before the conversion, which an infinite x would make undefined. */
             const double x = (w->frac[3 * a + k] - origin[k]) * to_bin[k];
-            c[k] = x > 0.0 ? (int64_t)x : 0;
-            c[k] = c[k] < nb[k] ? c[k] : nb[k] - 1;
+            c[k] = x > 0.0 ? (x < (double)nb[k] ? (int64_t)x : nb[k] - 1) : 0;
         }
         const int64_t id = (c[0] * nb[1] + c[1]) * nb[2] + c[2];
         w->bin[a] = (int32_t)id;
@@ -575,6 +668,22 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
     }
     memmove(start + 1, start, (size_t)n_bins * sizeof *start);
     start[0] = 0;
+
+    /* What the search would test, before it allocates for it: a cell far
+     * thinner than the cutoff along a periodic axis, or atoms piled far more
+     * densely than in any material, are refused here, not gigabytes later. */
+    if (list->most_candidates > 0 || list->most_candidates_per_atom > 0) {
+        const double candidates = mlff_cell_grid_candidates(&g, start);
+        if (candidates < 0)
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
+        const double most = fmax(list->most_candidates, list->most_candidates_per_atom * (double)n);
+        const double batch_most = fmax(list->most_candidates, list->most_candidates_per_atom *
+                                                                   (double)b->system_offsets[b->n_systems]);
+        *tested += candidates;
+        if (candidates > most || *tested > batch_most)
+            return too_many_candidates(s, candidates > most ? candidates : *tested,
+                                       candidates > most ? most : batch_most, cutoff, err);
+    }
 
     /* 3. The search, in blocks of atoms on the pool's threads; the blocks'
      * pairs are then joined in atom order. */
@@ -673,8 +782,9 @@ mlff_status mlff_neighbors_build(const mlff_batch *batch, double cutoff, mlff_th
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
     update_work_size(list);
 
+    double tested = 0.0; /* pairs the systems so far tested */
     for (int64_t s = 0; s < batch->n_systems; s++) {
-        const mlff_status st = build_system(batch, s, cutoff, pool, list, err);
+        const mlff_status st = build_system(batch, s, cutoff, pool, list, &tested, err);
         if (st != MLFF_OK) {
             list->n_pairs = 0;
             return st;

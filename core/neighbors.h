@@ -24,6 +24,12 @@ typedef struct mlff_neighbor_list {
     int64_t capacity;  /* pairs the arrays can hold; grown by 1.5x, never shrunk */
     void *work;        /* the builder's reusable scratch (cell lists), owned by the list */
     size_t work_size;
+    /* Set by the caller: a search refuses, before it allocates for them, a
+     * system whose atoms would test more pairs (images of small cells
+     * included; each costs the search memory, kept or not) than the larger of
+     * most_candidates and most_candidates_per_atom times its atoms, or a
+     * batch whose systems together would. 0 and 0: no limit. */
+    double most_candidates, most_candidates_per_atom;
 } mlff_neighbor_list;
 
 /* All systems of the batch (cells/pbc may be NULL: nothing periodic). A
@@ -79,8 +85,20 @@ mlff_status mlff_cell_grid_wrap(const mlff_cell_grid *g, const double *pos, int6
                                 int32_t *shift, double lo[3], double hi[3], double *magnitude,
                                 mlff_thread_pool *pool, mlff_error *err);
 /* The bins, at least `wide` across, for n_atoms atoms whose u spans
- * [lo, hi] along the non-periodic axes. */
+ * [lo, hi] along the non-periodic axes. An extent too small to divide
+ * (a subnormal one) is one bin. */
 mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const double hi[3], int64_t n_atoms,
                                 double wide, int64_t s, mlff_error *err);
+
+/* The pairs the search of a system tests: the atoms of the bins within
+ * reach of each atom's bin, a bin counted once for each periodic image
+ * visited; counts[b] is the atoms in bin b of the grid's nb[0] x nb[1] x
+ * nb[2]. A bound on the pairs found, O(bins) to compute. */
+double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *counts);
+
+/* What the search of a system of n atoms may test at most with this grid,
+ * without knowing where its atoms lie: each atom every atom in each of the
+ * periodic images visited. Enough to see a cell far smaller than the cutoff. */
+double mlff_cell_grid_most_candidates(const mlff_cell_grid *g, int64_t n);
 
 #endif

@@ -10,10 +10,10 @@ static int set_stacks(mlff_graph *g, int starts, int64_t weight_rows, mlff_op_at
         a->i[1] = 1;
         return 1;
     }
-    const mlff_graph_tensor *t = op_tensor(g, starts);
-    if (t->dtype != MLFF_DTYPE_I32 || t->cols != 1 || t->rows_symbol != MLFF_FIXED_ROWS || t->rows < 3)
+    const mlff_graph_tensor t = op_tensor(g, starts);
+    if (t.dtype != MLFF_DTYPE_I32 || t.cols != 1 || t.rows_symbol != MLFF_FIXED_ROWS || t.rows < 3)
         return 0;
-    a->i[1] = t->rows - 1;
+    a->i[1] = t.rows - 1;
     return weight_rows % a->i[1] == 0;
 }
 
@@ -36,15 +36,15 @@ int mlff_op_linear_stacked(mlff_graph *g, int x, int weight, int bias, int64_t g
     const int n_in = with_starts(in, 3, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *tx = op_tensor(g, x), *w = op_tensor(g, weight), *b = op_tensor(g, bias);
+    const mlff_graph_tensor tx = op_tensor(g, x), w = op_tensor(g, weight), b = op_tensor(g, bias);
     mlff_op_attrs a = {.i = {groups}};
-    int ok = groups > 0 && set_stacks(g, starts, w->rows, &a) && w->rows_symbol == MLFF_FIXED_ROWS &&
-             w->rows % (groups * a.i[1]) == 0 && tx->cols == groups * w->cols &&
-             b->rows_symbol == MLFF_FIXED_ROWS && b->rows == w->rows && b->cols == 1 && tx->dtype == w->dtype &&
-             w->dtype == b->dtype;
+    int ok = groups > 0 && set_stacks(g, starts, w.rows, &a) && w.rows_symbol == MLFF_FIXED_ROWS &&
+             w.rows % (groups * a.i[1]) == 0 && tx.cols == groups * w.cols &&
+             b.rows_symbol == MLFF_FIXED_ROWS && b.rows == w.rows && b.cols == 1 && tx.dtype == w.dtype &&
+             w.dtype == b.dtype;
     if (!op_require(g, ok, MLFF_OP_LINEAR, "shapes of x, W, b (and the runs' starts) do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx->dtype, x, w->rows / a.i[1]);
+    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx.dtype, x, w.rows / a.i[1]);
 }
 
 /* A stacked node's starts, or -1. */
@@ -65,13 +65,13 @@ int mlff_op_linear_vjp(mlff_graph *g, int gy, int weight, int64_t groups, int st
     const int n_in = with_starts(in, 2, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *t = op_tensor(g, gy), *w = op_tensor(g, weight);
+    const mlff_graph_tensor t = op_tensor(g, gy), w = op_tensor(g, weight);
     mlff_op_attrs a = {.i = {groups}};
-    if (!op_require(g, groups > 0 && set_stacks(g, starts, w->rows, &a) && t->cols * a.i[1] == w->rows &&
-                           w->rows % (groups * a.i[1]) == 0,
+    if (!op_require(g, groups > 0 && set_stacks(g, starts, w.rows, &a) && t.cols * a.i[1] == w.rows &&
+                           w.rows % (groups * a.i[1]) == 0,
                     MLFF_OP_LINEAR_VJP, "shapes of gy and W (and the runs' starts) do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t->dtype, gy, groups * w->cols);
+    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t.dtype, gy, groups * w.cols);
 }
 
 int mlff_op_celu(mlff_graph *g, int x, double alpha)
@@ -81,7 +81,7 @@ int mlff_op_celu(mlff_graph *g, int x, double alpha)
     if (!op_require(g, alpha > 0.0, MLFF_OP_CELU, "alpha must be positive"))
         return -1;
     mlff_op_attrs a = {.f = {alpha}};
-    return op_node_like(g, MLFF_OP_CELU, &x, 1, &a, op_tensor(g, x)->dtype, x, op_tensor(g, x)->cols);
+    return op_node_like(g, MLFF_OP_CELU, &x, 1, &a, op_tensor(g, x).dtype, x, op_tensor(g, x).cols);
 }
 
 OP_VJP(mlff_vjp_celu)
@@ -96,8 +96,8 @@ int mlff_op_celu_vjp(mlff_graph *g, int gy, int y, double alpha)
     if (!op_inputs_valid(g, in, 2))
         return -1;
     mlff_op_attrs a = {.f = {alpha}};
-    return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &a, op_tensor(g, gy)->dtype, gy,
-                        op_tensor(g, gy)->cols);
+    return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &a, op_tensor(g, gy).dtype, gy,
+                        op_tensor(g, gy).cols);
 }
 
 /* The widths w_0..w_k of a CELU_MLP's layers, from x's width per group and
@@ -108,11 +108,11 @@ static int mlp_widths(mlff_graph *g, int64_t w0, const int *weights, int layers,
 {
     widths[0] = w0;
     for (int l = 0; l < layers; l++) {
-        const mlff_graph_tensor *w = op_tensor(g, weights[l]);
-        if (w->rows_symbol != MLFF_FIXED_ROWS || w->rows % per_row != 0 || w->cols != widths[l] ||
-            w->dtype != dtype)
+        const mlff_graph_tensor w = op_tensor(g, weights[l]);
+        if (w.rows_symbol != MLFF_FIXED_ROWS || w.rows % per_row != 0 || w.cols != widths[l] ||
+            w.dtype != dtype)
             return 0;
-        widths[l + 1] = w->rows / per_row;
+        widths[l + 1] = w.rows / per_row;
     }
     for (int l = 0; l <= layers; l++)
         if (widths[l] < 1 || widths[l] > MLFF_MLP_MAX_WIDTH)
@@ -148,19 +148,19 @@ int mlff_op_celu_mlp_stacked(mlff_graph *g, int x, const int *weights, const int
     const int n_in = with_starts(in, 1 + 2 * layers, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *tx = op_tensor(g, x);
+    const mlff_graph_tensor tx = op_tensor(g, x);
     mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
-    int ok = groups > 0 && tx->cols % groups == 0 && alpha > 0 && set_stacks(g, starts, 0, &a) &&
-             mlp_widths(g, tx->cols / groups, weights, layers, groups * a.i[1], tx->dtype, widths);
+    int ok = groups > 0 && tx.cols % groups == 0 && alpha > 0 && set_stacks(g, starts, 0, &a) &&
+             mlp_widths(g, tx.cols / groups, weights, layers, groups * a.i[1], tx.dtype, widths);
     for (int l = 0; ok && l < layers; l++) {
-        const mlff_graph_tensor *b = op_tensor(g, biases[l]);
-        ok = b->rows_symbol == MLFF_FIXED_ROWS && b->rows == groups * a.i[1] * widths[l + 1] && b->cols == 1 &&
-             b->dtype == op_tensor(g, x)->dtype;
+        const mlff_graph_tensor b = op_tensor(g, biases[l]);
+        ok = b.rows_symbol == MLFF_FIXED_ROWS && b.rows == groups * a.i[1] * widths[l + 1] && b.cols == 1 &&
+             b.dtype == op_tensor(g, x).dtype;
     }
     if (!op_require(g, ok, MLFF_OP_CELU_MLP, "shapes of x, the weights and biases (and the runs' starts) do not chain"))
         return -1;
-    return op_node_like(g, MLFF_OP_CELU_MLP, in, n_in, &a, op_tensor(g, x)->dtype, x,
+    return op_node_like(g, MLFF_OP_CELU_MLP, in, n_in, &a, op_tensor(g, x).dtype, x,
                         mlp_out_cols(widths, layers, groups));
 }
 
@@ -182,7 +182,7 @@ OP_VJP(mlff_vjp_celu_mlp)
     int weights[MLFF_MLP_MAX_LAYERS];
     for (int l = 0; l < layers; l++)
         weights[l] = n.inputs[1 + 2 * l];
-    const int64_t result_cols = op_tensor(g, weights[layers - 1])->rows / mlff_op_stacks(&n.attrs);
+    const int64_t result_cols = op_tensor(g, weights[layers - 1]).rows / mlff_op_stacks(&n.attrs);
     grads[0] = mlff_op_celu_mlp_vjp(g, result_gradient(g, gy, result_cols), n.output, weights, layers, n.attrs.i[0],
                                     n.attrs.f[0], starts_of(&n));
 }
@@ -202,15 +202,15 @@ int mlff_op_celu_mlp_vjp(mlff_graph *g, int gy, int y, const int *weights, int l
     mlff_op_attrs a = {.f = {alpha}, .i = {groups}};
     int64_t widths[MLFF_MLP_MAX_LAYERS + 1];
     int ok = groups > 0 && set_stacks(g, starts, 0, &a) &&
-             mlp_widths(g, op_tensor(g, weights[0])->cols, weights, layers, groups * a.i[1], op_tensor(g, gy)->dtype,
+             mlp_widths(g, op_tensor(g, weights[0]).cols, weights, layers, groups * a.i[1], op_tensor(g, gy).dtype,
                         widths);
     const int64_t cols = ok ? mlp_out_cols(widths, layers, groups) : -1;
-    const int64_t gy_cols = op_tensor(g, gy)->cols;
-    ok = ok && (gy_cols == cols || gy_cols == groups * widths[layers]) && op_tensor(g, y)->cols == cols &&
+    const int64_t gy_cols = op_tensor(g, gy).cols;
+    ok = ok && (gy_cols == cols || gy_cols == groups * widths[layers]) && op_tensor(g, y).cols == cols &&
          mlff_graph_same_rows(g, gy, y);
     if (!op_require(g, ok, MLFF_OP_CELU_MLP_VJP, "shapes of gy, y and the weights (and the runs' starts) do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, n_in, &a, op_tensor(g, gy)->dtype, gy, groups * widths[0]);
+    return op_node_like(g, MLFF_OP_CELU_MLP_VJP, in, n_in, &a, op_tensor(g, gy).dtype, gy, groups * widths[0]);
 }
 
 /* ---- T-blocked forms and tangents (core/ops.h, "Tangents") ---- */
@@ -221,15 +221,15 @@ int mlff_op_linear_blocks(mlff_graph *g, int x, int weight, int bias, int64_t gr
     const int n_in = with_starts(in, 3, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *tx = op_tensor(g, x), *w = op_tensor(g, weight), *b = op_tensor(g, bias);
+    const mlff_graph_tensor tx = op_tensor(g, x), w = op_tensor(g, weight), b = op_tensor(g, bias);
     mlff_op_attrs a = {.i = {groups, 1, n_tangents}};
-    const int ok = groups > 0 && n_tangents > 0 && set_stacks(g, starts, w->rows, &a) &&
-                   w->rows_symbol == MLFF_FIXED_ROWS && w->rows % (groups * a.i[1]) == 0 &&
-                   tx->cols == n_tangents * groups * w->cols && b->rows_symbol == MLFF_FIXED_ROWS &&
-                   b->rows == w->rows && b->cols == 1 && tx->dtype == w->dtype && w->dtype == b->dtype;
+    const int ok = groups > 0 && n_tangents > 0 && set_stacks(g, starts, w.rows, &a) &&
+                   w.rows_symbol == MLFF_FIXED_ROWS && w.rows % (groups * a.i[1]) == 0 &&
+                   tx.cols == n_tangents * groups * w.cols && b.rows_symbol == MLFF_FIXED_ROWS &&
+                   b.rows == w.rows && b.cols == 1 && tx.dtype == w.dtype && w.dtype == b.dtype;
     if (!op_require(g, ok, MLFF_OP_LINEAR, "shapes of a T-blocked x, W and b do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx->dtype, x, n_tangents * w->rows / a.i[1]);
+    return op_node_like(g, MLFF_OP_LINEAR, in, n_in, &a, tx.dtype, x, n_tangents * w.rows / a.i[1]);
 }
 
 int mlff_op_linear_vjp_blocks(mlff_graph *g, int gy, int weight, int64_t groups, int starts, int64_t n_tangents)
@@ -238,20 +238,20 @@ int mlff_op_linear_vjp_blocks(mlff_graph *g, int gy, int weight, int64_t groups,
     const int n_in = with_starts(in, 2, starts);
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *t = op_tensor(g, gy), *w = op_tensor(g, weight);
+    const mlff_graph_tensor t = op_tensor(g, gy), w = op_tensor(g, weight);
     mlff_op_attrs a = {.i = {groups, 1, n_tangents}};
-    if (!op_require(g, groups > 0 && n_tangents > 0 && set_stacks(g, starts, w->rows, &a) &&
-                           t->cols * a.i[1] == n_tangents * w->rows && w->rows % (groups * a.i[1]) == 0,
+    if (!op_require(g, groups > 0 && n_tangents > 0 && set_stacks(g, starts, w.rows, &a) &&
+                           t.cols * a.i[1] == n_tangents * w.rows && w.rows % (groups * a.i[1]) == 0,
                     MLFF_OP_LINEAR_VJP, "shapes of a T-blocked gy and W do not match"))
         return -1;
-    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t->dtype, gy, n_tangents * groups * w->cols);
+    return op_node_like(g, MLFF_OP_LINEAR_VJP, in, n_in, &a, t.dtype, gy, n_tangents * groups * w.cols);
 }
 
 /* Zeros for the bias of a layer's tangent: d(xW + b) = dx W. */
 static int zero_bias(mlff_graph *g, int bias)
 {
-    const mlff_graph_tensor *b = op_tensor(g, bias);
-    return mlff_op_fill(g, MLFF_FIXED_ROWS, b->rows, 1, b->dtype, 0.0);
+    const mlff_graph_tensor b = op_tensor(g, bias);
+    return mlff_op_fill(g, MLFF_FIXED_ROWS, b.rows, 1, b.dtype, 0.0);
 }
 
 /* The weights and biases carry no tangent (they are the model's), nor the
@@ -286,12 +286,12 @@ int mlff_op_celu_vjp_blocks(mlff_graph *g, int gy, int y, double alpha, int64_t 
     int in[2] = {gy, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, gy), *b = op_tensor(g, y);
-    if (!op_require(g, a->cols == n_tangents * b->cols && a->dtype == b->dtype && mlff_graph_same_rows(g, gy, y),
+    const mlff_graph_tensor a = op_tensor(g, gy), b = op_tensor(g, y);
+    if (!op_require(g, a.cols == n_tangents * b.cols && a.dtype == b.dtype && mlff_graph_same_rows(g, gy, y),
                     MLFF_OP_CELU_VJP, "needs a T-blocked gy and y of one block"))
         return -1;
     const mlff_op_attrs attrs = {.f = {alpha}, .i = {n_tangents}};
-    return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &attrs, a->dtype, gy, a->cols);
+    return op_node_like(g, MLFF_OP_CELU_VJP, in, 2, &attrs, a.dtype, gy, a.cols);
 }
 
 /* dy = celu'(x) dx, celu' read from y as CELU_VJP reads it. */
@@ -310,14 +310,14 @@ static int celu_vjp_tangent(mlff_graph *g, int gy, int y, int dgy, int dy, doubl
     const int n_in = dgy >= 0 ? 4 : 3;
     if (!op_inputs_valid(g, in, n_in))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, gy), *b = op_tensor(g, y), *d = op_tensor(g, dy);
-    const int ok = a->cols == b->cols && d->cols == n_tangents * b->cols && a->dtype == b->dtype &&
-                   d->dtype == b->dtype && (n_in == 3 || op_tensor(g, dgy)->cols == d->cols) &&
+    const mlff_graph_tensor a = op_tensor(g, gy), b = op_tensor(g, y), d = op_tensor(g, dy);
+    const int ok = a.cols == b.cols && d.cols == n_tangents * b.cols && a.dtype == b.dtype &&
+                   d.dtype == b.dtype && (n_in == 3 || op_tensor(g, dgy).cols == d.cols) &&
                    mlff_graph_same_rows(g, gy, y) && mlff_graph_same_rows(g, dy, y);
     if (!op_require(g, ok, MLFF_OP_CELU_VJP_JVP, "needs gy and y of one block, dy (and dgy) T-blocked"))
         return -1;
     const mlff_op_attrs attrs = {.f = {alpha}, .i = {n_tangents}};
-    return op_node_like(g, MLFF_OP_CELU_VJP_JVP, in, n_in, &attrs, a->dtype, gy, d->cols);
+    return op_node_like(g, MLFF_OP_CELU_VJP_JVP, in, n_in, &attrs, a.dtype, gy, d.cols);
 }
 
 OP_JVP(mlff_jvp_celu_vjp)
@@ -339,9 +339,9 @@ static mlp_layout layout_of(const mlff_graph *g, const mlff_graph_node *n)
     for (int l = 1; l <= m.layers; l++) {
         m.weights[l] = n->inputs[n->op == MLFF_OP_CELU_MLP ? 2 * l - 1 : 1 + l];
         m.biases[l] = n->op == MLFF_OP_CELU_MLP ? n->inputs[2 * l] : -1;
-        m.width[l] = op_tensor(g, m.weights[l])->rows / (m.groups * mlff_op_stacks(&n->attrs));
+        m.width[l] = op_tensor(g, m.weights[l]).rows / (m.groups * mlff_op_stacks(&n->attrs));
     }
-    m.width[0] = op_tensor(g, m.weights[1])->cols;
+    m.width[0] = op_tensor(g, m.weights[1]).cols;
     m.start[m.layers] = 0;
     int64_t at = m.groups * m.width[m.layers];
     for (int l = 1; l < m.layers; l++) {
@@ -395,7 +395,7 @@ OP_JVP(mlff_jvp_celu_mlp_vjp)
     const mlp_layout m = layout_of(g, &n);
     const int gy = n.inputs[0], y = n.inputs[1], dgy = dx[0], dy = dx[1];
     const double alpha = n.attrs.f[0];
-    const int whole = op_tensor(g, gy)->cols == op_tensor(g, y)->cols; /* gy has the hidden blocks too */
+    const int whole = op_tensor(g, gy).cols == op_tensor(g, y).cols; /* gy has the hidden blocks too */
     const int64_t top = m.groups * m.width[m.layers];
     int grad = whole ? mlff_op_slice_cols(g, gy, 0, top) : gy;
     int dgrad = dgy < 0 ? -1 : whole ? mlff_op_slice_blocks(g, dgy, 0, top, n_tangents) : dgy;

@@ -13,11 +13,11 @@ int mlff_op_add(mlff_graph *g, int x, int y)
     int in[2] = {x, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
-    if (!op_require(g, a->dtype == b->dtype && a->cols == b->cols && mlff_graph_same_rows(g, x, y),
+    const mlff_graph_tensor a = op_tensor(g, x), b = op_tensor(g, y);
+    if (!op_require(g, a.dtype == b.dtype && a.cols == b.cols && mlff_graph_same_rows(g, x, y),
                     MLFF_OP_ADD, "operands differ in shape or dtype"))
         return -1;
-    return op_node_like(g, MLFF_OP_ADD, in, 2, NULL, a->dtype, x, a->cols);
+    return op_node_like(g, MLFF_OP_ADD, in, 2, NULL, a.dtype, x, a.cols);
 }
 
 OP_VJP(mlff_vjp_add)
@@ -33,7 +33,7 @@ int mlff_op_scale(mlff_graph *g, int x, double factor)
     if (!op_inputs_valid(g, &x, 1))
         return -1;
     mlff_op_attrs a = {.f = {factor}};
-    return op_node_like(g, MLFF_OP_SCALE, &x, 1, &a, op_tensor(g, x)->dtype, x, op_tensor(g, x)->cols);
+    return op_node_like(g, MLFF_OP_SCALE, &x, 1, &a, op_tensor(g, x).dtype, x, op_tensor(g, x).cols);
 }
 
 OP_VJP(mlff_vjp_scale)
@@ -46,12 +46,12 @@ int mlff_op_mul(mlff_graph *g, int x, int y)
     int in[2] = {x, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
-    if (!op_require(g, a->dtype == b->dtype && (b->cols == a->cols || b->cols == 1) &&
+    const mlff_graph_tensor a = op_tensor(g, x), b = op_tensor(g, y);
+    if (!op_require(g, a.dtype == b.dtype && (b.cols == a.cols || b.cols == 1) &&
                            mlff_graph_same_rows(g, x, y),
                     MLFF_OP_MUL, "operands differ in shape or dtype"))
         return -1;
-    return op_node_like(g, MLFF_OP_MUL, in, 2, NULL, a->dtype, x, a->cols);
+    return op_node_like(g, MLFF_OP_MUL, in, 2, NULL, a.dtype, x, a.cols);
 }
 
 OP_VJP(mlff_vjp_mul)
@@ -61,7 +61,7 @@ OP_VJP(mlff_vjp_mul)
     grads[0] = mlff_op_mul(g, gy, b);
     int gb = mlff_op_mul(g, gy, a);
     /* A broadcast column receives the sum over the columns it was spread to. */
-    if (gb >= 0 && op_tensor(g, b)->cols != op_tensor(g, a)->cols)
+    if (gb >= 0 && op_tensor(g, b).cols != op_tensor(g, a).cols)
         gb = mlff_op_sum_cols(g, gb, 1.0);
     grads[1] = gb;
 }
@@ -71,17 +71,17 @@ int mlff_op_concat_cols(mlff_graph *g, int x, int y)
     int in[2] = {x, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
-    if (!op_require(g, a->dtype == b->dtype && mlff_graph_same_rows(g, x, y), MLFF_OP_CONCAT_COLS,
+    const mlff_graph_tensor a = op_tensor(g, x), b = op_tensor(g, y);
+    if (!op_require(g, a.dtype == b.dtype && mlff_graph_same_rows(g, x, y), MLFF_OP_CONCAT_COLS,
                     "operands differ in rows or dtype"))
         return -1;
-    return op_node_like(g, MLFF_OP_CONCAT_COLS, in, 2, NULL, a->dtype, x, a->cols + b->cols);
+    return op_node_like(g, MLFF_OP_CONCAT_COLS, in, 2, NULL, a.dtype, x, a.cols + b.cols);
 }
 
 OP_VJP(mlff_vjp_concat_cols)
 {
     mlff_graph_node n = op_node(g, node);
-    int64_t ka = op_tensor(g, n.inputs[0])->cols, kb = op_tensor(g, n.inputs[1])->cols;
+    int64_t ka = op_tensor(g, n.inputs[0]).cols, kb = op_tensor(g, n.inputs[1]).cols;
     grads[0] = mlff_op_slice_cols(g, gy, 0, ka);
     grads[1] = mlff_op_slice_cols(g, gy, ka, kb);
 }
@@ -90,54 +90,54 @@ int mlff_op_slice_cols(mlff_graph *g, int x, int64_t start, int64_t count)
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    const mlff_graph_tensor *t = op_tensor(g, x);
-    if (!op_require(g, start >= 0 && count > 0 && start + count <= t->cols, MLFF_OP_SLICE_COLS,
+    const mlff_graph_tensor t = op_tensor(g, x);
+    if (!op_require(g, start >= 0 && count > 0 && start + count <= t.cols, MLFF_OP_SLICE_COLS,
                     "columns out of range"))
         return -1;
     mlff_op_attrs a = {.i = {start, count}};
-    return op_node_like(g, MLFF_OP_SLICE_COLS, &x, 1, &a, t->dtype, x, count);
+    return op_node_like(g, MLFF_OP_SLICE_COLS, &x, 1, &a, t.dtype, x, count);
 }
 
 int mlff_op_sum_cols(mlff_graph *g, int x, double factor)
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    return mlff_op_sum_first_cols(g, x, op_tensor(g, x)->cols, factor);
+    return mlff_op_sum_first_cols(g, x, op_tensor(g, x).cols, factor);
 }
 
 int mlff_op_sum_first_cols(mlff_graph *g, int x, int64_t count, double factor)
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    if (!op_require(g, count > 0 && count <= op_tensor(g, x)->cols, MLFF_OP_SUM_COLS, "bad column count"))
+    if (!op_require(g, count > 0 && count <= op_tensor(g, x).cols, MLFF_OP_SUM_COLS, "bad column count"))
         return -1;
     mlff_op_attrs a = {.f = {factor}, .i = {count}};
-    return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, 1);
+    return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, op_tensor(g, x).dtype, x, 1);
 }
 
 OP_VJP(mlff_vjp_sum_cols)
 {
     mlff_graph_node n = op_node(g, node);
-    grads[0] = mlff_op_broadcast_cols(g, gy, op_tensor(g, n.inputs[0])->cols, n.attrs.i[0], n.attrs.f[0]);
+    grads[0] = mlff_op_broadcast_cols(g, gy, op_tensor(g, n.inputs[0]).cols, n.attrs.i[0], n.attrs.f[0]);
 }
 
 int mlff_op_broadcast_cols(mlff_graph *g, int x, int64_t cols, int64_t filled, double factor)
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    if (!op_require(g, op_tensor(g, x)->cols == 1 && cols > 0 && filled > 0 && filled <= cols,
+    if (!op_require(g, op_tensor(g, x).cols == 1 && cols > 0 && filled > 0 && filled <= cols,
                     MLFF_OP_BROADCAST_COLS, "needs one input column"))
         return -1;
     mlff_op_attrs a = {.f = {factor}, .i = {filled}};
-    return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, cols);
+    return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x).dtype, x, cols);
 }
 
 /* ---- T-blocked forms and the tangents of the ops above (core/ops.h, "Tangents") ---- */
 
 int op_zero_tangent(mlff_graph *g, int t, int64_t n_tangents)
 {
-    const mlff_graph_tensor *x = op_tensor(g, t);
-    return mlff_op_fill(g, x->rows_symbol, x->rows, n_tangents * x->cols, x->dtype, 0.0);
+    const mlff_graph_tensor x = op_tensor(g, t);
+    return mlff_op_fill(g, x.rows_symbol, x.rows, n_tangents * x.cols, x.dtype, 0.0);
 }
 
 int op_add_tangents(mlff_graph *g, int a, int b)
@@ -163,13 +163,13 @@ int mlff_op_mul_blocks(mlff_graph *g, int x, int y, int64_t n_tangents)
     int in[2] = {x, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
-    if (!op_require(g, a->dtype == b->dtype && (b->cols * n_tangents == a->cols || b->cols == 1) &&
+    const mlff_graph_tensor a = op_tensor(g, x), b = op_tensor(g, y);
+    if (!op_require(g, a.dtype == b.dtype && (b.cols * n_tangents == a.cols || b.cols == 1) &&
                            mlff_graph_same_rows(g, x, y),
                     MLFF_OP_MUL, "needs a T-blocked operand and one block"))
         return -1;
     const mlff_op_attrs attrs = {.i = {n_tangents}};
-    return op_node_like(g, MLFF_OP_MUL, in, 2, &attrs, a->dtype, x, a->cols);
+    return op_node_like(g, MLFF_OP_MUL, in, 2, &attrs, a.dtype, x, a.cols);
 }
 
 /* d(a b) = da b + a db; a broadcast column's tangent is spread first. */
@@ -177,9 +177,9 @@ OP_JVP(mlff_jvp_mul)
 {
     const mlff_graph_node n = op_node(g, node);
     const int a = n.inputs[0], b = n.inputs[1];
-    const int64_t cols = op_tensor(g, a)->cols;
+    const int64_t cols = op_tensor(g, a).cols;
     int db = dx[1];
-    if (db >= 0 && op_tensor(g, b)->cols != cols)
+    if (db >= 0 && op_tensor(g, b).cols != cols)
         db = mlff_op_broadcast_blocks(g, db, cols, cols, 1.0, n_tangents);
     return op_add_tangents(g, dx[0] >= 0 ? mlff_op_mul_blocks(g, dx[0], b, n_tangents) : -1,
                            db >= 0 ? mlff_op_mul_blocks(g, db, a, n_tangents) : -1);
@@ -190,13 +190,13 @@ int mlff_op_concat_blocks(mlff_graph *g, int x, int y, int64_t n_tangents)
     int in[2] = {x, y};
     if (!op_inputs_valid(g, in, 2))
         return -1;
-    const mlff_graph_tensor *a = op_tensor(g, x), *b = op_tensor(g, y);
-    if (!op_require(g, a->dtype == b->dtype && mlff_graph_same_rows(g, x, y) && a->cols % n_tangents == 0 &&
-                           b->cols % n_tangents == 0,
+    const mlff_graph_tensor a = op_tensor(g, x), b = op_tensor(g, y);
+    if (!op_require(g, a.dtype == b.dtype && mlff_graph_same_rows(g, x, y) && a.cols % n_tangents == 0 &&
+                           b.cols % n_tangents == 0,
                     MLFF_OP_CONCAT_COLS, "operands differ in rows or dtype, or are not T-blocked"))
         return -1;
     const mlff_op_attrs attrs = {.i = {n_tangents}};
-    return op_node_like(g, MLFF_OP_CONCAT_COLS, in, 2, &attrs, a->dtype, x, a->cols + b->cols);
+    return op_node_like(g, MLFF_OP_CONCAT_COLS, in, 2, &attrs, a.dtype, x, a.cols + b.cols);
 }
 
 OP_JVP(mlff_jvp_concat_cols)
@@ -210,13 +210,13 @@ int mlff_op_slice_blocks(mlff_graph *g, int x, int64_t start, int64_t count, int
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    const mlff_graph_tensor *t = op_tensor(g, x);
-    const int64_t cols = t->cols / n_tangents;
-    if (!op_require(g, t->cols % n_tangents == 0 && start >= 0 && count > 0 && start + count <= cols,
+    const mlff_graph_tensor t = op_tensor(g, x);
+    const int64_t cols = t.cols / n_tangents;
+    if (!op_require(g, t.cols % n_tangents == 0 && start >= 0 && count > 0 && start + count <= cols,
                     MLFF_OP_SLICE_COLS, "columns out of range"))
         return -1;
     const mlff_op_attrs a = {.i = {start, count, n_tangents}};
-    return op_node_like(g, MLFF_OP_SLICE_COLS, &x, 1, &a, t->dtype, x, n_tangents * count);
+    return op_node_like(g, MLFF_OP_SLICE_COLS, &x, 1, &a, t.dtype, x, n_tangents * count);
 }
 
 OP_JVP(mlff_jvp_slice_cols)
@@ -229,12 +229,12 @@ int mlff_op_sum_first_cols_blocks(mlff_graph *g, int x, int64_t count, double fa
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    const mlff_graph_tensor *t = op_tensor(g, x);
-    if (!op_require(g, t->cols % n_tangents == 0 && count > 0 && count <= t->cols / n_tangents, MLFF_OP_SUM_COLS,
+    const mlff_graph_tensor t = op_tensor(g, x);
+    if (!op_require(g, t.cols % n_tangents == 0 && count > 0 && count <= t.cols / n_tangents, MLFF_OP_SUM_COLS,
                     "bad column count"))
         return -1;
     const mlff_op_attrs a = {.f = {factor}, .i = {count, n_tangents}};
-    return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, t->dtype, x, n_tangents);
+    return op_node_like(g, MLFF_OP_SUM_COLS, &x, 1, &a, t.dtype, x, n_tangents);
 }
 
 OP_JVP(mlff_jvp_sum_cols)
@@ -247,15 +247,15 @@ int mlff_op_broadcast_blocks(mlff_graph *g, int x, int64_t cols, int64_t filled,
 {
     if (!op_inputs_valid(g, &x, 1))
         return -1;
-    if (!op_require(g, op_tensor(g, x)->cols == n_tangents && cols > 0 && filled > 0 && filled <= cols,
+    if (!op_require(g, op_tensor(g, x).cols == n_tangents && cols > 0 && filled > 0 && filled <= cols,
                     MLFF_OP_BROADCAST_COLS, "needs one input column a direction"))
         return -1;
     const mlff_op_attrs a = {.f = {factor}, .i = {filled, n_tangents}};
-    return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x)->dtype, x, n_tangents * cols);
+    return op_node_like(g, MLFF_OP_BROADCAST_COLS, &x, 1, &a, op_tensor(g, x).dtype, x, n_tangents * cols);
 }
 
 OP_JVP(mlff_jvp_broadcast_cols)
 {
     const mlff_graph_node n = op_node(g, node);
-    return mlff_op_broadcast_blocks(g, dx[0], op_tensor(g, n.output)->cols, n.attrs.i[0], n.attrs.f[0], n_tangents);
+    return mlff_op_broadcast_blocks(g, dx[0], op_tensor(g, n.output).cols, n.attrs.i[0], n.attrs.f[0], n_tangents);
 }

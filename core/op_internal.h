@@ -4,9 +4,12 @@
 
 #include "graph.h"
 
-static inline const mlff_graph_tensor *op_tensor(const mlff_graph *g, int t)
+/* Tensor t copied out of the graph: every builder appends to the tensor
+ * array, which then moves, so a pointer into it must never outlive the next
+ * node or parameter (a VJP that kept one read freed memory). */
+static inline mlff_graph_tensor op_tensor(const mlff_graph *g, int t)
 {
-    return &g->tensors[t];
+    return g->tensors[t];
 }
 
 /* True when the graph is healthy and every tensor id is valid. */

@@ -112,7 +112,7 @@ int op_require(mlff_graph *g, int ok, mlff_op op, const char *what)
 int op_node_like(mlff_graph *g, mlff_op op, const int *inputs, int n_inputs,
                  const mlff_op_attrs *attrs, mlff_dtype dtype, int like, int64_t cols)
 {
-    const mlff_graph_tensor *t = op_tensor(g, like);
-    return mlff_graph_add_node(g, op, inputs, n_inputs, attrs, dtype, t->rows_symbol, t->rows,
+    const mlff_graph_tensor t = op_tensor(g, like);
+    return mlff_graph_add_node(g, op, inputs, n_inputs, attrs, dtype, t.rows_symbol, t.rows,
                                cols);
 }

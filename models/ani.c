@@ -12,6 +12,7 @@
  * are zero for every atom of such a batch, so the numbers are the same; the
  * work is not (a water box keeps 128 of ANI-2x's 1008 columns).
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,19 +38,61 @@ const mlff_model_tensor *ani_need_tensor(ani_source *src, const char *name, int6
     return t;
 }
 
-static int need_scalar(ani_source *src, const char *name, double *value)
+/* A number that is not finite, for the messages: the file's tensor and where. */
+static int not_finite(ani_source *src, const mlff_model_tensor *t, int64_t k, double value)
 {
-    const mlff_model_tensor *t = ani_need_tensor(src, name, 1, 1, MLFF_DTYPE_F64);
-    if (t)
-        *value = *(const double *)t->data;
-    return t != NULL;
+    mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model tensor %s holds %g at [%lld, %lld]: not a finite number",
+              t->name, value, (long long)(k / t->cols), (long long)(k % t->cols));
+    return 0;
 }
 
-/* A [n, 1] F64 column of the model file as a REAL graph parameter. */
+int ani_finite(ani_source *src, const mlff_model_tensor *t)
+{
+    const int64_t n = t->rows * t->cols;
+    if (t->dtype == MLFF_DTYPE_F32) {
+        const float *x = t->data;
+        for (int64_t k = 0; k < n; k++)
+            if (!isfinite(x[k]))
+                return not_finite(src, t, k, x[k]);
+    } else if (t->dtype == MLFF_DTYPE_F64) {
+        const double *x = t->data;
+        for (int64_t k = 0; k < n; k++)
+            if (!isfinite(x[k]))
+                return not_finite(src, t, k, x[k]);
+    }
+    return 1;
+}
+
+/*
+ * A scalar of the AEV, positive and at most `most`: NaN or negative widths
+ * (eta, zeta) would reach the kernels' exponentials, where a float to int
+ * conversion is undefined; a cutoff of hundreds of Angstrom means pair
+ * lists of gigabytes, for features no ANI model has ever used (5.2 A at
+ * most so far).
+ */
+static int need_positive(ani_source *src, const char *name, double most, double *value)
+{
+    const mlff_model_tensor *t = ani_need_tensor(src, name, 1, 1, MLFF_DTYPE_F64);
+    if (!t)
+        return 0;
+    *value = *(const double *)t->data;
+    if (!(*value > 0.0 && *value <= most && isfinite(*value))) {
+        if (isfinite(most))
+            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT,
+                      "ANI model tensor %s is %g: it must be positive and at most %g", name, *value, most);
+        else
+            mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model tensor %s is %g: it must be a positive number",
+                      name, *value);
+        return 0;
+    }
+    return 1;
+}
+
+/* A [n, 1] F64 column of the model file (finite numbers) as a REAL graph parameter. */
 static int column_param(mlff_graph *g, ani_source *src, const char *name)
 {
     const mlff_model_tensor *t = ani_need_tensor(src, name, -1, 1, MLFF_DTYPE_F64);
-    if (!t)
+    if (!t || !ani_finite(src, t))
         return -1;
     return mlff_graph_param(g, name, MLFF_DTYPE_REAL, t->rows, 1, MLFF_DTYPE_F64, t->data);
 }
@@ -121,12 +164,14 @@ static mlff_status build_graph(ani_source *src, const int *model_element, int n,
         return mlff_fail(err, MLFF_ERROR_MODEL_FORMAT, "bad ensemble_size '%s'", ens ? ens : "");
 
     double rcr, rca, eta_r, zeta, eta_a;
-    if (!need_scalar(src, "aev.radial.cutoff", &rcr) || !need_scalar(src, "aev.radial.eta", &eta_r) ||
-        !need_scalar(src, "aev.angular.cutoff", &rca) || !need_scalar(src, "aev.angular.zeta", &zeta) ||
-        !need_scalar(src, "aev.angular.eta", &eta_a))
+    if (!need_positive(src, "aev.radial.cutoff", ANI_MOST_CUTOFF, &rcr) ||
+        !need_positive(src, "aev.radial.eta", HUGE_VAL, &eta_r) ||
+        !need_positive(src, "aev.angular.cutoff", ANI_MOST_CUTOFF, &rca) ||
+        !need_positive(src, "aev.angular.zeta", HUGE_VAL, &zeta) ||
+        !need_positive(src, "aev.angular.eta", HUGE_VAL, &eta_a))
         return err->status;
     const mlff_model_tensor *sae = ani_need_tensor(src, "self_energy", n_model, 1, MLFF_DTYPE_F64);
-    if (!sae)
+    if (!sae || !ani_finite(src, sae))
         return err->status;
 
     int pos = mlff_graph_input_positions(g);

@@ -21,6 +21,15 @@ typedef struct ani_columns {
     int64_t length, model_length;
 } ani_columns;
 
+/* The largest cutoff an ANI model may have, Angstrom: ANI-1x and ANI-2x
+ * use 5.2 and 5.1; far more is a broken file, and costs pair lists of
+ * gigabytes before anything else could say so. */
+#define ANI_MOST_CUTOFF 20.0
+
+/* Whether every number of tensor t (F32 or F64) is finite; if not, 0 with
+ * *src->err naming the tensor and the entry. */
+int ani_finite(ani_source *src, const mlff_model_tensor *t);
+
 /* The file's tensor `name`, checked for its shape (-1: any) and dtype; NULL
  * (and *src->err set) when it is missing or unlike that. */
 const mlff_model_tensor *ani_need_tensor(ani_source *src, const char *name, int64_t rows, int64_t cols,

@@ -21,6 +21,7 @@
  *   scatter their energies back (about 6 launches an element forward, 4 in
  *   the reverse pass); no padding.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,8 +108,14 @@ static int read_layer(ani_source *src, const char *el, int members, int l, int64
         if (l >= act->rows)
             return mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "network %s member %d: no activation for "
                              "layer %d", el, m, l), 0;
+        if (!ani_finite(src, wt) || !ani_finite(src, bt))
+            return 0;
         int code = ((const int32_t *)act->data)[l];
         double a = ((const double *)alpha->data)[l];
+        /* CELU divides by alpha: NaN, zero or negative would reach its exponential. */
+        if (code == MLFF_ACTIVATION_CELU && !(a > 0.0 && a < HUGE_VAL))
+            return mlff_fail(src->err, MLFF_ERROR_MODEL_FORMAT, "ANI model tensor %s is %g for layer %d: a CELU "
+                             "needs a positive alpha", alpha->name, a, l), 0;
         if (m == 0) {
             layer->activation = code;
             layer->alpha = a;

@@ -23,7 +23,7 @@
 #include "core/sha256.h"
 
 #define HEADER_SIZE 32   /* magic 8, version 4, reserved 4, n_meta 8, n_tensors 8 */
-#define TRAILER_SIZE 32  /* SHA-256 */
+#define TRAILER_SIZE MLFF_MODEL_FILE_TRAILER_SIZE /* SHA-256 */
 #define DATA_ALIGN 64
 #define META_MIN_SIZE 8  /* two u32 lengths */
 #define TENSOR_ENTRY_FIXED 32 /* u32 name length, u32 dtype, u64 rows, cols, offset */
@@ -409,6 +409,12 @@ mlff_status mlff_model_file_write(const mlff_model_file *mf, const char *path, m
     }
     free(tmp);
     return st;
+}
+
+void mlff_model_file_seal(uint8_t *bytes, size_t size)
+{
+    if (size >= TRAILER_SIZE)
+        mlff_sha256(bytes, size - TRAILER_SIZE, bytes + size - TRAILER_SIZE);
 }
 
 /* ------------------------------------------------------------------------ */

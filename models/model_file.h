@@ -64,6 +64,13 @@ const char *mlff_model_file_meta(const mlff_model_file *mf, const char *key);
 const mlff_model_tensor *mlff_model_file_tensor(const mlff_model_file *mf, const char *name);
 
 mlff_status mlff_model_file_write(const mlff_model_file *mf, const char *path, mlff_error *err);
+
+/* The checksum trailer: writes into the last MLFF_MODEL_FILE_TRAILER_SIZE
+ * bytes of a file image of `size` bytes the checksum of those before them,
+ * as the writer does (for tests and fuzzers that make files by hand; a
+ * smaller image is left as it is). */
+#define MLFF_MODEL_FILE_TRAILER_SIZE 32
+void mlff_model_file_seal(uint8_t *bytes, size_t size);
 mlff_status mlff_model_file_read(const char *path, mlff_model_file **out, mlff_error *err);
 
 #endif

@@ -110,6 +110,11 @@ static mlff_status check_atoms(const mlff_batch *b, const int32_t *system, const
         if (!isfinite(r[0]) || !isfinite(r[1]) || !isfinite(r[2]))
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, local,
                                   "coordinates are not finite numbers (%g %g %g)", r[0], r[1], r[2]);
+        if (!(fabs(r[0]) <= MLFF_MOST_COORDINATE && fabs(r[1]) <= MLFF_MOST_COORDINATE &&
+              fabs(r[2]) <= MLFF_MOST_COORDINATE))
+            return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, local,
+                                  "coordinates (%g %g %g) lie more than %g Angstrom from the origin", r[0], r[1], r[2],
+                                  MLFF_MOST_COORDINATE);
     }
     return MLFF_OK;
 }

@@ -300,7 +300,7 @@ static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, 
         const int32_t a = c->order[k];
         const int64_t p0 = c->first_pair[a], p1 = c->first_pair[a + 1];
         host_atom_rows(&host, a, rows);
-        for (int attempt = 0;; attempt++) {
+        for (;;) { /* this chunk, or (closed) the next */
             /* New atoms: a unless it is a ghost already, and its neighbours not in yet
              * (images of one neighbour counted each: an overestimate). */
             int64_t new_atoms = c->seen[a] != c->generation;
@@ -760,7 +760,7 @@ mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const m
                                     const mlff_device_lists *lists, const mlff_cell_census *census, mlff_error *err)
 {
     forget_view(c);
-    double budget;
+    double budget = 0;
     mlff_status s = reserve_atoms(c, w->n_atoms, err);
     if (s == MLFF_OK)
         s = find_budget(c, g, plan, limits, b, &budget, err);

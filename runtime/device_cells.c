@@ -155,6 +155,8 @@ struct mlff_device_cells {
     int32_t *atom_bins; /* the census's bins (4 ints an atom as read) */
     int64_t atom_bins_capacity;
     int64_t one_bin_systems; /* of those described last */
+    double most_candidates, most_candidates_per_atom; /* of the search under way (core/neighbors.h) */
+    int too_many_images;     /* a system described last may test more: for the host's search to judge */
     int placed;              /* the last batch placed on the host (the positions serve as slot positions) */
     int counted;             /* ... and its lists' pairs counted there (count_on_host) */
     int listed;              /* ... and written there too (list_on_host) */
@@ -435,6 +437,14 @@ static mlff_status describe_system(mlff_device_cells *c, const mlff_batch *b, co
         c->one_bin_systems++;
     } else if ((st = mlff_cell_grid_bins(&g, lo, hi, n, radius, s, err)) != MLFF_OK) {
         return st;
+    } else if (mlff_cell_grid_most_candidates(&g, n) > (double)n * (double)n &&
+               mlff_cell_grid_most_candidates(&g, n) >
+                   fmax(c->most_candidates, c->most_candidates_per_atom * (double)n) &&
+               (c->most_candidates > 0 || c->most_candidates_per_atom > 0)) {
+        /* A cell thinner than the cutoff: its images could make the count
+         * itself run for minutes. The host counts what its search would test
+         * (from the atoms in each bin) before it searches. */
+        c->too_many_images = 1;
     }
     for (int k = 0; k < 9; k++) {
         reals[k] = (float)g.H[k];
@@ -653,6 +663,7 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     c->one_bin_systems = 0;
     memset(c->sys_reals, 0, (size_t)S * SYS_REALS * sizeof *c->sys_reals);
     memset(c->sys_ints, 0, (size_t)S * SYS_INTS * sizeof *c->sys_ints);
+    c->too_many_images = 0;
     for (int64_t r0 = 0, r1; r0 < c->n_runs && s == MLFF_OK; r0 = r1) {
         for (r1 = r0 + 1; r1 < c->n_runs && c->runs[r1].system == c->runs[r0].system; r1++)
             ;
@@ -660,6 +671,10 @@ static mlff_status sort_into_bins(mlff_device_cells *c, const mlff_batch *b, dou
     }
     if (s != MLFF_OK)
         return s;
+    if (c->too_many_images) {
+        *on_host = 1;
+        return MLFF_OK;
+    }
     c->n_bins = n_bins;
     if (!fits(c, (size_t)n * 16) || !fits(c, (size_t)S * SYS_REALS * 4) || !fits(c, (size_t)n_bins * 4) ||
         !fits(c, (size_t)(n + 1) * 16) || n_bins > INT32_MAX) {
@@ -763,6 +778,8 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, const 
                                double cutoff, const mlff_device_lists *lists, int *on_host, mlff_error *err)
 {
     *on_host = 1;
+    c->most_candidates = lists ? lists->most_candidates : c->most_candidates;
+    c->most_candidates_per_atom = lists ? lists->most_candidates_per_atom : c->most_candidates_per_atom;
     c->placed = c->counted = c->listed = 0;
     int64_t largest;
     mlff_status s = mlff_neighbors_check(b, cutoff, &largest, err);
@@ -795,6 +812,8 @@ mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, d
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "neighbour list is NULL");
     list->n_pairs = 0;
     int on_host;
+    c->most_candidates = list->most_candidates;
+    c->most_candidates_per_atom = list->most_candidates_per_atom;
     mlff_status s = count_pairs(c, b, NULL, cutoff, NULL, &on_host, err);
     if (s != MLFF_OK || on_host)
         return s != MLFF_OK ? s : mlff_neighbors_build(b, cutoff, c->pool, list, err);
@@ -804,6 +823,11 @@ mlff_status mlff_device_cells_build(mlff_device_cells *c, const mlff_batch *b, d
     c->offsets[0] = 0;
     for (int64_t a = 0; a < n; a++)
         c->offsets[a + 1] = c->offsets[a] + c->counts[a];
+    /* More pairs than the search may hold: the host's search, which counts
+     * what it would test, says where. */
+    if ((list->most_candidates > 0 || list->most_candidates_per_atom > 0) &&
+        (double)c->offsets[n] > fmax(list->most_candidates, list->most_candidates_per_atom * (double)n))
+        return mlff_neighbors_build(b, cutoff, c->pool, list, err);
     if ((s = mlff_neighbor_list_reserve(list, c->offsets[n], err)) != MLFF_OK)
         return s;
 
@@ -871,6 +895,9 @@ mlff_status mlff_device_cells_count_lists(mlff_device_cells *c, const mlff_batch
             if (total > INT32_MAX || (l == lists->triples_of && triples > INT32_MAX))
                 return MLFF_OK;
         }
+        if ((lists->most_candidates > 0 || lists->most_candidates_per_atom > 0) &&
+            (double)total > fmax(lists->most_candidates, lists->most_candidates_per_atom * (double)n))
+            return MLFF_OK;
         counts[n] = (int32_t)total;
         lists->n_pairs[l] = total;
         if (l == lists->triples_of)

@@ -50,6 +50,7 @@ typedef struct mlff_device_lists {
     int n_lists;                     /* 1 or 2 */
     double cutoff[MLFF_DEVICE_LISTS];
     double skin;                     /* each list holds the pairs within its cutoff + skin */
+    double most_candidates, most_candidates_per_atom; /* as mlff_neighbor_list's (core/neighbors.h) */
     int triples_of;                  /* the list whose triple starts are wanted, or -1 */
     /* Counted by mlff_device_cells_count_lists: */
     int64_t n_pairs[MLFF_DEVICE_LISTS], n_triples;
@@ -72,7 +73,9 @@ typedef struct mlff_cell_atoms {
  * list's pairs (within cutoff + skin), and sets lists->kept_skin. *usable
  * is 0 when the host search must take over: atoms that may be too close,
  * images too far to pack, more pairs or triples than int32 indices or one
- * pass hold; the host's search then says what, if anything, is wrong. */
+ * pass hold, or than lists->most_candidates allows (or may, where a cell is
+ * thinner than the cutoff: the count itself would take long); the host's
+ * search then says what, if anything, is wrong. */
 mlff_status mlff_device_cells_count_lists(mlff_device_cells *cells, const mlff_batch *batch,
                                           const mlff_cell_atoms *atoms, mlff_device_lists *lists, int *usable,
                                           mlff_error *err);

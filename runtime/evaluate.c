@@ -382,6 +382,8 @@ static mlff_status run_with_device_lists(mlff_model *m, const mlff_batch *batch,
     mlff_batch_device_lists *d = &m->active->device_lists;
     const double radius = m->cutoff + ctx->settings.skin;
     *done = 0;
+    d->lists.most_candidates = (double)limits->budget / MLFF_BYTES_PER_CANDIDATE;
+    d->lists.most_candidates_per_atom = MLFF_CANDIDATES_PER_ATOM;
     w->pool = ctx->pool;
     const mlff_atom_view whole = {.n_owned = w->n_atoms, .n_atoms = w->n_atoms, .device_lists = d};
     mlff_status s;
@@ -423,7 +425,8 @@ static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, c
     m->device_searched.valid = 0; /* the plan's pair inputs are written anew */
     const mlff_neighbor_search device_search = mlff_device_cells_search(m->device_cells);
     const mlff_pair_options pairs = {use_dense(m, batch), ctx->settings.skin, ctx->pool,
-                                     m->device_cells ? &device_search : NULL};
+                                     m->device_cells ? &device_search : NULL,
+                                     (double)limits->budget / MLFF_BYTES_PER_CANDIDATE, MLFF_CANDIDATES_PER_ATOM};
     const uint64_t searches = m->work.pairs.searches;
     double t = mlff_seconds();
     mlff_status s = mlff_batch_find_pairs(m->active->graph, batch, &pairs, &m->work, err);

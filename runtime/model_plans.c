@@ -17,6 +17,7 @@
  * by device and batch size (mlff_model_family.plan_form; ANI: how its
  * element networks run) from the device's tuning record.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,12 @@ mlff_status mlff_model_build_graph(const mlff_model *m, const mlff_element_set *
     g->radial_gradients_apart = radial_gradients_apart(m);
     const mlff_graph_request request = {subset, form};
     mlff_status s = m->family->build_graph(m->file, &request, g, err);
-    if (s == MLFF_OK) {
+    if (s != MLFF_OK) {
+        /* The family names the tensor; the file is named here. */
+        char why[sizeof err->message];
+        snprintf(why, sizeof why, "%s", err->message);
+        mlff_fail(err, s, "model %s: %s", m->path, why);
+    } else {
         add_derivatives(g, extras->pair_gradients, extras->tangents);
         if (mlff_graph_status(g) != MLFF_OK)
             s = mlff_fail(err, mlff_graph_status(g), "model %s: %s", m->path, g->error.message);

@@ -70,6 +70,9 @@ static void dense_blocks(const void *task, void *unused, int64_t begin, int64_t 
 static mlff_status dense_search(const mlff_batch *b, const int32_t *system, double cutoff, mlff_thread_pool *pool,
                                 mlff_neighbor_list *list, mlff_error *err)
 {
+    /* What the pairs counted may be, as the cell lists' candidates (core/neighbors.h). */
+    const double most = fmax(list->most_candidates,
+                             list->most_candidates_per_atom * (double)b->system_offsets[b->n_systems]);
     const int64_t n_atoms = b->system_offsets[b->n_systems];
     for (int64_t s = 0; s < b->n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
@@ -90,6 +93,11 @@ static mlff_status dense_search(const mlff_batch *b, const int32_t *system, doub
     mlff_status s = MLFF_OK;
     if (total >= INT32_MAX)
         s = mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "too many pairs for one batch");
+    else if (most > 0 && (double)total > most)
+        s = mlff_fail(err, MLFF_ERROR_BAD_INPUT,
+                      "%lld pairs of atoms within %g Angstrom, more than the %.3g the device's memory budget allows: "
+                      "atoms far denser than any material?",
+                      (long long)total, cutoff, most);
     void **const arrays[2] = {(void **)&list->pairs, (void **)&list->images};
     const size_t elems[2] = {2 * sizeof(int32_t), 3 * sizeof(int32_t)};
     if (s == MLFF_OK && !mlff_grow_columns(arrays, elems, 2, &list->capacity, total))
@@ -157,26 +165,105 @@ static mlff_status measure(mlff_pair_lists *pl, const mlff_batch *b, const int32
     return MLFF_OK;
 }
 
+static double dot3(const double *a, const double *b)
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+static void cross3(const double *a, const double *b, double *out)
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* How far the atoms [first, last) spread along the unit vector u. */
+static double extent_along(const mlff_batch *b, int64_t first, int64_t last, const double *u)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int64_t a = first; a < last; a++) {
+        const double x = dot3(b->positions + 3 * a, u);
+        lo = x < lo ? x : lo;
+        hi = x > hi ? x : hi;
+    }
+    return last > first ? hi - lo : 0.0;
+}
+
+/* v scaled to unit length; 0 when it has none. */
+static int unit(double *v)
+{
+    const double n = sqrt(dot3(v, v));
+    if (!(n > 0.0) || !isfinite(n))
+        return 0;
+    for (int d = 0; d < 3; d++)
+        v[d] /= n;
+    return 1;
+}
+
+/* Added to each extent of the atoms (a flat layer, a line of atoms, a
+ * diatomic molecule) when their volume is taken. */
+#define DENSITY_PADDING 2.0
+
 /*
- * Rejects periodic systems so dense that the search itself would explode
- * (images grow with the cube of cutoff / cell size): no material has more
- * than about 0.2 atoms per cubic Angstrom, and above 1 atoms must overlap
- * their images anyway. Without this, a cell given in the wrong unit costs
- * gigabytes before the overlap check can say so.
+ * Rejects systems so dense that the search itself would explode: no
+ * material has more than about 0.2 atoms per cubic Angstrom, and above 1
+ * atoms must overlap (or overlap their images). Without this, a cell given
+ * in the wrong unit costs gigabytes before the overlap check can say so.
+ * Periodic images grow with the cube, square or first power of cutoff /
+ * cell size along the periodic axes: a slab's volume is its periodic area
+ * times the thickness of its atoms, a wire's its period times the
+ * cross-section of its atoms, a system without periodic axes the box around
+ * its atoms, each extent plus DENSITY_PADDING.
  */
 static mlff_status check_density(const mlff_batch *b, int64_t s, mlff_error *err)
 {
-    if (!b->pbc || !(b->pbc[3 * s] && b->pbc[3 * s + 1] && b->pbc[3 * s + 2]))
+    const int64_t first = b->system_offsets[s], last = b->system_offsets[s + 1], atoms = last - first;
+    const uint8_t none[3] = {0, 0, 0}, *pbc = mlff_batch_is_periodic(b, s) ? b->pbc + 3 * s : none;
+    const int n_periodic = (pbc[0] != 0) + (pbc[1] != 0) + (pbc[2] != 0);
+    const double *c = b->cells ? b->cells + 9 * s : NULL;
+    double volume;
+    const char *what;
+    if (atoms < 2 && n_periodic < 3) {
         return MLFF_OK;
-    const double *c = b->cells + 9 * s;
-    const double volume = fabs(c[0] * (c[4] * c[8] - c[5] * c[7]) - c[1] * (c[3] * c[8] - c[5] * c[6]) +
-                               c[2] * (c[3] * c[7] - c[4] * c[6]));
-    const int64_t atoms = b->system_offsets[s + 1] - b->system_offsets[s];
+    } else if (n_periodic == 3) {
+        double bc[3];
+        cross3(c + 3, c + 6, bc);
+        volume = fabs(dot3(c, bc));
+        what = "cell";
+    } else if (n_periodic == 2) {
+        const int k = !pbc[0] ? 0 : !pbc[1] ? 1 : 2; /* the open axis */
+        double normal[3];
+        cross3(c + 3 * ((k + 1) % 3), c + 3 * ((k + 2) % 3), normal);
+        const double area = sqrt(dot3(normal, normal));
+        volume = unit(normal) ? area * (extent_along(b, first, last, normal) + DENSITY_PADDING) : 0.0;
+        what = "slab (its periodic area times the thickness of its atoms plus 2 A)";
+    } else if (n_periodic == 1) {
+        const int k = pbc[0] ? 0 : pbc[1] ? 1 : 2; /* the periodic axis */
+        double axis[3] = {c[3 * k], c[3 * k + 1], c[3 * k + 2]}, u[3], v[3];
+        const double period = sqrt(dot3(axis, axis));
+        if (!unit(axis))
+            return MLFF_OK; /* the lattice check says what is wrong */
+        /* Two unit vectors across the wire. */
+        const double e[3] = {fabs(axis[0]) < 0.9 ? 1.0 : 0.0, fabs(axis[0]) < 0.9 ? 0.0 : 1.0, 0.0};
+        cross3(axis, e, u);
+        unit(u);
+        cross3(axis, u, v);
+        volume = period * (extent_along(b, first, last, u) + DENSITY_PADDING) *
+                 (extent_along(b, first, last, v) + DENSITY_PADDING);
+        what = "wire (its period times the cross-section of its atoms, each side plus 2 A)";
+    } else {
+        volume = 1.0;
+        for (int k = 0; k < 3; k++) {
+            const double axis[3] = {k == 0, k == 1, k == 2};
+            volume *= extent_along(b, first, last, axis) + DENSITY_PADDING;
+        }
+        what = "box (around its atoms, each side plus 2 A)";
+    }
     if (volume > 0 && (double)atoms > volume)
         return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
-                              "%lld atoms in a cell of %.4g cubic Angstrom is denser than any material "
-                              "(is the cell in Angstrom?)",
-                              (long long)atoms, volume);
+                              "%lld atoms in a %s of %.4g cubic Angstrom is denser than any material "
+                              "(%s in Angstrom?)",
+                              (long long)atoms, what, volume, n_periodic ? "is the cell" : "are the positions");
     return MLFF_OK;
 }
 
@@ -185,6 +272,11 @@ mlff_status mlff_pair_lists_check(const mlff_batch *b, mlff_error *err)
     for (int64_t s = 0; s < b->n_systems; s++) {
         if (mlff_batch_is_periodic(b, s) && !b->cells)
             return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1, "system is periodic but has no cell");
+        for (int k = 0; k < 9 && mlff_batch_is_periodic(b, s); k++)
+            if (!(fabs(b->cells[9 * s + k]) <= MLFF_MOST_COORDINATE))
+                return mlff_fail_atom(err, MLFF_ERROR_BAD_INPUT, s, -1,
+                                      "cell entry %d is %g: not a finite number within %g Angstrom", k + 1,
+                                      b->cells[9 * s + k], MLFF_MOST_COORDINATE);
         mlff_status status = check_density(b, s, err);
         if (status != MLFF_OK)
             return status;
@@ -199,6 +291,8 @@ mlff_status mlff_pair_lists_update(mlff_pair_lists *pl, const mlff_batch *b, con
     const int dense = options->dense;
     if (pl->dense != dense || !mlff_verlet_holds(&pl->searched, b, cutoff + skin)) {
         pl->searched.valid = 0;
+        pl->master.most_candidates = options->most_candidates;
+        pl->master.most_candidates_per_atom = options->most_candidates_per_atom;
         const mlff_neighbor_search *device = options->device;
         mlff_status s = dense    ? dense_search(b, system, cutoff + skin, options->pool, &pl->master, err)
                         : device ? device->build(device->self, b, cutoff + skin, &pl->master, err)

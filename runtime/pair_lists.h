@@ -18,6 +18,10 @@
 
 /* Atoms closer than this are rejected: no model is meaningful there. */
 #define MLFF_MIN_DISTANCE 0.1
+/* Coordinates and periodic cells' entries beyond this many Angstrom (a
+ * metre) are rejected: float32 kernels square sums of hundreds of them
+ * (pair vectors with their images), which then overflow. */
+#define MLFF_MOST_COORDINATE 1e10
 
 typedef struct mlff_pair_lists {
     mlff_neighbor_list master;
@@ -34,9 +38,23 @@ typedef struct mlff_pair_options {
     double skin;  /* Verlet skin, Angstrom */
     mlff_thread_pool *pool; /* threads for the search (may be NULL) */
     const mlff_neighbor_search *device; /* cell lists elsewhere (a GPU's), or NULL: on the host */
+    /* The pairs a search may test (mlff_neighbor_list.most_candidates): what
+     * the device's memory budget holds, or a real material's worth an atom
+     * where that is more; 0: no limit. */
+    double most_candidates, most_candidates_per_atom;
 } mlff_pair_options;
 
-/* The cells of the batch's periodic systems: present, not absurdly dense. */
+/* A real material's atoms test a few thousand pairs each (bins a cutoff or
+ * two wide, 0.1-0.2 atoms per cubic Angstrom, a 5-6 Angstrom cutoff): a
+ * batch may always test this many an atom, whatever the budget, so that its
+ * size, not its geometry, sets the memory. */
+#define MLFF_CANDIDATES_PER_ATOM 16384.0
+/* What each pair tested may cost on the host (the search's keys, the lists
+ * of every cutoff, the graph's pair tensors): the budget's share. */
+#define MLFF_BYTES_PER_CANDIDATE 256.0
+
+/* The cells of the batch's periodic systems: present, within
+ * MLFF_MOST_COORDINATE; no system absurdly dense (periodic or not). */
 mlff_status mlff_pair_lists_check(const mlff_batch *b, mlff_error *err);
 
 /*

@@ -44,7 +44,8 @@ mlff_status mlff_verlet_remember(mlff_verlet *v, const mlff_batch *b, double rad
         !mlff_grow((void **)&v->cells, &cells_cap, n_sys + 1, 9 * sizeof(double)) ||
         !mlff_grow((void **)&v->pbc, &v->systems_capacity, n_sys + 1, 3))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the neighbour list");
-    memcpy(v->positions, b->positions, (size_t)n_atoms * 3 * sizeof(double));
+    if (n_atoms > 0) /* an empty batch may have no positions at all */
+        memcpy(v->positions, b->positions, (size_t)n_atoms * 3 * sizeof(double));
     memcpy(v->offsets, b->system_offsets, (size_t)(n_sys + 1) * sizeof(int64_t));
     for (int64_t s = 0; s < n_sys; s++) {
         memset(v->pbc + 3 * s, 0, 3);

@@ -3,6 +3,8 @@
 #   scripts/test.sh            normal build (build/)
 #   scripts/test.sh --sanitize AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   MLFF_WERROR=1 scripts/test.sh   warnings are errors (as in CI)
+#   CC=clang scripts/test.sh ...    another compiler (CI: gcc, then clang for --sanitize);
+#                                   a build directory keeps the compiler it was set up with
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -186,25 +186,60 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
 }
 
-/* The whole file, or NULL. */
-static void *read_file(const char *path, size_t *size)
+/* No program binary, SPIR-V module or pipeline cache comes near this: a
+ * larger file at an entry's path is not one, and is not read. */
+#define MOST_ENTRY_BYTES ((off_t)256 << 20)
+
+/* Says once per cache, whether or not MLFF_LOG asks for it, that it cannot
+ * be used: a user whose cache never works should know why every run
+ * compiles again. */
+static void cannot_use(mlff_kernel_cache *cache, const char *path, const char *why)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    if (cache->log || !cache->warned)
+        fprintf(stderr, "mlff cache: cannot use %s (%s): kernels are compiled again\n", path, why);
+    cache->warned = 1;
+}
+
+/*
+ * The whole file, or NULL (*why says why when it is there but unusable).
+ * Only a regular file, opened without waiting (a FIFO at the path would
+ * block an open for reading until some writer came) and without following a
+ * symbolic link, and only when its size is that of an entry at most.
+ */
+static void *read_file(const char *path, size_t *size, const char **why)
+{
+    *why = NULL;
+    const int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            *why = errno == ELOOP ? "a symbolic link" : strerror(errno);
         return NULL;
-    void *data = NULL;
-    if (fseek(f, 0, SEEK_END) == 0) {
-        long n = ftell(f);
-        if (n >= 0 && fseek(f, 0, SEEK_SET) == 0 && (data = malloc(n > 0 ? (size_t)n : 1))) {
-            if (fread(data, 1, (size_t)n, f) != (size_t)n) {
-                free(data);
-                data = NULL;
-            } else {
-                *size = (size_t)n;
-            }
-        }
     }
-    fclose(f);
+    struct stat st;
+    void *data = NULL;
+    if (fstat(fd, &st) != 0)
+        *why = strerror(errno);
+    else if (!S_ISREG(st.st_mode))
+        *why = S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" : "not a regular file";
+    else if (st.st_size > MOST_ENTRY_BYTES)
+        *why = "larger than any cache entry";
+    else if (!(data = malloc(st.st_size > 0 ? (size_t)st.st_size : 1)))
+        *why = "out of memory";
+    size_t n = 0;
+    while (data && n < (size_t)st.st_size) {
+        const ssize_t got = read(fd, (char *)data + n, (size_t)st.st_size - n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0) { /* shrunk under us, or unreadable: a miss */
+            free(data);
+            data = NULL;
+            break;
+        }
+        n += (size_t)got;
+    }
+    close(fd);
+    if (data)
+        *size = n;
     return data;
 }
 
@@ -241,11 +276,20 @@ static void *load(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, size_
     char path[1200];
     mlff_kernel_cache_path(cache, id, path, sizeof path);
     size_t file_size = 0;
-    unsigned char *data = read_file(path, &file_size);
+    const char *unusable;
+    unsigned char *data = read_file(path, &file_size, &unusable);
     if (!data) {
         cache->misses++;
-        if (cache->log)
+        if (unusable) {
+            cache->rejects++;
+            /* A file too large to be an entry is garbage; anything else there
+             * (a directory, a FIFO, a device) is left to its owner. */
+            if (!strcmp(unusable, "larger than any cache entry"))
+                unlink(path);
+            cannot_use(cache, path, unusable);
+        } else if (cache->log) {
             fprintf(stderr, "mlff cache: miss %s\n", path);
+        }
         return NULL;
     }
     const digest key = entry_key(id);
@@ -305,15 +349,19 @@ void mlff_kernel_cache_store(mlff_kernel_cache *cache, const mlff_cache_entry_id
         ok = f && fwrite(&h, sizeof h, 1, f) == 1 && fwrite(payload, 1, size, f) == size;
         ok = (f ? fclose(f) == 0 : (close(fd), 0)) && ok;
     }
-    ok = ok && rename(tmp, path) == 0;
-    if (!ok) {
+    int error = ok ? 0 : errno;
+    const int renamed = ok && rename(tmp, path) == 0;
+    if (ok && !renamed)
+        error = errno;
+    if (!renamed) {
         unlink(tmp);
+        cannot_use(cache, path, error == EISDIR ? "a directory" : strerror(error));
     } else {
         cache->stores++;
         mark_device(cache);
+        if (cache->log)
+            fprintf(stderr, "mlff cache: stored %s (%zu bytes)\n", path, size);
     }
-    if (cache->log)
-        fprintf(stderr, "mlff cache: %s %s (%zu bytes)\n", ok ? "stored" : "cannot store", path, size);
 }
 
 void mlff_kernel_cache_reject(mlff_kernel_cache *cache, const mlff_cache_entry_id *id)

@@ -17,6 +17,10 @@
  *   deleted.
  * - Files are written to a temporary name and renamed, so concurrent
  *   processes never see half a file; the directory is created 0700.
+ * - Only regular files of an entry's size at most are read (never a FIFO,
+ *   device, directory or symbolic link at an entry's path, which is left
+ *   there); the first file that cannot be read or written is reported on
+ *   stderr, once per cache, with or without MLFF_LOG.
  *
  * Directory: $MLFF_CACHE_DIR, else $XDG_CACHE_HOME/mlff, else ~/.cache/mlff
  * (runtime/environment.c reads them). MLFF_CACHE=off disables it;
@@ -39,6 +43,7 @@ typedef struct mlff_kernel_cache {
     int marked;
     /* Counters (the context's statistics show them). */
     uint64_t hits, misses, rejects, stores;
+    int warned; /* said on stderr that a file of it cannot be used (once) */
 } mlff_kernel_cache;
 
 /* What a cache entry is for: compared in full through the key. */

@@ -1,5 +1,6 @@
 #include "memory_limits.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define HOST_BUDGET_CAP ((uint64_t)2 << 30)
@@ -8,7 +9,13 @@
 uint64_t mlff_host_memory(void)
 {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    uint64_t memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+    /* A process limited in address space (ulimit -v, as batch systems and
+     * tests set it) has that much at most. */
+    struct rlimit as;
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY && (memory == 0 || as.rlim_cur < memory))
+        memory = (uint64_t)as.rlim_cur;
+    return memory;
 }
 
 void mlff_memory_limits_for(int is_gpu, uint64_t device_memory, uint64_t max_buffer,

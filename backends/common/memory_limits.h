@@ -19,7 +19,8 @@
 void mlff_memory_limits_for(int is_gpu, uint64_t device_memory, uint64_t max_buffer,
                             mlff_memory_limits *limits);
 
-/* Physical memory of this machine, bytes (0 if unknown). */
+/* Physical memory of this machine, or the process's address-space limit
+ * where that is less; bytes (0 if unknown). */
 uint64_t mlff_host_memory(void);
 
 #endif

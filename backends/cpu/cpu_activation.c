@@ -2,36 +2,43 @@
 #include <stdint.h>
 
 #include "cpu_internal.h"
+#include "cpu_isa.h"
 #include "cpu_math.h"
 
-/* -O2 only vectorises the cheapest loops; these are worth the full vectoriser. */
-#define TARGETS __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"), optimize("O3")))
-
-TARGETS static void celu_f32(const float *restrict x, float *restrict y, int64_t n, float alpha)
+/* Each compiled for AVX-512, AVX2 and the baseline (cpu_isa.h). */
+CPU_BODY void celu_f32_body(const float *restrict x, float *restrict y, int64_t n, float alpha)
 {
     const float inv = 1.0f / alpha;
-#pragma GCC ivdep
+    CPU_IVDEP
     for (int64_t k = 0; k < n; k++)
         y[k] = cpu_celu(x[k], alpha, inv);
 }
+CPU_MULTIVERSION(static, celu_f32, (const float *restrict x, float *restrict y, int64_t n, float alpha),
+                 (x, y, n, alpha))
 
-TARGETS static void celu_vjp_f32(const float *restrict gy, const float *restrict y,
-                                 float *restrict gx, int64_t n, float alpha)
+CPU_BODY void celu_vjp_f32_body(const float *restrict gy, const float *restrict y, float *restrict gx, int64_t n,
+                                float alpha)
 {
     const float inv = 1.0f / alpha;
-#pragma GCC ivdep
+    CPU_IVDEP
     for (int64_t k = 0; k < n; k++)
         gx[k] = gy[k] * cpu_celu_grad(y[k], inv);
 }
+CPU_MULTIVERSION(static, celu_vjp_f32,
+                 (const float *restrict gy, const float *restrict y, float *restrict gx, int64_t n, float alpha),
+                 (gy, y, gx, n, alpha))
 
-TARGETS void cpu_celu_vjp_accumulate_f32(const float *restrict gy, const float *restrict y, float *restrict gx,
-                                         int64_t n, float alpha)
+CPU_BODY void cpu_celu_vjp_accumulate_f32_body(const float *restrict gy, const float *restrict y,
+                                               float *restrict gx, int64_t n, float alpha)
 {
     const float inv = 1.0f / alpha;
-#pragma GCC ivdep
+    CPU_IVDEP
     for (int64_t k = 0; k < n; k++)
         gx[k] += gy[k] * cpu_celu_grad(y[k], inv);
 }
+CPU_MULTIVERSION(, cpu_celu_vjp_accumulate_f32,
+                 (const float *restrict gy, const float *restrict y, float *restrict gx, int64_t n, float alpha),
+                 (gy, y, gx, n, alpha))
 
 static void celu_items(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {

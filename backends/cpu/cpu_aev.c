@@ -10,16 +10,21 @@
  * sin(theta) = sqrt(1 - (0.95 c)^2), so acos is never called.
  * Sums over pairs and triples are accumulated in double: in a 200-atom box,
  * float32 sums alone put the forces' noise at the scale of the tolerances.
+ * The kernels are compiled for AVX-512, AVX2 and the baseline (cpu_isa.h).
  * Semantics: core/ops.h (ani_radial, ani_angular and their VJPs).
  */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "cpu_isa.h"
 #include "cpu_math.h"
 
-#define TARGETS __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"), optimize("O3")))
 #define BLOCK 64
+
+/* The thread pool's callback (cpu_pool.h), for CPU_MULTIVERSION. */
+#define POOL_PARAMS (const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+#define POOL_ARGS (n, extra, begin, end)
 
 #define IN(k) ((const float *)n->inputs[k].buffer)
 #define IDX(k) ((const int32_t *)n->inputs[k].buffer)
@@ -54,7 +59,7 @@ static inline int block_size(int64_t first, int64_t last)
 
 /* ---- radial ---- */
 
-TARGETS static void radial_atoms(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+CPU_BODY void radial_atoms_body(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     const cpu_csr by_center = *(const cpu_csr *)extra;
     const int64_t cols = n->output.cols, ld = cpu_row_stride(&n->output), n_r = n->inputs[3].rows;
@@ -91,8 +96,9 @@ TARGETS static void radial_atoms(const mlff_exec_node *n, void *extra, int64_t b
             y[i * ld + c] = (float)row[c];
     }
 }
+CPU_MULTIVERSION(static, radial_atoms, POOL_PARAMS, POOL_ARGS)
 
-TARGETS static void radial_vjp_pairs(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+CPU_BODY void radial_vjp_pairs_body(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     (void)extra;
     const int64_t cols = n->inputs[0].cols, n_r = n->inputs[4].rows;
@@ -126,6 +132,7 @@ TARGETS static void radial_vjp_pairs(const mlff_exec_node *n, void *extra, int64
         }
     }
 }
+CPU_MULTIVERSION(static, radial_vjp_pairs, POOL_PARAMS, POOL_ARGS)
 
 /* ---- angular ---- */
 
@@ -209,7 +216,7 @@ typedef struct angular_job {
     double *pair_grad;       /* backward: [pairs, 3], summed in double */
 } angular_job;
 
-TARGETS static void angular_atoms(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+CPU_BODY void angular_atoms_body(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     const angular_job *job = extra;
     const int64_t out_cols = n->output.cols, head = cpu_angular_head_cols(n), cols = out_cols - head;
@@ -239,8 +246,9 @@ TARGETS static void angular_atoms(const mlff_exec_node *n, void *extra, int64_t 
             y[i * out_cols + head + c] = (float)row[c];
     }
 }
+CPU_MULTIVERSION(static, angular_atoms, POOL_PARAMS, POOL_ARGS)
 
-TARGETS static void angular_vjp_atoms(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
+CPU_BODY void angular_vjp_atoms_body(const mlff_exec_node *n, void *extra, int64_t begin, int64_t end)
 {
     const angular_job *job = extra;
     const mlff_exec_node *fwd = &job->forward;
@@ -290,6 +298,7 @@ TARGETS static void angular_vjp_atoms(const mlff_exec_node *n, void *extra, int6
         }
     }
 }
+CPU_MULTIVERSION(static, angular_vjp_atoms, POOL_PARAMS, POOL_ARGS)
 
 static void angle_tables(angular_job *job, const float *shift_theta, int64_t n_z)
 {

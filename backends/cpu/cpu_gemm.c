@@ -1,5 +1,6 @@
 #include "cpu_gemm.h"
 
+#include "cpu_isa.h"
 #include "cpu_math.h"
 
 #include <stdlib.h>
@@ -103,11 +104,11 @@ static inline __attribute__((always_inline)) void tile(int mr, const cpu_k_range
     }
 }
 
-/* O3: the epilogue loop (CELU, its derivative) vectorises only with the full vectoriser. */
-__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"), optimize("O3")))
-void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
-                      int64_t p1, const cpu_k_ranges *ranges, const cpu_gemm_epilogue *epilogue, float *c,
-                      int64_t ldc)
+/* Compiled per ISA (cpu_isa.h): with GCC, the epilogue loop (CELU, its
+ * derivative) vectorises only with the full vectoriser. */
+CPU_BODY void cpu_sgemm_panels_body(int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0,
+                                    int64_t p1, const cpu_k_ranges *ranges, const cpu_gemm_epilogue *epilogue,
+                                    float *c, int64_t ldc)
 {
     const int64_t whole[2] = {0, b->k};
     const cpu_k_ranges all = {whole, 1};
@@ -135,3 +136,7 @@ void cpu_sgemm_panels(int64_t m, const float *a, int64_t lda, const cpu_packed_b
         }
     }
 }
+CPU_MULTIVERSION(, cpu_sgemm_panels,
+                 (int64_t m, const float *a, int64_t lda, const cpu_packed_b *b, int64_t p0, int64_t p1,
+                  const cpu_k_ranges *ranges, const cpu_gemm_epilogue *epilogue, float *c, int64_t ldc),
+                 (m, a, lda, b, p0, p1, ranges, epilogue, c, ldc))

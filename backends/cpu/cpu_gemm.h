@@ -2,7 +2,7 @@
  * Single-precision GEMM for the dense layers: C = A B (+ bias), where B is a
  * weight matrix packed once into column panels. The kernel is written with
  * GCC vector types and compiled for AVX-512, AVX2 and a portable baseline;
- * the best is picked at load time (target_clones).
+ * the best is picked at run time (cpu_isa.h).
  */
 #ifndef MLFF_BACKENDS_CPU_GEMM_H
 #define MLFF_BACKENDS_CPU_GEMM_H

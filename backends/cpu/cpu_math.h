@@ -12,7 +12,12 @@
  */
 static inline float cpu_exp_nonpositive(float x)
 {
-    x = x < -87.0f ? -87.0f : x;
+    /* Written so that a NaN fails the test too and becomes -87: a NaN
+     * converted to int below would be undefined. No NaN gets here from a
+     * checked batch and model (finite coordinates within 1e10 A, positive
+     * widths and alphas, models/ani.c), nor a positive x (whose exponent
+     * would overflow the shift); the clamp costs nothing more. */
+    x = x >= -87.0f ? x : -87.0f;
     /* Round to nearest by adding and removing 1.5 * 2^23 (vectorises, unlike roundf). */
     const float k = (x * 1.44269504f + 12582912.0f) - 12582912.0f;
     const float r = (x - k * 0.693145752f) - k * 1.42860677e-06f;

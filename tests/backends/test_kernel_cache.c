@@ -84,6 +84,45 @@ static void init_from_environment(mlff_kernel_cache *cache)
     mlff_kernel_cache_init(cache, opts.cache_dir, opts.log_cache);
 }
 
+/*
+ * What is not a cache file at an entry's path (issue 57): a FIFO (an open
+ * for reading once waited for a writer forever), a symbolic link to a
+ * device, a directory, a sparse file of 3 GB (once read whole before it was
+ * rejected). Each is a miss at once, said on stderr once per cache; the
+ * file too large is deleted, the others left to their owner; then the
+ * entry works again. alarm() turns a hang into a failure.
+ */
+static void unusable_files(mlff_kernel_cache *cache, const mlff_cache_entry_id *id, const char *path)
+{
+    const char payload[] = "another program";
+    size_t n = 0;
+    alarm(60);
+    CHECK(!cache->warned, "a warning before anything went wrong");
+    CHECK(mkfifo(path, 0600) == 0, "mkfifo %s", path);
+    CHECK(mlff_kernel_cache_load(cache, id, &n) == NULL && file_exists(path), "a FIFO at the entry's path");
+    CHECK(cache->warned, "nothing said about the FIFO");
+    unlink(path);
+    CHECK(symlink("/dev/zero", path) == 0, "symlink %s", path);
+    CHECK(mlff_kernel_cache_load(cache, id, &n) == NULL, "a link to /dev/zero at the entry's path");
+    unlink(path);
+    CHECK(mkdir(path, 0700) == 0, "mkdir %s", path);
+    CHECK(mlff_kernel_cache_load(cache, id, &n) == NULL && file_exists(path), "a directory at the entry's path");
+    const uint64_t stores = cache->stores;
+    mlff_kernel_cache_store(cache, id, payload, sizeof payload);
+    CHECK(cache->stores == stores, "a store over a directory");
+    rmdir(path);
+    FILE *f = fopen(path, "wb");
+    CHECK(f && ftruncate(fileno(f), (off_t)3 << 30) == 0, "a sparse file of 3 GB at %s", path);
+    if (f)
+        fclose(f);
+    CHECK(mlff_kernel_cache_load(cache, id, &n) == NULL && !file_exists(path), "a file of 3 GB: not deleted");
+    mlff_kernel_cache_store(cache, id, payload, sizeof payload);
+    char *got = mlff_kernel_cache_load(cache, id, &n);
+    CHECK(got && n == sizeof payload && !memcmp(got, payload, n), "the entry after them");
+    free(got);
+    alarm(0);
+}
+
 static void unit_tests(void)
 {
     setenv("MLFF_CACHE_DIR", cache_dir, 1);
@@ -145,11 +184,13 @@ static void unit_tests(void)
           "a binary of another driver version accepted");
     free(good);
 
+    unusable_files(&cache, &id, path);
+
     setenv("MLFF_CACHE", "off", 1);
     init_from_environment(&cache);
     CHECK(!cache.enabled, "MLFF_CACHE=off ignored");
     unsetenv("MLFF_CACHE");
-    printf("unit: store, load, corrupt, truncated, foreign, driver update, off: %s\n",
+    printf("unit: store, load, corrupt, truncated, foreign, driver update, FIFO, link, directory, 3 GB, off: %s\n",
            failures ? "FAILED" : "ok");
 }
 

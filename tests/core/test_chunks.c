@@ -212,7 +212,7 @@ static void check_planner(const test_batch *tb)
     mlff_context *ctx;
     mlff_model *m = test_open_model(&ctx, MLFF_PRECISION_FLOAT32, MLFF_NEIGHBORS_SPARSE, 0.0);
     const mlff_batch b = {tb->n_systems, tb->offsets, tb->z, tb->pos, tb->cells, tb->pbc};
-    const mlff_pair_options pairs = {0, 0.0, NULL, NULL};
+    const mlff_pair_options pairs = {.dense = 0};
     mlff_status s = mlff_batch_check(&b, m->species_index, m->name, m->element_list, &m->work, &ctx->error);
     if (s == MLFF_OK)
         s = mlff_model_use_elements(m, &(mlff_plan_extras){0}, &ctx->error);

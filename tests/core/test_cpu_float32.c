@@ -222,24 +222,24 @@ static void check_ani(mlff_backend *be)
     float *fast = alloc(be, (size_t)ATOMS * aev_cols * 4), *plain = alloc(be, (size_t)ATOMS * aev_cols * 4);
     float *gy = alloc(be, (size_t)ATOMS * ang_cols * 4);
     for (int64_t k = 0; k < ATOMS * ang_cols; k++)
-        gy[k] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
+        gy[k] = (float)rand_r(&seed) / (float)RAND_MAX - 0.5f;
     const mlff_exec_tensor tv = f32_tensor(vec, n_pairs, 3), tp = i32_tensor(pairs, n_pairs, 2),
                            ts = i32_tensor(species, ATOMS, 1), tt = i32_tensor(triples, n_triples, 2),
                            tr = f32_tensor(shift_r, R, 1), tz = f32_tensor(shift_theta, Z, 1),
                            ta = f32_tensor(shift_a, RA, 1);
     mlff_exec_node nodes[5] = {
         {.op = MLFF_OP_ANI_RADIAL, .n_inputs = 4, .inputs = {tv, tp, ts, tr},
-         .output = {NULL, MLFF_DTYPE_F32, ATOMS, rad_cols}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
+         .output = f32_tensor(NULL, ATOMS, rad_cols), .attrs = {.f = {19.7, 5.1}, .i = {S}}},
         {.op = MLFF_OP_ANI_RADIAL_VJP, .n_inputs = 5,
-         .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, rad_cols, 0}, tv, tp, ts, tr},
-         .output = {NULL, MLFF_DTYPE_F32, n_pairs, 3}, .attrs = {.f = {19.7, 5.1}, .i = {S}}},
+         .inputs = {f32_tensor(gy, ATOMS, rad_cols), tv, tp, ts, tr},
+         .output = f32_tensor(NULL, n_pairs, 3), .attrs = {.f = {19.7, 5.1}, .i = {S}}},
         {.op = MLFF_OP_ANI_ANGULAR, .n_inputs = 6, .inputs = {tv, tp, tt, ts, tz, ta},
-         .output = {NULL, MLFF_DTYPE_F32, ATOMS, ang_cols}, .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
+         .output = f32_tensor(NULL, ATOMS, ang_cols), .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
         {.op = MLFF_OP_ANI_ANGULAR_VJP, .n_inputs = 7,
-         .inputs = {{gy, MLFF_DTYPE_F32, ATOMS, ang_cols}, tv, tp, tt, ts, tz, ta},
-         .output = {NULL, MLFF_DTYPE_F32, n_pairs, 3}, .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
+         .inputs = {f32_tensor(gy, ATOMS, ang_cols), tv, tp, tt, ts, tz, ta},
+         .output = f32_tensor(NULL, n_pairs, 3), .attrs = {.f = {14.1, 12.5, 3.5}, .i = {S}}},
         {.op = MLFF_OP_ANI_ANGULAR, .n_inputs = 9, .inputs = {tv, tp, tt, ts, tz, ta, tv, tp, tr},
-         .output = {NULL, MLFF_DTYPE_F32, ATOMS, aev_cols}, .attrs = {.f = {14.1, 12.5, 3.5, 19.7, 5.1}, .i = {S}}},
+         .output = f32_tensor(NULL, ATOMS, aev_cols), .attrs = {.f = {14.1, 12.5, 3.5, 19.7, 5.1}, .i = {S}}},
     };
     for (int k = 0; k < 5; k++) {
         mlff_exec_node node = nodes[k];

@@ -126,7 +126,7 @@ static void check_translation(mlff_model *model, const system_data *s)
     for (int a = 0; a < s->n; a++)
         for (int d = 0; d < 3; d++)
             moved.pos[3 * a + d] = s->pos[3 * a + d] + t[d];
-    double e0, e1, *f0 = malloc((size_t)s->n * 3 * sizeof(double)), *f1 = malloc((size_t)s->n * 3 * sizeof(double));
+    double e0 = 0, e1 = 0, *f0 = malloc((size_t)s->n * 3 * sizeof(double)), *f1 = malloc((size_t)s->n * 3 * sizeof(double));
     CHECK(compute(model, s, &e0, f0, NULL) == MLFF_OK && compute(model, &moved, &e1, f1, NULL) == MLFF_OK,
           "translation evaluation");
     printf("translation: energy change %.2e eV, max force change %.2e\n", e1 - e0, test_max_diff(f0, f1, 3 * s->n));
@@ -274,7 +274,7 @@ static void check_skin(const system_data *start)
         /* A steady drift of up to 0.035 sqrt(3) A per step: past skin / 2 every ~9 steps. */
         for (int k = 0; k < 3 * s.n; k++)
             s.pos[k] += 0.035 * cos(0.7 * k);
-        double e0, e1;
+        double e0 = 0, e1 = 0;
         CHECK(compute(plain, &s, &e0, f0, NULL) == MLFF_OK && compute(skin, &s, &e1, f1, NULL) == MLFF_OK,
               "skin step %d", step);
         worst = fmax(worst, fmax(fabs(e0 - e1), test_max_diff(f0, f1, 3 * s.n)));

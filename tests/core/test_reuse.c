@@ -146,7 +146,7 @@ static void check_wrapped(mlff_precision precision, const reference *water)
     mlff_context *ctx, *fresh_ctx;
     mlff_model *m = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
     mlff_model *fresh = test_open_model(&fresh_ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
-    double e, f[3 * MOST_ATOMS], e_fresh, f_fresh[3 * MOST_ATOMS];
+    double e = 0, f[3 * MOST_ATOMS] = {0}, e_fresh = 0, f_fresh[3 * MOST_ATOMS] = {0};
     check(evaluate_wrapped(m, water, 0.0, &e, f) && evaluate_wrapped(m, water, -0.04, &e, f) &&
               evaluate_wrapped(fresh, water, -0.04, &e_fresh, f_fresh),
           "evaluate a wrapped periodic molecule");
