@@ -582,10 +582,8 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define STACKS %lld\n", (long long)mlff_op_stacks(&s->attrs));
         if (mlff_op_stacks(&s->attrs) > 1)
             mlff_text_put(t, "#define STARTS in%d\n", s->n_inputs - 1);
-        /* Their words of shared memory are read 4 at a time. */
-        const int f64 = s->out_dtype == MLFF_DTYPE_F64;
-        mlff_text_put(t, "#define TO4 %s\n",
-                      dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
+        /* Their words of shared memory are read 4 at a time (the dialect's vector types). */
+        mlff_text_put(t, "#define TO4 %s4\n", type_name(s->out_dtype));
     }
     if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP ||
         (s->op == MLFF_OP_PAIR_VECTORS_VJP && mlff_pair_vjp_has_radial(s->n_inputs)))
@@ -607,11 +605,10 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         emit_mlp_constants(t, s, dialect, fp64);
     /* A result as stored: rounded to TO, then the folded add's other term
      * added, as the add would have (the same bits). */
-    const char *to = dialect == MLFF_DIALECT_OPENCL ? "(TO)" : "TO";
     if (s->epilogue == MLFF_EPILOGUE_ADD)
-        mlff_text_put(t, "#define PLUS_EPI(v, at) (%s(v) + epi[at])\n", to);
+        mlff_text_put(t, "#define PLUS_EPI(v, at) (CAST(TO, v) + epi[at])\n");
     else
-        mlff_text_put(t, "#define PLUS_EPI(v, at) %s(v)\n", to);
+        mlff_text_put(t, "#define PLUS_EPI(v, at) CAST(TO, v)\n");
 }
 
 int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype)

@@ -166,7 +166,7 @@ struct mlff_backend {
     mlff_segment_cache segments;
     cl_sort_scratch sort;
     cl_pinned pinned;
-    cl_program cell_program[2]; /* shaders/opencl/cell_lists.cl, built at first use; [1]: the arena form */
+    cl_program cell_program[2]; /* shaders/cell_lists.kernel, built at first use; [1]: the arena form */
     cl_kernel cell_kernels[2][MLFF_CELL_KERNELS];
     cl_program transpose_program; /* shaders/opencl/transpose.cl, built at first use */
     cl_kernel transpose_kernels[2]; /* words of 4 and 8 bytes */

@@ -196,7 +196,7 @@ struct mlff_backend {
     void *compiler; /* shaderc_compiler_t, created at the first compile */
     vk_kernel *kernels;
     int n_kernels, cap_kernels;
-    VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/vulkan/cell_lists.comp, built at first use */
+    VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/cell_lists.kernel, built at first use */
 
     mlff_segment_cache segments;
     vk_sort_scratch sort;

@@ -1,8 +1,10 @@
 /*
  * Lowering a node to a compute pipeline. Every distinct node signature
  * (backends/common/lowering.h) becomes one GLSL shader: generated #defines,
- * shaders/vulkan/dispatch.glsl, prelude.glsl and math.glsl, and the op's
- * template. Its SPIR-V comes from the disk cache (kind "spirv", keyed by
+ * shaders/vulkan/dispatch.glsl, the kernel dialect's GLSL header
+ * (shaders/vulkan/dialect.glsl), math.glsl, shaders/prelude.kernel, and the
+ * op's template (written once in the dialect, shaders/<op>.kernel, or
+ * Vulkan's own, shaders/vulkan/<op>.comp). Its SPIR-V comes from the disk cache (kind "spirv", keyed by
  * the source, the options and the shaderc version) or from shaderc, which
  * is started only on the first miss: a warm start never calls it.
  * Pipelines go through the VkPipelineCache (vk_pipeline_cache.c) and live
@@ -34,10 +36,10 @@ static const char *template_name(const mlff_node_sig *s)
 
 static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff_text *src, mlff_error *err)
 {
-    const char *tmpl = mlff_shader_find(mlff_vulkan_shaders, template_name(s));
+    const char *tmpl = mlff_kernel_source(mlff_vulkan_shaders, template_name(s));
     if (!tmpl)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: op %s has no shader", mlff_op_get((mlff_op)s->op)->name);
-    const int gemm = mlff_op_is_gemm((mlff_op)s->op);
+    const int gemm = mlff_op_is_gemm((mlff_op)s->op), dense = gemm || mlff_op_is_mlp((mlff_op)s->op);
     /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "", mlff_shader_find(mlff_vulkan_shaders, "dispatch"));
@@ -56,9 +58,10 @@ static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff
     if (mlff_epilogue_reads_input((mlff_epilogue)s->epilogue))
         mlff_text_put(src, "#define EPI 1\n");
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
-    mlff_text_put(src, "%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),
-                  mlff_shader_find(mlff_vulkan_shaders, "math"),
-                  gemm ? mlff_shader_find(mlff_vulkan_shaders, "gemm_store") : "", tmpl);
+    mlff_text_put(src, "%s%s%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "dialect"),
+                  mlff_shader_find(mlff_vulkan_shaders, "math"), mlff_kernel_source(mlff_vulkan_shaders, "prelude"),
+                  dense ? mlff_kernel_source(mlff_vulkan_shaders, "row_block") : "",
+                  gemm ? mlff_kernel_source(mlff_vulkan_shaders, "gemm_store") : "", tmpl);
     return src->failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory generating a shader")
                        : MLFF_OK;
 }

@@ -21,7 +21,7 @@
             v = v > 0 ? v : (TO)F0 * expm1(v / (TO)F0);                                               \
         act[dst + (r)*MLP_STRIDE + (o)] = v;                                                          \
         if ((r) < rows)                                                                               \
-            out[(r0 + (r)) * MLP_COLS + BLOCK + g * OUT_W + (o)] = v;                                 \
+            outp[(r0 + (r)) * MLP_COLS + BLOCK + g * OUT_W + (o)] = v;                                 \
     }
 /* One layer: act[src] (IN_W wide) -> act[dst] (OUT_W wide), WT = W^T. */
 #define MLP_LAYER(WT, B, IN_W, OUT_W, LANES, BLOCK, HIDDEN)                                           \

@@ -26,7 +26,7 @@
             ((sum) + (GY_HIDDEN && (r) < rows ? in0[at] : (TO)0)) * (h > 0 ? (TO)1 : h / (TO)F0 + (TO)1); \
     } else if ((r) < rows) {                                                                          \
         const long at = (r0 + (r)) * (GROUPS * MLP_W0) + g * MLP_W0 + (c);                            \
-        out[at] = STORE_X_GRADIENT(at, (sum));                                                        \
+        outp[at] = STORE_X_GRADIENT(at, (sum));                                                        \
     }
 /* One layer back: grad[src] (OUT_W wide, of the layer's output) -> grad[dst]
  * (IN_W wide); LANES items a gradient, each over a slice of the outputs. */

@@ -5,7 +5,7 @@
  *   LINEAR:     B = W, plus bias in2[g*GEMM_N + n]
  *   LINEAR_VJP: B = W transposed per group (the copy cl_launch.c keeps),
  * then the epilogue (EPILOGUE 1: celu; 2: times celu'(y), y = epi), in
- * gemm_store.cl.
+ * gemm_store.kernel.
  * Made for few rows (a molecule's atoms of one element): a work-group
  * computes OUTS outputs n for ROWS rows m (of one run: ROW_BLOCK), the
  * LANES work-items of an output striding along a row of B (neighbours read
@@ -64,7 +64,7 @@ kernel void KNAME(KARGS)
     TO sum = 0;
     for (int j = 0; j < 32; j++)
         sum += part[t * stride + j];
-    GEMM_STORE(g, m, n_out, sum);
+    GEMM_STORE(g, e * GROUPS + g, m, n_out, sum);
 }
 #undef GROUP
 #undef ROWS

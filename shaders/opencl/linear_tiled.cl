@@ -59,9 +59,9 @@ kernel __attribute__((reqd_work_group_size(16, 16, 1))) void KNAME(KARGS)
             if (m >= m_end || n >= GEMM_N)
                 continue;
             if (splits > 1)
-                out[(m * (GROUPS * GEMM_N) + g * GEMM_N + n) * splits + split] = acc[i][j];
+                outp[(m * (GROUPS * GEMM_N) + g * GEMM_N + n) * splits + split] = acc[i][j];
             else
-                GEMM_STORE(g, m, n, acc[i][j]);
+                GEMM_STORE(g, e * GROUPS + g, m, n, acc[i][j]);
         }
 }
 #undef TS

@@ -95,10 +95,8 @@ shared TO part[MLP_PARTS != 0 ? MLP_ROWS * MLP_THREADS : 1];
 void main()
 {
     const uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.y;
-    uint e, r0, r_end;
-    if (!row_block(pc.base / MLP_ROWS + gl_WorkGroupID.x, MLP_ROWS, e, r0, r_end))
-        return;
-    const uint rows = r_end - r0, wg = e * GROUPS + g; /* wg: the weights' group */
+    ROW_BLOCK(pc.base / MLP_ROWS + gl_WorkGroupID.x, MLP_ROWS);
+    const uint r0 = m0, rows = m_end - m0, wg = e * GROUPS + g; /* wg: the weights' group */
     uint src = 0, dst = MLP_ROWS * MLP_STRIDE;
     /* Zeros past each layer's width: the 4-word reads take them times zero weights. */
     for (uint k = t; k < 2 * MLP_ROWS * MLP_STRIDE / 4; k += MLP_THREADS)

@@ -1,5 +1,5 @@
 /* The GEMM of linear.comp (same operands and groups; stored through
- * gemm_store.glsl) for few rows, on GPUs: a molecule's atoms of one element.
+ * gemm_store.kernel) for few rows, on GPUs: a molecule's atoms of one element.
  * The tiled shader gives such a layer a handful of work groups, each
  * walking all of K through shared memory (the first layer's reverse pass,
  * 2048 deep, took 0.1 ms for methane on an H200). Here a work group
@@ -30,9 +30,7 @@ void main()
     const uint lane = t % lanes, o = t / lanes;
 #endif
     const uint n = gl_WorkGroupID.y * outs + o;
-    uint e, m0, m_end;
-    if (!row_block(pc.base / FR_ROWS + gl_WorkGroupID.x, FR_ROWS, e, m0, m_end))
-        return;
+    ROW_BLOCK(pc.base / FR_ROWS + gl_WorkGroupID.x, FR_ROWS);
     const uint rows = m_end - m0, wg = e * GROUPS + g;
     TO acc[FR_ROWS];
     [[unroll]] for (uint r = 0; r < FR_ROWS; r++)
@@ -68,7 +66,7 @@ void main()
     TO sum = TO(0);
     for (uint j = 0; j < 32; j++)
         sum += part[t * stride + j];
-    gemm_store(g, wg, m, n_out, sum);
+    GEMM_STORE(g, wg, m, n_out, sum);
 }
 #undef FR_GROUP
 #undef FR_ROWS

@@ -1,5 +1,5 @@
 /* The GEMM of linear.comp (same operands and groups; stored through
- * gemm_store.glsl) for GPUs: a work group of 16 x 16 invocations computes
+ * gemm_store.kernel) for GPUs: a work group of 16 x 16 invocations computes
  * a tile of TS x TS outputs (TS set by the host: vk_gemm_tile),
  * each invocation RB x RB of them in registers (rows ly + 16 i, columns
  * lx + 16 j), K in steps of TK through shared memory. Each value read from
@@ -27,9 +27,7 @@ void main()
     const uint g = gl_WorkGroupID.z % GROUPS, splits = gl_NumWorkGroups.z / GROUPS, split = gl_WorkGroupID.z / GROUPS;
     const uint k_share = (GEMM_K + splits * TK - 1) / (splits * TK) * TK, k_begin = split * k_share;
     const uint k_end = min(uint(GEMM_K), k_begin + k_share);
-    uint e, m0, m_end;
-    if (!row_block(pc.base / TS + gl_WorkGroupID.x, TS, e, m0, m_end))
-        return;
+    ROW_BLOCK(pc.base / TS + gl_WorkGroupID.x, TS);
     const uint n0 = gl_WorkGroupID.y * TS, wg = e * GROUPS + g;
     TO acc[RB][RB];
     [[unroll]] for (uint i = 0; i < RB; i++)
@@ -84,7 +82,7 @@ void main()
             if (splits > 1)
                 outp[(m * (GROUPS * GEMM_N) + g * GEMM_N + n) * splits + split] = acc[i][j];
             else
-                gemm_store(g, wg, m, n, acc[i][j]);
+                GEMM_STORE(g, wg, m, n, acc[i][j]);
         }
 }
 #undef TS
