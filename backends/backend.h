@@ -54,6 +54,8 @@ enum {
     MLFF_VECTORS_SYSTEM,
     MLFF_VECTORS_IMAGES,        /* of the angular list (input 1) */
     MLFF_VECTORS_RADIAL_IMAGES, /* of the radial list (input 7) */
+    MLFF_VECTORS_POSITIONS_LOW, /* the low parts (core/graph.h) */
+    MLFF_VECTORS_CELLS_LOW,
     MLFF_VECTOR_SOURCES
 };
 

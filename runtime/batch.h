@@ -36,6 +36,7 @@ typedef struct mlff_batch_work {
                                 * elements, then as the graph run does (mlff_model_use_elements) */
     int64_t atoms_capacity;
     const double *positions; /* the POSITIONS input last filled (the caller's array, or gathered) */
+    mlff_dtype real;         /* the plans' precision: what the LOW inputs hold (core/graph.h) */
     mlff_pair_lists pairs;   /* kept across calls for the Verlet skin */
     mlff_thread_pool *pool;  /* for the pair lists and triples (may be NULL) */
     mlff_host_array block_counts; /* their per-block counts */

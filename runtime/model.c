@@ -134,6 +134,7 @@ mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
+    m->work.real = ctx->real;
     const char *plans = getenv("MLFF_ELEMENT_PLANS");
     m->all_elements = plans && !strcmp(plans, "off");
     mlff_status s = open_device_cells(ctx, m, err);

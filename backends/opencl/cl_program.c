@@ -86,6 +86,8 @@ static int buffer_params(const mlff_node_sig *s, buffer_param *p)
             p[n++] = (buffer_param){"const int", "system"};
             p[n++] = (buffer_param){"const int", "images"};
             p[n++] = (buffer_param){"const int", "images2"};
+            p[n++] = (buffer_param){"const T0", "positions_low"};
+            p[n++] = (buffer_param){"const T0", "cells_low"};
         }
         const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
         if (segments) {
