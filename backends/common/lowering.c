@@ -273,7 +273,7 @@ static int lanes_within(int64_t sums, int64_t terms, int64_t items)
  * the other width. The wide form gives a layer as many as fit. OpenCL's
  * forward pass gives them to its last layer alone (ANI's: one output, whose
  * sums one item a row took alone), whose partial sums then lie where its
- * input did (mlp_sums.cl): up to MLP_STRIDE a row. */
+ * input did (celu_mlp.cl): up to MLP_STRIDE a row. */
 static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form, int l)
 {
     const int vjp = op == MLFF_OP_CELU_MLP_VJP;
@@ -519,7 +519,7 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
     put_real(t, "ALPHA", s->alpha, dialect, fp64);
 }
 
-/* ANI_ANGULAR (ani_angular.cl): how many triples a group works out at a time
+/* ANI_ANGULAR (ani_angular.kernel): how many triples a group works out at a time
  * (ANGULAR_CHUNK: their factors in local memory, at most
  * MLFF_ANGULAR_LOCAL_BYTES), and whether its sums fit there too
  * (ANGULAR_SUMS_LOCAL; else each item keeps its own in private memory).
@@ -538,7 +538,7 @@ static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
     int64_t split = n_shifts ? MLFF_ANGULAR_LANES / n_shifts : 1;
     while (split > 1 && split * n_shifts * s->attrs.i[0] * real > MLFF_ANGULAR_RADIAL_BYTES)
         split--;
-    /* Their partial sums, and a chunk of pairs (ani_angular.cl). */
+    /* Their partial sums, and a chunk of pairs (ani_angular.kernel). */
     const int64_t radial_bytes = (split > 1 ? split * n_shifts * s->attrs.i[0] * real : 0) +
                                  (n_shifts ? MLFF_ANGULAR_LANES / split * split * (2 * real + 4) : 0);
     mlff_text_put(t, "#define RADIAL_SPLIT %lld\n", (long long)split);

@@ -1,11 +1,11 @@
 /*
  * Lowering a node list to one OpenCL program. Every distinct node (op,
  * dtypes, column counts, attributes, epilogue, fixed sizes) becomes one
- * kernel: its template (written once in the kernel dialect, shaders/<op>.kernel,
+ * kernel: its source (written once in the kernel dialect, shaders/<op>.kernel,
  * or OpenCL's own, shaders/opencl/<op>.cl), preceded by #defines that make
  * those values compile-time constants. A program begins with arena.cl, the
- * dialect's OpenCL header (shaders/opencl/dialect.cl) and prelude.kernel. Row counts stay run-time
- * arguments, so a program serves every system size.
+ * dialect's OpenCL header (shaders/opencl/dialect.cl) and prelude.kernel.
+ * Row counts stay run-time arguments, so a program serves every system size.
  *
  * Programs are kept per backend for the process (matched by a signature of
  * the node list) and stored in the on-disk kernel cache as binaries.
@@ -48,7 +48,7 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
  * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP); variant 2
  * our tiled GEMM; variants 3 and 5 of a CELU_MLP node its wide and half
  * forms; variant 4 of a LINEAR_VJP the sums of its split K
- * (gemm_splits.cl), in0 the partial sums. */
+ * (gemm_splits.kernel), in0 the partial sums. */
 enum {
     VARIANT_OWN,
     VARIANT_EPILOGUE,
@@ -124,15 +124,11 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
     const int dense = our_gemm || mlff_op_is_mlp((mlff_op)s->op);
     if (dense)
         mlff_text_put(t, "%s", mlff_kernel_source(mlff_opencl_shaders, "row_block"));
-    if (mlff_op_is_mlp((mlff_op)s->op))
-        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "mlp_sums"));
     if (our_gemm)
         mlff_text_put(t, "%s", mlff_kernel_source(mlff_opencl_shaders, "gemm_store"));
     mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n#undef KTENSORS\n", template_text);
     if (dense)
         mlff_text_put(t, "#undef ROW_BLOCK\n");
-    if (mlff_op_is_mlp((mlff_op)s->op))
-        mlff_text_put(t, "#undef MLP_SLICE\n#undef MLP_SUM\n#undef MLP_SUMS\n#undef MLP_PART\n");
     if (our_gemm)
         mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)
@@ -144,7 +140,7 @@ static const char *template_for(const mlff_node_sig *s)
     const char *name = s->variant == VARIANT_EPILOGUE ? "gemm_epilogue"
                        : s->variant == VARIANT_SPLITS ? "gemm_splits"
                        : s->variant == VARIANT_TILED  ? "linear_tiled"
-                       : s->op == MLFF_OP_LINEAR_VJP  ? "linear"
+                       : is_gemm(s->op)               ? "linear_rows"
                                                       : mlff_op_get((mlff_op)s->op)->name;
     return mlff_kernel_source(mlff_opencl_shaders, name);
 }

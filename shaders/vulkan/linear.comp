@@ -9,7 +9,7 @@
  * invocation, neighbouring invocations on neighbouring rows: CPU
  * implementations such as lavapipe run them as SIMD lanes (which then all
  * read the same weight) and run barriers in loops slowly. GPUs take
- * linear_tiled.comp, linear_rows.comp or linear_subgroup.comp. Work
+ * linear_tiled.kernel, linear_rows.kernel or linear_subgroup.comp. Work
  * groups: x = row tiles (rows from pc.base + TS * x; pc.n_items = rows of
  * A, so that a long batch can take several dispatches), y = column tiles,
  * z = groups g. */

@@ -586,7 +586,7 @@ CASE(case_ani_aev)
 }
 
 /* The same with 40 radial shifts: an item a shift, no partial sums
- * (ani_angular.cl's RADIAL_SPLIT 1). */
+ * (ani_angular.kernel's RADIAL_SPLIT 1). */
 CASE(case_ani_aev_many_shifts)
 {
     double shifts[40];
@@ -613,7 +613,7 @@ CASE(case_ani_angular_pair_triples)
 
 /* The AEV with 70 radial pairs a center (each neighbour listed again and
  * again, as the op allows): more than a GPU group takes at a time
- * (ani_angular.cl's RADIAL_CHUNK), the last chunk partial. */
+ * (ani_angular.kernel's RADIAL_CHUNK), the last chunk partial. */
 CASE(case_ani_aev_many_pairs)
 {
     enum { PER_CENTER = 70, PAIRS = 5 * PER_CENTER };
@@ -728,7 +728,7 @@ CASE(case_ani_angular_many_triples)
 }
 
 /* The same with 16 x 16 shifts: more features than a GPU group has items
- * and than fit its local memory (ani_angular.cl's other paths). */
+ * and than fit its local memory (ani_angular.kernel's other paths). */
 CASE(case_ani_angular_many_shifts)
 {
     double shift_theta[16], shift_r[16];
