@@ -55,6 +55,8 @@ enum {
     MLFF_VECTORS_SYSTEM,
     MLFF_VECTORS_IMAGES,        /* of the angular list (input 1) */
     MLFF_VECTORS_RADIAL_IMAGES, /* of the radial list (input 7) */
+    MLFF_VECTORS_POSITIONS_LOW, /* the low parts (core/graph.h) */
+    MLFF_VECTORS_CELLS_LOW,
     MLFF_VECTOR_SOURCES
 };
 
@@ -175,9 +177,9 @@ typedef struct mlff_memory_limits {
 #define MLFF_MAX_BUFFER_BYTES (((size_t)1 << 32) - 4096)
 
 /* The cell-list neighbour search on a GPU backend (the host side is
- * backends/common/device_cells.c; the kernels shaders/opencl/cell_lists.cl
- * and shaders/vulkan/cell_*.comp). Every kernel binds the same buffers, in
- * this order; what each holds is described in device_cells.c. */
+ * runtime/device_cells.c; the kernels shaders/cell_lists.kernel). Every
+ * kernel binds the same buffers, in this order; what each holds is
+ * described in device_cells.c. */
 typedef enum mlff_cell_kernel {
     MLFF_CELL_BIN,   /* per atom: its bin and wrapping shift; counts atoms per bin */
     MLFF_CELL_PLACE, /* per atom: its slot in bin order */

@@ -179,6 +179,17 @@ int mlff_graph_input_cells(mlff_graph *g)
     return t >= 0 ? t : new_input(g, MLFF_INPUT_CELLS, MLFF_DTYPE_REAL, MLFF_SYMBOL_SYSTEMS, 9, -1, 0.0);
 }
 
+int mlff_graph_input_positions_low(mlff_graph *g)
+{
+    return atom_input(g, MLFF_INPUT_POSITIONS_LOW, MLFF_DTYPE_REAL, 3);
+}
+
+int mlff_graph_input_cells_low(mlff_graph *g)
+{
+    int t = find_input(g, MLFF_INPUT_CELLS_LOW, -1);
+    return t >= 0 ? t : new_input(g, MLFF_INPUT_CELLS_LOW, MLFF_DTYPE_REAL, MLFF_SYMBOL_SYSTEMS, 9, -1, 0.0);
+}
+
 int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs)
 {
     if (g->error.status != MLFF_OK)
@@ -189,8 +200,10 @@ int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs)
     if (images < 0)
         images = new_input(g, MLFF_INPUT_PAIR_IMAGES, MLFF_DTYPE_I32, g->tensors[pairs].rows_symbol, 1,
                            pairs, 0.0);
+    const int exact = is_input(g, positions, MLFF_INPUT_POSITIONS); /* with the low parts (graph.h) */
     return mlff_op_pair_vectors_of_images(g, positions, pairs, images, mlff_graph_input_cells(g),
-                                          mlff_graph_input_system(g));
+                                          mlff_graph_input_system(g), exact ? mlff_graph_input_positions_low(g) : -1,
+                                          exact ? mlff_graph_input_cells_low(g) : -1);
 }
 
 int mlff_graph_triples(mlff_graph *g, int pairs)

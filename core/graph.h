@@ -46,9 +46,24 @@ typedef enum mlff_input_role {
     MLFF_INPUT_ELEMENT_STARTS = 10, /* [elements + 1, 1] I32: where each element's atoms start in
                                      * ELEMENT_ORDER, then their count (the runs of a stacked op) */
     MLFF_INPUT_ELEMENT_SYSTEMS = 11, /* [n, 1] I32: the system of each atom of ELEMENT_ORDER */
-    MLFF_INPUT_TANGENTS = 12      /* [atoms, 3T] REAL: T directions of the positions, T-blocked
-                                   * (core/ops.h, "Tangents"): the tangent pass's seed */
+    MLFF_INPUT_TANGENTS = 12,      /* [atoms, 3T] REAL: T directions of the positions, T-blocked
+                                    * (core/ops.h, "Tangents"): the tangent pass's seed */
+    MLFF_INPUT_POSITIONS_LOW = 13, /* [atoms, 3] REAL: what POSITIONS lost to rounding (below) */
+    MLFF_INPUT_CELLS_LOW = 14      /* [systems, 9] REAL: what CELLS lost to rounding (below) */
 } mlff_input_role;
+#define MLFF_CELL_HIGH_BITS 15
+
+/*
+ * Positions and cells in float32. A coordinate near 50 Angstrom is a float
+ * to 4e-6 Angstrom, where the pair vectors (at most the cutoff long) need
+ * it to about 2e-7: force constants of ~50 eV/A^2 made that 2e-4 eV/A of
+ * error on a 50 A box. So each is passed as the value rounded to REAL
+ * (POSITIONS, CELLS) and what that left out (the LOW inputs), and the pair
+ * vectors are formed from both error-free (core/ops.h, PAIR_VECTORS) and
+ * rounded once. A cell's high part keeps 15 significant bits, so that n . cell
+ * of image offsets up to 511 is exact in float. In float64 the low parts
+ * are zero (split_real in runtime/batch.c).
+ */
 
 /*
  * Owned atoms and ghosts. A large batch is evaluated in chunks of atoms
@@ -142,6 +157,8 @@ int mlff_graph_input_owned(mlff_graph *g, mlff_dtype dtype);
 int mlff_graph_input_tangents(mlff_graph *g, int64_t n_tangents);
 int mlff_graph_input_pairs(mlff_graph *g, double cutoff);
 int mlff_graph_input_cells(mlff_graph *g);
+int mlff_graph_input_positions_low(mlff_graph *g);
+int mlff_graph_input_cells_low(mlff_graph *g);
 /* The vectors r_j - r_i + n . cell of a pair list, from its images and the cells. */
 int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs);
 /* The angular triples of a pair list: pair_triples of its TRIPLE_STARTS. */

@@ -23,16 +23,23 @@ static int shifts_inputs_valid(mlff_graph *g, mlff_op op, int images, int cells,
     return op_require(g, ok, op, "needs packed images [P,1], cells [S,9], pairs [P,2], system [A,1]");
 }
 
-int mlff_op_pair_vectors_of_images(mlff_graph *g, int positions, int pairs, int images, int cells, int system)
+int mlff_op_pair_vectors_of_images(mlff_graph *g, int positions, int pairs, int images, int cells, int system,
+                                   int positions_low, int cells_low)
 {
-    int in[5] = {positions, pairs, images, cells, system};
-    if (!op_inputs_valid(g, in, 5) || !shifts_inputs_valid(g, MLFF_OP_PAIR_VECTORS, images, cells, pairs, system))
+    int in[7] = {positions, pairs, images, cells, system, positions_low, cells_low};
+    const int n_in = positions_low >= 0 || cells_low >= 0 ? 7 : 5;
+    if (!op_inputs_valid(g, in, n_in) || !shifts_inputs_valid(g, MLFF_OP_PAIR_VECTORS, images, cells, pairs, system))
         return -1;
     const mlff_graph_tensor p = op_tensor(g, positions);
     int ok = p.cols == 3 && op_tensor(g, cells).dtype == p.dtype;
-    if (!op_require(g, ok, MLFF_OP_PAIR_VECTORS, "needs positions [A,3] of the cells' type"))
+    if (n_in == 7) {
+        const mlff_graph_tensor pl = op_tensor(g, positions_low), cl = op_tensor(g, cells_low);
+        ok = ok && pl.cols == 3 && pl.dtype == p.dtype && mlff_graph_same_rows(g, positions, positions_low) &&
+             cl.cols == 9 && cl.dtype == p.dtype && mlff_graph_same_rows(g, cells, cells_low);
+    }
+    if (!op_require(g, ok, MLFF_OP_PAIR_VECTORS, "needs positions [A,3] of the cells' type (and low parts like them)"))
         return -1;
-    return op_node_like(g, MLFF_OP_PAIR_VECTORS, in, 5, NULL, p.dtype, pairs, 3);
+    return op_node_like(g, MLFF_OP_PAIR_VECTORS, in, n_in, NULL, p.dtype, pairs, 3);
 }
 
 /* The gradient with respect to the cells of shifts n . cell whose gradient is gy. */

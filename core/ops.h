@@ -91,7 +91,11 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(CELU_VJP, "celu_vjp")                                                                       \
     /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]), or (positions, pairs, and        \
      * pair_shifts' images, cells and system); out [P, 3] = pos[j] - pos[i] + shift for pair   \
-     * (i, j), the shift made in the same pass in the second form. */                            \
+     * (i, j), the shift made in the same pass in the second form. The second form may take     \
+     * (positions_low [A, 3], cells_low [S, 9]) after them: positions and cells are then the    \
+     * sums pos + positions_low, cells + cells_low (graph.h), each cells entry with at most 15  \
+     * significant bits (n . cells exact), and out is the vector of those sums rounded once.    \
+     * Its VJP sends nothing to the low parts. */                                                \
     X(PAIR_VECTORS, "pair_vectors")                                                               \
     /* backward. inputs (g [P, k], pairs [P, 2]), or two such couples (two lists, summed: the     \
      * reverse pass merges them, mlff_op_sum_gradients); out [A, 3] rows: + g at j, - g at i.    \
@@ -348,9 +352,10 @@ int mlff_op_celu_mlp_stacked(struct mlff_graph *g, int x, const int *weights, co
 int mlff_op_celu_mlp_vjp(struct mlff_graph *g, int gy, int y, const int *weights, int layers,
                          int64_t groups, double alpha, int starts);
 int mlff_op_pair_vectors(struct mlff_graph *g, int positions, int pairs, int shifts);
-/* pair_vectors with pair_shifts(images, cells, pairs, system) in the same pass: one launch, not two. */
+/* pair_vectors with pair_shifts(images, cells, pairs, system) in the same pass: one launch, not two;
+ * positions_low and cells_low -1, or both given (core/ops.h, graph.h). */
 int mlff_op_pair_vectors_of_images(struct mlff_graph *g, int positions, int pairs, int images, int cells,
-                                   int system);
+                                   int system, int positions_low, int cells_low);
 int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int positions_like);
 /* a + b for two partial gradients of one tensor, read by nothing else (the
  * reverse pass's): where both are pair_vectors_vjp of one list, one node

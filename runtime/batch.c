@@ -392,19 +392,40 @@ static int input_of(const mlff_graph *g, mlff_input_role role, int link)
     return -1;
 }
 
-/* Cells of periodic systems; zeros for the others, whatever the caller put
- * there (they are multiplied by zero images, and 0 * NaN would be NaN). */
-static mlff_status fill_cells(const mlff_batch *b, int t, int64_t n_systems, mlff_batch_work *w, mlff_error *err)
+/* x as hi + lo (core/graph.h), hi rounded to `bits` significant bits in
+ * float32 (24: the float itself), lo what is left; in float64, x and 0. */
+static double split_real(double x, mlff_dtype real, int bits, double *lo)
+{
+    double hi = x;
+    if (real != MLFF_DTYPE_F64 && x != 0 && isfinite(x)) {
+        int e;
+        const double m = frexp(x, &e);
+        hi = bits >= 24 ? (double)(float)x : ldexp(nearbyint(ldexp(m, bits)), e - bits);
+    }
+    *lo = x - hi;
+    return hi;
+}
+
+/* Cells of periodic systems, as hi (t) and lo (t_low, or -1) parts; zeros
+ * for the others, whatever the caller put there (they are multiplied by
+ * zero images, and 0 * NaN would be NaN). */
+static mlff_status fill_cells(const mlff_batch *b, int t, int t_low, int64_t n_systems, mlff_batch_work *w,
+                              mlff_error *err)
 {
     const size_t bytes = (size_t)n_systems * 9 * sizeof(double);
-    double *cells = reserve(w, t, bytes, err);
-    if (!cells)
+    double *cells = reserve(w, t, bytes, err), *low = t_low >= 0 ? reserve(w, t_low, bytes, err) : NULL;
+    if (!cells || (t_low >= 0 && !low))
         return err->status;
     memset(cells, 0, bytes);
     for (int64_t s = 0; b->cells && s < b->n_systems && s < n_systems; s++)
         if (mlff_batch_is_periodic(b, s))
             memcpy(cells + 9 * s, b->cells + 9 * s, 9 * sizeof(double));
     w->input_dtypes[t] = MLFF_DTYPE_F64;
+    if (t_low >= 0) {
+        for (size_t k = 0; k < 9 * (size_t)n_systems; k++)
+            cells[k] = split_real(cells[k], w->real, MLFF_CELL_HIGH_BITS, &low[k]);
+        w->input_dtypes[t_low] = MLFF_DTYPE_F64;
+    }
     return MLFF_OK;
 }
 
@@ -584,6 +605,20 @@ static mlff_status fill_tangents(const mlff_graph *g, int t, const mlff_atom_vie
     return MLFF_OK;
 }
 
+/* What the positions lose when they are rounded to REAL (core/graph.h);
+ * after fill_positions. */
+static mlff_status fill_positions_low(int t, const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
+{
+    const size_t n = (size_t)v->n_atoms * 3;
+    double *low = reserve(w, t, n * sizeof(double), err);
+    if (!low)
+        return err->status;
+    for (size_t k = 0; k < n; k++)
+        split_real(w->positions[k], w->real, 24, &low[k]);
+    w->input_dtypes[t] = MLFF_DTYPE_F64;
+    return MLFF_OK;
+}
+
 mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff_atom_view *v,
                             mlff_batch_work *w, mlff_error *err)
 {
@@ -608,7 +643,7 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
             else if (pass == 0 && gt->role == MLFF_INPUT_OWNED)
                 s = fill_owned(t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_CELLS)
-                s = fill_cells(b, t, n_systems, w, err);
+                s = fill_cells(b, t, input_of(g, MLFF_INPUT_CELLS_LOW, -1), n_systems, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ATOMS)
                 s = build_element_atoms(g, t, species, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_ELEMENT_ORDER)
@@ -621,6 +656,8 @@ mlff_status mlff_batch_fill(const mlff_graph *g, const mlff_batch *b, const mlff
                 s = fill_positions(b, t, v, w, err);
             else if (pass == 0 && gt->role == MLFF_INPUT_TANGENTS)
                 s = fill_tangents(g, t, v, w, err);
+            else if (pass == 1 && gt->role == MLFF_INPUT_POSITIONS_LOW)
+                s = fill_positions_low(t, v, w, err);
         }
     return s;
 }

@@ -39,6 +39,7 @@ typedef struct mlff_batch_work {
     const double *tangents;  /* the TANGENTS input's rows, per atom of the batch ([n_atoms, cols] of the
                               * graph's input; set before a Hessian's pass) */
     int64_t tangent_cols;    /* their columns (3T), 0 without */
+    mlff_dtype real;         /* the plans' precision: what the LOW inputs hold (core/graph.h) */
     mlff_pair_lists pairs;   /* kept across calls for the Verlet skin */
     mlff_thread_pool *pool;  /* for the pair lists and triples (may be NULL) */
     mlff_host_array block_counts; /* their per-block counts */

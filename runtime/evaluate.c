@@ -146,7 +146,7 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const mlff
     for (int t = 0; t < g->n_tensors && s == MLFF_OK; t++) {
         const mlff_graph_tensor *gt = &g->tensors[t];
         /* The device's lists of a whole batch are symmetric by construction
-         * (cell_lists.cl): their pair gradients need no sort by neighbour. A
+         * (shaders/cell_lists.kernel): their pair gradients need no sort by neighbour. A
          * chunk's are not: its ghosts' pairs are not listed. */
         if (gt->kind == MLFF_TENSOR_INPUT && gt->role == MLFF_INPUT_PAIRS)
             mlff_plan_set_symmetric(plan, t, mlff_batch_made_on_device(g, v, t) && v->n_owned == v->n_atoms);

@@ -127,6 +127,7 @@ mlff_status mlff_model_attach(mlff_context *ctx, mlff_model *m)
 {
     mlff_error *err = &ctx->error;
     m->ctx = ctx;
+    m->work.real = ctx->real;
     mlff_status s = open_device_cells(ctx, m, err);
     if (s == MLFF_OK)
         s = mlff_context_add_model(ctx, m);

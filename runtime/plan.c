@@ -85,7 +85,7 @@ static mlff_dtype concrete(mlff_dtype d, mlff_dtype real)
 
 static int is_input_but_positions(const mlff_graph_tensor *gt)
 {
-    return gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS;
+    return gt->kind == MLFF_TENSOR_INPUT && gt->role != MLFF_INPUT_POSITIONS && gt->role != MLFF_INPUT_POSITIONS_LOW;
 }
 
 /* Inputs that stay as they are while the batch does: an MD loop moves the
@@ -645,6 +645,8 @@ static void vector_sources(const mlff_plan *p, const mlff_graph_node *n, mlff_ex
     e->vector_sources[MLFF_VECTORS_CELLS] = exec_tensor(p, angular->inputs[3]);
     e->vector_sources[MLFF_VECTORS_SYSTEM] = exec_tensor(p, angular->inputs[4]);
     e->vector_sources[MLFF_VECTORS_RADIAL_IMAGES] = exec_tensor(p, radial->inputs[2]);
+    e->vector_sources[MLFF_VECTORS_POSITIONS_LOW] = exec_tensor(p, angular->inputs[5]);
+    e->vector_sources[MLFF_VECTORS_CELLS_LOW] = exec_tensor(p, angular->inputs[6]);
 }
 
 mlff_status mlff_plan_run(mlff_plan *p, unsigned outputs, mlff_error *err)

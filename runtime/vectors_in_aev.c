@@ -3,7 +3,7 @@
 const mlff_graph_node *mlff_aev_vectors_node(const mlff_graph *g, const mlff_graph_node *aev, int input)
 {
     const mlff_graph_node *n = mlff_graph_producer(g, aev->inputs[input]);
-    return n && n->op == MLFF_OP_PAIR_VECTORS && n->n_inputs == 5 ? n : NULL;
+    return n && n->op == MLFF_OP_PAIR_VECTORS && n->n_inputs == 7 ? n : NULL;
 }
 
 /* Whether every reader of tensor t but the AEV (node a) comes after it,
@@ -37,10 +37,11 @@ void mlff_vectors_made_in_aev(const mlff_graph *g, int *made_in)
             !mlff_graph_pair_triples_of(g, a->inputs[2], a->inputs[1]))
             continue;
         const mlff_graph_node *angular = mlff_aev_vectors_node(g, a, 0), *radial = mlff_aev_vectors_node(g, a, 6);
-        /* pair_vectors of images: (positions, pairs, images, cells, system) */
+        /* pair_vectors of images: (positions, pairs, images, cells, system, their low parts) */
         if (!angular || !radial || angular == radial || angular->inputs[1] != a->inputs[1] ||
             radial->inputs[1] != a->inputs[7] || angular->inputs[0] != radial->inputs[0] ||
             angular->inputs[3] != radial->inputs[3] || angular->inputs[4] != radial->inputs[4] ||
+            angular->inputs[5] != radial->inputs[5] || angular->inputs[6] != radial->inputs[6] ||
             !read_after(g, a->inputs[0], k, 1) || !read_after(g, a->inputs[6], k, 0))
             continue;
         made_in[angular - g->nodes] = made_in[radial - g->nodes] = k;

@@ -16,8 +16,9 @@
  * node k's pair vectors, or -1. */
 void mlff_vectors_made_in_aev(const mlff_graph *g, int *made_in);
 
-/* The PAIR_VECTORS node of images behind an AEV's input `input` (0, the
- * angular list's vectors; 6, the radial list's). */
+/* The PAIR_VECTORS node of images (with the low parts of positions and
+ * cells: graph.h) behind an AEV's input `input` (0, the angular list's
+ * vectors; 6, the radial list's). */
 const mlff_graph_node *mlff_aev_vectors_node(const mlff_graph *g, const mlff_graph_node *aev, int input);
 
 #endif

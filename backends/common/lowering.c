@@ -255,7 +255,7 @@ static int lanes_within(int64_t sums, int64_t terms, int64_t items)
  * the other width. The wide form gives a layer as many as fit. OpenCL's
  * forward pass gives them to its last layer alone (ANI's: one output, whose
  * sums one item a row took alone), whose partial sums then lie where its
- * input did (mlp_sums.cl): up to MLP_STRIDE a row. */
+ * input did (celu_mlp.cl): up to MLP_STRIDE a row. */
 static int mlp_lanes(const mlff_mlp_shape *m, mlff_op op, mlff_kernel_dialect dialect, mlff_mlp_kernel form, int l)
 {
     const int vjp = op == MLFF_OP_CELU_MLP_VJP;
@@ -481,7 +481,7 @@ static void emit_mlp_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel
     put_real(t, "ALPHA", s->alpha, dialect, fp64);
 }
 
-/* ANI_ANGULAR (ani_angular.cl): how many triples a group works out at a time
+/* ANI_ANGULAR (ani_angular.kernel): how many triples a group works out at a time
  * (ANGULAR_CHUNK: their factors in local memory, at most
  * MLFF_ANGULAR_LOCAL_BYTES), and whether its sums fit there too
  * (ANGULAR_SUMS_LOCAL; else each item keeps its own in private memory).
@@ -500,7 +500,7 @@ static void emit_angular_constants(mlff_text *t, const mlff_node_sig *s)
     int64_t split = n_shifts ? MLFF_ANGULAR_LANES / n_shifts : 1;
     while (split > 1 && split * n_shifts * s->attrs.i[0] * real > MLFF_ANGULAR_RADIAL_BYTES)
         split--;
-    /* Their partial sums, and a chunk of pairs (ani_angular.cl). */
+    /* Their partial sums, and a chunk of pairs (ani_angular.kernel). */
     const int64_t radial_bytes = (split > 1 ? split * n_shifts * s->attrs.i[0] * real : 0) +
                                  (n_shifts ? MLFF_ANGULAR_LANES / split * split * (2 * real + 4) : 0);
     mlff_text_put(t, "#define RADIAL_SPLIT %lld\n", (long long)split);
@@ -544,10 +544,8 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         mlff_text_put(t, "#define STACKS %lld\n", (long long)mlff_op_stacks(&s->attrs));
         if (mlff_op_stacks(&s->attrs) > 1)
             mlff_text_put(t, "#define STARTS in%d\n", s->n_inputs - 1);
-        /* Their words of shared memory are read 4 at a time. */
-        const int f64 = s->out_dtype == MLFF_DTYPE_F64;
-        mlff_text_put(t, "#define TO4 %s\n",
-                      dialect == MLFF_DIALECT_OPENCL ? (f64 ? "double4" : "float4") : (f64 ? "dvec4" : "vec4"));
+        /* Their words of shared memory are read 4 at a time (the dialect's vector types). */
+        mlff_text_put(t, "#define TO4 %s4\n", type_name(s->out_dtype));
     }
     if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP ||
         (s->op == MLFF_OP_PAIR_VECTORS_VJP && mlff_pair_vjp_has_radial(s->n_inputs)))
@@ -569,11 +567,10 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         emit_mlp_constants(t, s, dialect, fp64);
     /* A result as stored: rounded to TO, then the folded add's other term
      * added, as the add would have (the same bits). */
-    const char *to = dialect == MLFF_DIALECT_OPENCL ? "(TO)" : "TO";
     if (s->epilogue == MLFF_EPILOGUE_ADD)
-        mlff_text_put(t, "#define PLUS_EPI(v, at) (%s(v) + epi[at])\n", to);
+        mlff_text_put(t, "#define PLUS_EPI(v, at) (CAST(TO, v) + epi[at])\n");
     else
-        mlff_text_put(t, "#define PLUS_EPI(v, at) %s(v)\n", to);
+        mlff_text_put(t, "#define PLUS_EPI(v, at) CAST(TO, v)\n");
 }
 
 int mlff_kernels_support_dtype(int fp64, mlff_dtype dtype)

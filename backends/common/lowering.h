@@ -2,7 +2,7 @@
  * What the GPU backends share when they turn a node into a kernel: the
  * node's signature (everything that makes two nodes need different code),
  * and the #defines that make those values compile-time constants in a
- * kernel template (shaders/opencl/, shaders/vulkan/). Row counts
+ * kernel's source (shaders/: the same #defines for both APIs). Row counts
  * are not part of it: they stay run-time values, so one kernel serves every
  * system size.
  */
@@ -32,7 +32,10 @@ typedef struct mlff_node_sig {
 
 void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *sig);
 
-/* The kernel languages: OpenCL C (shaders/opencl/), GLSL (shaders/vulkan/). */
+/* The kernel languages, each with its header of the kernel dialect
+ * (shaders/opencl/dialect.cl, shaders/vulkan/dialect.glsl). Kernels are
+ * written once for both; the dialect decides what differs where an API's
+ * form was measured faster (MLP rows, the GEMMs' operands). */
 typedef enum mlff_kernel_dialect { MLFF_DIALECT_OPENCL, MLFF_DIALECT_GLSL } mlff_kernel_dialect;
 
 int mlff_op_is_gemm(mlff_op op);
@@ -54,7 +57,7 @@ int64_t mlff_node_work_items(const mlff_exec_node *n);
  *   the H100's 12288-atom box's cell gradient at 2.3 ms), and every GPU
  *   allows groups that large.
  * - ANI_ANGULAR gives each atom a group of MLFF_ANGULAR_LANES items, which
- *   share the factors of its triples in local memory (ani_angular.cl), and
+ *   share the factors of its triples in local memory (ani_angular.kernel), and
  *   split its radial features' sums between them. */
 #define MLFF_REDUCE_LANES 256
 #define MLFF_ANGULAR_LANES 64
@@ -72,7 +75,7 @@ int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs
  * `lanes` consecutive items instead (a power of 2 up to MLFF_SUM_MAX_LANES,
  * in work-groups of MLFF_SUM_GROUP), each walking every lanes-th entry, and
  * the lanes' sums are added in a fixed tree in local memory (LANES_SUM in
- * prelude.cl and prelude.glsl): the same bits run to run. Kernels get
+ * shaders/prelude.kernel): the same bits run to run. Kernels get
  * `lanes` at run time (an argument, a push constant), so one kernel serves
  * every size. mlff_sum_lanes: the record's sum_lanes where forced, else
  * doubled while the launch stays within sum_fill_items items and each lane
@@ -160,12 +163,12 @@ int mlff_mlp_kernel_possible(const mlff_tuning *t, mlff_mlp_kernel form, int wid
 /* The row blocks of block_rows rows a launch of a dense node (LINEAR,
  * LINEAR_VJP, CELU_MLP, its VJP) takes: with stacks, one more for each run
  * after the first (each run starts a block; the kernels map a block to its
- * run through the starts: stacked_block in prelude.cl, row_block in
- * prelude.glsl), the blocks past the last run doing nothing. */
+ * run through the starts: ROW_BLOCK in shaders/row_block.kernel), the
+ * blocks past the last run doing nothing. */
 int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows);
 
-/* The GEMM for few rows (OpenCL's linear.cl, Vulkan's linear_rows.comp): a
- * work-group of MLFF_ROWS_GEMM_GROUP items takes MLFF_ROWS_GEMM_ROWS rows of
+/* The GEMM for few rows (shaders/linear_rows.kernel): a work-group of
+ * MLFF_ROWS_GEMM_GROUP items takes MLFF_ROWS_GEMM_ROWS rows of
  * MLFF_ROWS_GEMM_GROUP / lanes outputs. The lanes an output: 32, doubled
  * (up to the whole group) while the launch of `cols` outputs, `rows` rows
  * and `groups` groups would have fewer work-groups than few_groups. */
@@ -173,12 +176,12 @@ int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows);
 #define MLFF_ROWS_GEMM_ROWS 8
 int mlff_rows_gemm_lanes(int64_t cols, int64_t rows, int64_t groups, int64_t few_groups);
 
-/* The register-tiled GEMMs (OpenCL's linear_tiled.cl, Vulkan's
- * linear_tiled.comp) compute MLFF_TILED_GEMM_TS x MLFF_TILED_GEMM_TS outputs
- * a work-group; a GPU gives them a dense layer that makes enough of these
- * work-groups (the record's opencl_tiled_gemm_from_tiles and
- * vulkan_tiled_gemm_from_tiles, core/tuning.h: with fewer, each walking a
- * long K, the GEMM for few rows wins). */
+/* The register-tiled GEMM (shaders/linear_tiled.kernel) computes
+ * MLFF_TILED_GEMM_TS x MLFF_TILED_GEMM_TS outputs a work-group; a GPU gives
+ * it a dense layer that makes enough of these work-groups (the record's
+ * opencl_tiled_gemm_from_tiles and vulkan_tiled_gemm_from_tiles,
+ * core/tuning.h: with fewer, each walking a long K, the GEMM for few rows
+ * wins). */
 #define MLFF_TILED_GEMM_TS 64
 int64_t mlff_tiled_gemm_tiles(const mlff_exec_node *n, int64_t ts); /* tiles of ts x ts */
 
@@ -229,8 +232,10 @@ void mlff_text_put(mlff_text *t, const char *fmt, ...) __attribute__((format(pri
 
 /* The #defines of a node's constants: TO, T<k>, OUT_COLS, IN<k>_COLS, F0-F3,
  * I0-I3, and GROUPS/GEMM_N/GEMM_K/VJP/EPILOGUE/ALPHA for dense layers,
- * N_SHIFTS/N_Z/N_RA for the ANI features. `fp64`: the device has doubles
- * (GLSL float literals then carry the LF suffix, to keep their digits). */
+ * N_SHIFTS/N_Z/N_RA for the ANI features; written in the kernel dialect,
+ * the same for both APIs but real literals and the forms' sizes (MLP_ROWS:
+ * `dialect`). `fp64`: the device has doubles (GLSL float literals then
+ * carry the LF suffix, to keep their digits). */
 void mlff_emit_constants(mlff_text *t, const mlff_node_sig *sig, mlff_kernel_dialect dialect, int fp64);
 
 /* The names mlff_emit_constants may define (for #undef between kernels). */

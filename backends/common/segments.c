@@ -221,7 +221,7 @@ static int keys_ascending(const segment_spec *s)
 }
 
 /* The same stable sort on the device: a least-significant-digit radix sort
- * (shaders/opencl/segment_sort.cl) of the keys, with the entries as values;
+ * (shaders/segment_sort.kernel) of the keys, with the entries as values;
  * for keys in order already, one launch that lists the entries in order and
  * finds the offsets. */
 static mlff_status sort_on_device(mlff_segment_cache *c, mlff_segments *g, const segment_spec *s, mlff_error *err)

@@ -8,7 +8,7 @@
  *
  * The keys are index tensors (pairs, triples, systems, element lists). The
  * sort runs on the device, a radix sort from the index's device buffer
- * (shaders/opencl/segment_sort.cl), or with the record's segment_sort=host
+ * (shaders/segment_sort.kernel), or with the record's segment_sort=host
  * on the host from a copy kept beside the buffer, uploaded after; both give the
  * same CSR. Either way it runs only when that index changed: a host copy
  * of the index is kept to see that a rewrite changed nothing (a molecule's
@@ -61,7 +61,7 @@ typedef struct mlff_segments {
 #define MLFF_SEGMENT_SLOTS 48
 
 /* The device sort's kernels, in the order they run, and its shapes (the
- * #defines of shaders/opencl/segment_sort.cl and vulkan/segment_sort.comp). */
+ * #defines of shaders/segment_sort.kernel). */
 typedef enum mlff_sort_kernel {
     MLFF_SORT_KEYS,
     MLFF_SORT_COUNT,

@@ -11,4 +11,15 @@ typedef struct mlff_shader_source {
 /* The source called name in a {NULL, NULL}-terminated table, or NULL. */
 const char *mlff_shader_find(const mlff_shader_source *table, const char *name);
 
+/* The kernels written once for both GPU backends, in the dialect
+ * (the .kernel files of shaders/; built where either backend is). */
+extern const mlff_shader_source mlff_kernel_shaders[];
+
+/* Kernel `name`: an API's own (its table, `api`), else the one written once. */
+static inline const char *mlff_kernel_source(const mlff_shader_source *api, const char *name)
+{
+    const char *text = mlff_shader_find(api, name);
+    return text ? text : mlff_shader_find(mlff_kernel_shaders, name);
+}
+
 #endif

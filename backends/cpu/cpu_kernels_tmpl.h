@@ -353,6 +353,23 @@ static inline void FN(image_shift)(const real *cells, const int32_t *images, con
         shift[b] = n0 * cell[b] + n1 * cell[3 + b] + n2 * cell[6 + b];
 }
 
+/* Pair p's vector from positions and cells as hi + lo (core/graph.h), in
+ * double, rounded once: hi + lo is exact in double, and so is n . cell of
+ * its 15-bit highs; in float64 the lows are zero and this is the plain sum. */
+static inline void FN(pair_vector_exact)(const mlff_exec_node *n, int64_t p, real v[3])
+{
+    const real *pos = IN(0), *pos_low = IN(5), *cells = IN(3), *cells_low = IN(6);
+    const int32_t *ij = IDX(1), *images = IDX(2);
+    const int64_t i = ij[2 * p], j = ij[2 * p + 1], c = 9 * (int64_t)IDX(4)[i];
+    for (int d = 0; d < 3; d++) {
+        double shift = 0;
+        for (int a = 0; a < 3; a++)
+            shift += mlff_image_offset(images[p], a) * ((double)cells[c + 3 * a + d] + cells_low[c + 3 * a + d]);
+        v[d] = (real)(((double)pos[3 * j + d] + pos_low[3 * j + d]) - ((double)pos[3 * i + d] + pos_low[3 * i + d]) +
+                      shift);
+    }
+}
+
 KERNEL(pair_vectors)
 {
     UNUSED_ARGS;
@@ -362,6 +379,10 @@ KERNEL(pair_vectors)
     real *v = OUT;
     for (int64_t p = 0; p < pairs; p++) {
         real shift[3];
+        if (n->n_inputs == 7) {
+            FN(pair_vector_exact)(n, p, v + 3 * p);
+            continue;
+        }
         if (n->n_inputs == 3)
             for (int d = 0; d < 3; d++)
                 shift[d] = IN(2)[3 * p + d];

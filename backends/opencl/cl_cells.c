@@ -1,5 +1,5 @@
 /* The cell-list kernels (backends/common/device_cells.c drives them): one
- * program from shaders/opencl/cell_lists.cl, in the arena form where every
+ * program from shaders/cell_lists.kernel, in the arena form where every
  * buffer lies in the arena, else for buffers (cl_arena.c), built or loaded
  * from the disk cache at the first search that needs it. */
 #include "cl_internal.h"

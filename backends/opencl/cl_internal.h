@@ -78,8 +78,8 @@ typedef struct cl_prepared {
     int n_nodes;
     cl_kernel *kernels;  /* per node: its kernel (shared between identical nodes); for a
                           * dense layer our GEMM for few rows, NULL when only CLBlast runs it */
-    cl_kernel *tiled;    /* per dense layer: our tiled GEMM (linear_tiled.cl), or NULL */
-    cl_kernel *splits;   /* per LINEAR_VJP: the sums of its split K (gemm_splits.cl), or NULL */
+    cl_kernel *tiled;    /* per dense layer: our tiled GEMM (linear_tiled.kernel), or NULL */
+    cl_kernel *splits;   /* per LINEAR_VJP: the sums of its split K (gemm_splits.kernel), or NULL */
     cl_kernel *wide;     /* per CELU_MLP node: its wide form (lowering.h) where asked for, or NULL */
     cl_kernel *half;     /* per CELU_MLP node: its half form (lowering.h) where asked for, or NULL */
     cl_kernel *epilogue; /* per dense layer: the kernel after a CLBlast GEMM, or NULL */
@@ -89,10 +89,10 @@ typedef struct cl_prepared {
 } cl_prepared;
 
 /* Who runs the dense layers is the record's opencl_gemm (core/tuning.h):
- * auto gives a layer our tiled GEMM (linear_tiled.cl) where it makes
+ * auto gives a layer our tiled GEMM (linear_tiled.kernel) where it makes
  * opencl_tiled_gemm_from_tiles work-groups of it or more (an input
  * gradient opencl_vjp_tiled_from_tiles, its K split: lowering.h), else our
- * GEMM for few rows (linear.cl) below opencl_gemm_own_below_rows rows and
+ * GEMM for few rows (linear_rows.kernel) below opencl_gemm_own_below_rows rows and
  * CLBlast's above; `own` takes ours alone, `tiled` and `clblast` one for
  * every layer. */
 
@@ -154,7 +154,7 @@ struct mlff_backend {
     mlff_segment_cache segments;
     cl_sort_scratch sort;
     cl_pinned pinned;
-    cl_program cell_program[2]; /* shaders/opencl/cell_lists.cl, built at first use; [1]: the arena form */
+    cl_program cell_program[2]; /* shaders/cell_lists.kernel, built at first use; [1]: the arena form */
     cl_kernel cell_kernels[2][MLFF_CELL_KERNELS];
     cl_program transpose_program; /* shaders/opencl/transpose.cl, built at first use */
     cl_kernel transpose_kernels[2]; /* words of 4 and 8 bytes */
@@ -202,8 +202,9 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
 void cl_prepared_free_all(mlff_backend *be);
 /* A program from source, through the disk cache. */
 mlff_status cl_build_program(mlff_backend *be, const char *source, cl_program *out, mlff_error *err);
-/* The program of shaders/opencl/<shader>.cl (unless *program is built
- * already), in the arena form or for buffers (arena.cl), and its kernels
+/* The program of kernels `shader` (shaders/<shader>.kernel, or OpenCL's
+ * own; unless *program is built already), in the arena form or for buffers
+ * (arena.cl), with the dialect's header, and its kernels
  * names[0..n) that kernels[] lacks. */
 mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl_program *program,
                              const char *const *names, cl_kernel *kernels, int n, mlff_error *err);
@@ -291,7 +292,7 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
  * reverse pass the weights transposed per group. */
 mlff_status cl_enqueue_gemm(mlff_backend *be, cl_kernel kernel, int tiled, int splits, const mlff_exec_node *n,
                             mlff_error *err);
-/* Whether our GEMM runs dense layer n as linear_tiled.cl. */
+/* Whether our GEMM runs dense layer n as linear_tiled.kernel. */
 int cl_gemm_tiled(const mlff_backend *be, const mlff_exec_node *n);
 /* The work-groups that share each tile's K (1: not split); has_sums: the
  * program has the kernel that adds their partial sums. */

@@ -89,9 +89,9 @@ static mlff_status enqueue_clblast(mlff_backend *be, cl_node_programs *programs,
     return launch_1d(be, prep->epilogue[k], prep->epilogue_group[k], a.items, CL_ROW_EPILOGUE, err);
 }
 
-/* Our GEMM (linear.cl or linear_tiled.cl: out, inputs, epilogue input),
- * its K perhaps split, whose partial sums gemm_splits.cl then adds (out,
- * the partial sums, epilogue input; splits). */
+/* Our GEMM (linear_rows.kernel or linear_tiled.kernel: out, inputs,
+ * epilogue input), its K perhaps split, whose partial sums gemm_splits.kernel
+ * then adds (out, the partial sums, epilogue input; splits). */
 static mlff_status enqueue_gemm(mlff_backend *be, cl_node_programs *programs, int k, mlff_error *err)
 {
     const mlff_exec_node *n = &programs->nodes[k];

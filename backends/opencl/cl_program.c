@@ -1,9 +1,11 @@
 /*
  * Lowering a node list to one OpenCL program. Every distinct node (op,
  * dtypes, column counts, attributes, epilogue, fixed sizes) becomes one
- * kernel: its template from shaders/opencl/<op>.cl, preceded by #defines that
- * make those values compile-time constants. Row counts stay run-time
- * arguments, so a program serves every system size.
+ * kernel: its source (written once in the kernel dialect, shaders/<op>.kernel,
+ * or OpenCL's own, shaders/opencl/<op>.cl), preceded by #defines that make
+ * those values compile-time constants. A program begins with arena.cl, the
+ * dialect's OpenCL header (shaders/opencl/dialect.cl) and prelude.kernel.
+ * Row counts stay run-time arguments, so a program serves every system size.
  *
  * Programs are kept per backend for the process (matched by a signature of
  * the node list) and stored in the on-disk kernel cache as binaries.
@@ -62,7 +64,7 @@ int cl_node_uses_clblast(const mlff_backend *be, const mlff_exec_node *n)
  * CLBlast GEMM: its in0 is the bias (LINEAR) or y (LINEAR_VJP); variant 2
  * our tiled GEMM; variants 3 and 5 of a CELU_MLP node its wide and half
  * forms; variant 4 of a LINEAR_VJP the sums of its split K
- * (gemm_splits.cl), in0 the partial sums. */
+ * (gemm_splits.kernel), in0 the partial sums. */
 enum {
     VARIANT_OWN,
     VARIANT_EPILOGUE,
@@ -84,7 +86,7 @@ typedef struct buffer_param {
 static int buffer_params(const mlff_node_sig *s, buffer_param *p)
 {
     int n = 0;
-    p[n++] = (buffer_param){"TO", "out"};
+    p[n++] = (buffer_param){"TO", "outp"};
     if (s->variant == VARIANT_EPILOGUE || s->variant == VARIANT_SPLITS) {
         p[n++] = (buffer_param){"const TO", "in0"};
     } else {
@@ -100,6 +102,8 @@ static int buffer_params(const mlff_node_sig *s, buffer_param *p)
             p[n++] = (buffer_param){"const int", "system"};
             p[n++] = (buffer_param){"const int", "images"};
             p[n++] = (buffer_param){"const int", "images2"};
+            p[n++] = (buffer_param){"const T0", "positions_low"};
+            p[n++] = (buffer_param){"const T0", "cells_low"};
         }
         const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
         if (segments) {
@@ -127,7 +131,7 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         mlff_text_put(t, " BUFFER_ARG(global %s *, %s)", params[k].type, params[k].name);
     const int lanes = s->variant != VARIANT_EPILOGUE && mlff_op_sums_in_lanes((mlff_op)s->op);
     mlff_text_put(t, " const long n_items%s\n#define KTENSORS",
-                  s->variant == VARIANT_SPLITS ? ", const int splits" : lanes ? ", const int lanes" : "");
+                  s->variant == VARIANT_SPLITS || lanes ? ", const int lanes" : "");
     for (int k = 0; k < n; k++)
         mlff_text_put(t, " BUFFER_POINTER(global %s *, %s)", params[k].type, params[k].name);
     mlff_text_put(t, "\n");
@@ -135,16 +139,12 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
     const int our_gemm = is_gemm(s->op) && s->variant != VARIANT_EPILOGUE;
     const int dense = our_gemm || mlff_op_is_mlp((mlff_op)s->op);
     if (dense)
-        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "row_block"));
-    if (mlff_op_is_mlp((mlff_op)s->op))
-        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "mlp_sums"));
+        mlff_text_put(t, "%s", mlff_kernel_source(mlff_opencl_shaders, "row_block"));
     if (our_gemm)
-        mlff_text_put(t, "%s", mlff_shader_find(mlff_opencl_shaders, "gemm_store"));
+        mlff_text_put(t, "%s", mlff_kernel_source(mlff_opencl_shaders, "gemm_store"));
     mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n#undef KTENSORS\n", template_text);
     if (dense)
         mlff_text_put(t, "#undef ROW_BLOCK\n");
-    if (mlff_op_is_mlp((mlff_op)s->op))
-        mlff_text_put(t, "#undef MLP_SLICE\n#undef MLP_SUM\n#undef MLP_SUMS\n#undef MLP_PART\n");
     if (our_gemm)
         mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)
@@ -156,9 +156,9 @@ static const char *template_for(const mlff_node_sig *s)
     const char *name = s->variant == VARIANT_EPILOGUE ? "gemm_epilogue"
                        : s->variant == VARIANT_SPLITS ? "gemm_splits"
                        : s->variant == VARIANT_TILED  ? "linear_tiled"
-                       : s->op == MLFF_OP_LINEAR_VJP  ? "linear"
+                       : is_gemm(s->op)               ? "linear_rows"
                                                       : mlff_op_get((mlff_op)s->op)->name;
-    return mlff_shader_find(mlff_opencl_shaders, name);
+    return mlff_kernel_source(mlff_opencl_shaders, name);
 }
 
 /* The kernels a node's program holds: those of every form the record
@@ -202,10 +202,11 @@ static int runs_wide(const mlff_backend *be, cl_kernel kernel, size_t *most)
 }
 
 /* What comes before every program's source: the form of its buffer
- * parameters (arena.cl). */
-static void put_arena_header(mlff_text *t, int arena)
+ * parameters (arena.cl) and the kernel dialect's OpenCL header. */
+static void put_headers(mlff_text *t, int arena)
 {
-    mlff_text_put(t, "%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"));
+    mlff_text_put(t, "%s%s%s", arena ? "#define ARENA 1\n" : "", mlff_shader_find(mlff_opencl_shaders, "arena"),
+                  mlff_shader_find(mlff_opencl_shaders, "dialect"));
 }
 
 static double now_ms(void)
@@ -360,8 +361,8 @@ static mlff_status create_prepared(mlff_backend *be, const mlff_node_sig *sigs, 
 
     mlff_text_put(&src, "%s#define SUM_LANES_MAX %d\n", be->has_fp64 ? "#define MLFF_FP64 1\n" : "",
                   mlff_sum_lanes_max(&be->tuning));
-    put_arena_header(&src, arena);
-    mlff_text_put(&src, "%s", mlff_shader_find(mlff_opencl_shaders, "prelude"));
+    put_headers(&src, arena);
+    mlff_text_put(&src, "%s", mlff_kernel_source(mlff_opencl_shaders, "prelude"));
     /* The kernels of each node, one per variant wanted. */
     mlff_status s = MLFF_OK;
     for (int v = 0; v < VARIANTS; v++)
@@ -473,13 +474,13 @@ mlff_status cl_prepare(mlff_backend *be, const mlff_exec_node *nodes, int n_node
 mlff_status cl_build_kernels(mlff_backend *be, const char *shader, int arena, cl_program *program,
                              const char *const *names, cl_kernel *kernels, int n, mlff_error *err)
 {
-    const char *source = mlff_shader_find(mlff_opencl_shaders, shader);
+    const char *source = mlff_kernel_source(mlff_opencl_shaders, shader);
     if (!source)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: %s.cl is missing", shader);
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "opencl: the kernels %s are missing", shader);
     mlff_status s = MLFF_OK;
     if (!*program) {
         mlff_text text = {0};
-        put_arena_header(&text, arena);
+        put_headers(&text, arena);
         mlff_text_put(&text, "%s", source);
         s = text.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "opencl: out of memory")
                         : cl_build_program(be, text.s, program, err);

@@ -1,6 +1,6 @@
 /* The OpenCL side of the segments (backends/common/segments.h): host copies
  * of index buffers, the device copies of each sorted index, and the device
- * sort (shaders/opencl/segment_sort.cl, built at the first sort). */
+ * sort (shaders/segment_sort.kernel, built at the first sort). */
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* The cell-list kernels (backends/common/device_cells.c drives them): one
- * pipeline per kernel from shaders/vulkan/cell_lists.comp, built or loaded
+ * pipeline per kernel from shaders/cell_lists.kernel, built or loaded
  * from the caches at the first search; dispatched through the same
  * recordings as the nodes (a repeated search replays them), and left
  * pending until something needs their results. */
@@ -12,12 +12,13 @@ static mlff_status pipeline_for(mlff_backend *be, mlff_cell_kernel kernel, mlff_
 {
     if (be->cell_pipelines[kernel])
         return MLFF_OK;
-    const char *body = mlff_shader_find(mlff_vulkan_shaders, "cell_lists");
+    const char *body = mlff_kernel_source(mlff_vulkan_shaders, "cell_lists");
     if (!body)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: cell_lists.comp is missing");
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: the cell-list kernels are missing");
     mlff_text src = {0};
-    mlff_text_put(&src, "#version 450\n#define CELL_KERNEL %d\n%s%s", (int)kernel,
-                  mlff_shader_find(mlff_vulkan_shaders, "dispatch"), body);
+    mlff_text_put(&src, "#version 450\n#define CELL_KERNEL %d\n%s%s%s", (int)kernel,
+                  mlff_shader_find(mlff_vulkan_shaders, "dispatch"), mlff_shader_find(mlff_vulkan_shaders, "dialect"),
+                  body);
     mlff_status s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
                                : vk_pipeline_from_source(be, src.s, &be->cell_pipelines[kernel], err);
     free(src.s);

@@ -50,26 +50,26 @@ _Static_assert(VK_BIND_DISPATCH == 16, "shaders/vulkan/dispatch.glsl binds the t
 #define VK_SG_ROWS 8
 #define VK_SG_COLS 2
 /* CPU implementations with subgroup shuffles take it at every size; GPUs
- * take linear_tiled.comp where a layer makes enough tiles (the record's
+ * take linear_tiled.kernel where a layer makes enough tiles (the record's
  * vulkan_tiled_gemm_from_tiles: bench/RESULTS.md),
- * else linear_rows.comp (the GEMM for few rows of lowering.h, with more
+ * else linear_rows.kernel (the GEMM for few rows of lowering.h, with more
  * lanes an output than 32 while a dispatch would have fewer work groups
  * than vulkan_rows_few_groups). */
 
 /* Which GEMM shader runs the dense layers (vk_gemm_for). */
 typedef enum vk_gemm {
     VK_GEMM_DIRECT,   /* linear.comp straight from the buffers: CPU implementations */
-    VK_GEMM_TILED,    /* linear_tiled.comp: tiles in shared memory, outputs in registers */
+    VK_GEMM_TILED,    /* linear_tiled.kernel: tiles in shared memory, outputs in registers */
     VK_GEMM_SUBGROUP, /* linear_subgroup.comp: registers and subgroup shuffles */
-    VK_GEMM_ROWS,     /* linear_rows.comp: few rows, K spread over a work group */
+    VK_GEMM_ROWS,     /* linear_rows.kernel: few rows, K spread over a work group */
 } vk_gemm;
-/* The tile side of linear_tiled.comp; 0 for the other forms. */
+/* The tile side of linear_tiled.kernel; 0 for the other forms. */
 static inline int vk_gemm_tile(vk_gemm gemm)
 {
     return gemm == VK_GEMM_TILED ? MLFF_TILED_GEMM_TS : 0;
 }
 /* The signature variant of a LINEAR_VJP's sums after a split K
- * (gemm_splits.comp), beside its GEMM forms. */
+ * (gemm_splits.kernel), beside its GEMM forms. */
 #define VK_VARIANT_SPLIT_SUMS 16
 
 typedef struct vk_buffer {
@@ -196,7 +196,7 @@ struct mlff_backend {
         uint64_t key; /* the signature's hash, with SUM_LANES_MAX */
         int value;    /* the last of kernels made for it */
     } *kernel_index;  /* ... looked up (a core/ds.h hash map) */
-    VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/vulkan/cell_lists.comp, built at first use */
+    VkPipeline cell_pipelines[MLFF_CELL_KERNELS]; /* shaders/cell_lists.kernel, built at first use */
 
     mlff_segment_cache segments;
     vk_sort_scratch sort;

@@ -2,7 +2,7 @@
  * CELU_MLP and its reverse pass a layer at a time (lowering.h): where a node
  * has many rows, each layer runs as a GEMM of its own (the tiled one on
  * GPUs), whose tiles use each weight they load for 64 rows, where the fused
- * kernels (celu_mlp.comp, celu_mlp_vjp.comp) load a weight row for every 4
+ * kernels (celu_mlp.comp, celu_mlp_vjp.kernel) load a weight row for every 4
  * rows. The forward layers store into the node's output blocks, which the
  * reverse pass reads as it would the fused kernel's; the reverse layers
  * hand their gradients on through a scratch buffer of the backend and the

@@ -85,7 +85,7 @@ mlff_status vk_add_node(mlff_backend *be, const mlff_exec_node *n, VkPipeline pi
         int64_t cols_per_group = shader == VK_GEMM_SUBGROUP ? VK_SG_COLS * VK_GROUP_1D
                                  : tile                       ? tile
                                                               : VK_GEMM_TILE;
-        if (shader == VK_GEMM_ROWS) { /* linear_rows.comp: its lanes an output */
+        if (shader == VK_GEMM_ROWS) { /* linear_rows.kernel: its lanes an output */
             const int lanes = mlff_rows_gemm_lanes(cols, items, groups, be->tuning.vulkan_rows_few_groups);
             d.push[2] = (uint32_t)lanes;
             cols_per_group = MLFF_ROWS_GEMM_GROUP / lanes;

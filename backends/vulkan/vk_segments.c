@@ -1,7 +1,7 @@
 /* The Vulkan side of the segments (backends/common/segments.h): host copies
  * of index buffers; each sorted index in host-visible buffers when the host
  * sorts (an upload is a copy, and a recording that binds them stays valid),
- * in device buffers when the device sorts (shaders/vulkan/segment_sort.comp,
+ * in device buffers when the device sorts (shaders/segment_sort.kernel,
  * one pipeline per kernel, built at the first sort; its dispatches join the
  * node list's, so an unchanged call replays them with the rest). */
 #include <stdlib.h>
@@ -66,16 +66,17 @@ static void release(void *backend, mlff_segments *g)
 
 static mlff_status build_sort(mlff_backend *be, mlff_error *err)
 {
-    const char *body = mlff_shader_find(mlff_vulkan_shaders, "segment_sort");
+    const char *body = mlff_kernel_source(mlff_vulkan_shaders, "segment_sort");
     if (!body)
-        return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: segment_sort.comp is missing");
+        return mlff_fail(err, MLFF_ERROR_INTERNAL, "vulkan: the segment sort's kernels are missing");
     mlff_status s = MLFF_OK;
     for (int k = 0; k < MLFF_SORT_KERNELS && s == MLFF_OK; k++) {
         if (be->sort.pipelines[k])
             continue;
         mlff_text src = {0};
-        mlff_text_put(&src, "#version 450\n#define SORT_KERNEL %d\n%s%s", k,
-                      mlff_shader_find(mlff_vulkan_shaders, "dispatch"), body);
+        mlff_text_put(&src, "#version 450\n#define SORT_KERNEL %d\n%s%s%s", k,
+                      mlff_shader_find(mlff_vulkan_shaders, "dispatch"), mlff_shader_find(mlff_vulkan_shaders, "dialect"),
+                      body);
         s = src.failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory")
                        : vk_pipeline_from_source(be, src.s, &be->sort.pipelines[k], err);
         free(src.s);
@@ -119,7 +120,7 @@ static mlff_status sort_launch(void *backend, mlff_segments *g, const mlff_sort_
                                  x->flag.buffer};
     _Static_assert(sizeof bindings / sizeof *bindings <= VK_BINDINGS, "the segment sort binds too many buffers");
     memcpy(dispatch.bindings, bindings, sizeof bindings);
-    dispatch.writes = 0x3f0u; /* 4 to 9 (segment_sort.comp): a sort runs beside the nodes that read its keys */
+    dispatch.writes = 0x3f0u; /* 4 to 9 (segment_sort.kernel): a sort runs beside the nodes that read its keys */
     memcpy(&dispatch.push[2], l->args, sizeof l->args);
     dispatch.groups[1] = dispatch.groups[2] = 1;
     return vk_add_dispatch(be, &dispatch, l->items, MLFF_SORT_GROUP, err);

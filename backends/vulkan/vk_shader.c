@@ -1,10 +1,13 @@
 /*
  * Lowering a node to a compute pipeline. Every distinct node signature
  * (backends/common/lowering.h) becomes one GLSL shader: generated #defines,
- * shaders/vulkan/dispatch.glsl, prelude.glsl and math.glsl, and the op's
- * template. Its SPIR-V comes from the disk cache (kind "spirv", keyed by
- * the source, the options and the shaderc version) or from shaderc, which
- * is started only on the first miss: a warm start never calls it.
+ * shaders/vulkan/dispatch.glsl, the kernel dialect's GLSL header
+ * (shaders/vulkan/dialect.glsl), math.glsl, shaders/prelude.kernel, and the
+ * op's source (written once in the dialect, shaders/<op>.kernel, or
+ * Vulkan's own, shaders/vulkan/<op>.comp). Its SPIR-V comes from the disk
+ * cache (kind "spirv", keyed by the source, the options and the shaderc
+ * version) or from shaderc, which is started only on the first miss: a
+ * warm start never calls it.
  * Pipelines go through the VkPipelineCache (vk_pipeline_cache.c) and live
  * as long as the backend.
  */
@@ -23,6 +26,7 @@
 #endif
 
 #define SPIRV_MAGIC 0x07230203u
+_Static_assert(MLFF_TILED_GEMM_TS == 64, "shaders/linear_tiled.kernel's TS");
 
 static const char *template_name(const mlff_node_sig *s)
 {
@@ -33,33 +37,59 @@ static const char *template_name(const mlff_node_sig *s)
     return mlff_op_get((mlff_op)s->op)->name;
 }
 
+/* A node's buffers at their bindings (vk_internal.h), as OpenCL's host
+ * writes a kernel's parameters, and the dispatch's values (dispatch.glsl):
+ * n_items, the work-items wanted in all; base, the first one of this
+ * dispatch (a launch past the device's group count limit takes several);
+ * lanes, the lanes of sums in lanes (lowering.h) or gemm_splits' splits. */
+static void put_bindings(mlff_text *src, const mlff_node_sig *s, int segments)
+{
+    static const char layout[] = "layout(std430, set = 0, binding = %d) %sbuffer %s { %s %s[]; };\n";
+    mlff_text_put(src, layout, VK_BIND_OUT, "", "OutB", "TO", "outp");
+    for (int k = 0; k < s->n_inputs; k++) {
+        char block[16], type[16], name[16];
+        snprintf(block, sizeof block, "In%dB", k);
+        snprintf(type, sizeof type, "T%d", k);
+        snprintf(name, sizeof name, "in%d", k);
+        mlff_text_put(src, layout, VK_BIND_IN0 + k, "readonly ", block, type, name);
+    }
+    if (segments) {
+        mlff_text_put(src, layout, VK_BIND_SEG_OFF, "readonly ", "SegOffB", "int", "seg_off");
+        mlff_text_put(src, layout, VK_BIND_SEG_ITEMS, "readonly ", "SegItemsB", "int", "seg_items");
+    }
+    if (segments > 1) {
+        mlff_text_put(src, layout, VK_BIND_SEG2_OFF, "readonly ", "Seg2OffB", "int", "seg2_off");
+        mlff_text_put(src, layout, VK_BIND_SEG2_ITEMS, "readonly ", "Seg2ItemsB", "int", "seg2_items");
+    }
+    if (mlff_epilogue_reads_input((mlff_epilogue)s->epilogue))
+        mlff_text_put(src, layout, VK_BIND_EPI, "readonly ", "EpiB", "TO", "epi");
+    mlff_text_put(src, "struct Push {\n    uint n_items;\n    uint base;\n    uint lanes;\n};\nDISPATCH_VALUES(Push);\n");
+}
+
 static mlff_status generate(const mlff_backend *be, const mlff_node_sig *s, mlff_text *src, mlff_error *err)
 {
-    const char *tmpl = mlff_shader_find(mlff_vulkan_shaders, template_name(s));
+    const char *tmpl = mlff_kernel_source(mlff_vulkan_shaders, template_name(s));
     if (!tmpl)
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "vulkan: op %s has no shader", mlff_op_get((mlff_op)s->op)->name);
-    const int gemm = mlff_op_is_gemm((mlff_op)s->op);
+    const int gemm = mlff_op_is_gemm((mlff_op)s->op), dense = gemm || mlff_op_is_mlp((mlff_op)s->op);
     /* [[unroll]]: loops over private arrays stay in registers only unrolled. */
     mlff_text_put(src, "#version 450\n#extension GL_EXT_control_flow_attributes : require\n%s%s",
                   be->has_fp64 ? "#define MLFF_FP64 1\n" : "", mlff_shader_find(mlff_vulkan_shaders, "dispatch"));
     mlff_text_put(src, "#define SUM_LANES_MAX %d\n", mlff_sum_lanes_max(&be->tuning));
-    if (gemm && vk_gemm_tile((vk_gemm)s->variant))
-        mlff_text_put(src, "#define TS %d\n", vk_gemm_tile((vk_gemm)s->variant));
     if (gemm && s->variant == VK_GEMM_SUBGROUP)
         mlff_text_put(src, "#extension GL_KHR_shader_subgroup_basic : require\n"
                            "#extension GL_KHR_shader_subgroup_shuffle : require\n"
                            "#define SG_WG %d\n#define SG_ROWS %d\n#define SG_COLS %d\n",
                       VK_GROUP_1D, VK_SG_ROWS, VK_SG_COLS);
-    mlff_text_put(src, "#define N_INPUTS %d\n", s->n_inputs);
     const int segments = mlff_node_segment_lists((mlff_op)s->op, &s->attrs, s->n_inputs);
-    if (segments)
-        mlff_text_put(src, "#define SEGMENTS 1\n%s", segments > 1 ? "#define SEGMENTS2 1\n" : "");
     if (mlff_epilogue_reads_input((mlff_epilogue)s->epilogue))
         mlff_text_put(src, "#define EPI 1\n");
     mlff_emit_constants(src, s, MLFF_DIALECT_GLSL, be->has_fp64);
-    mlff_text_put(src, "%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "prelude"),
-                  mlff_shader_find(mlff_vulkan_shaders, "math"),
-                  gemm ? mlff_shader_find(mlff_vulkan_shaders, "gemm_store") : "", tmpl);
+    put_bindings(src, s, segments);
+    mlff_text_put(src, "%s%s%s%s%s%s", mlff_shader_find(mlff_vulkan_shaders, "dialect"),
+                  mlff_shader_find(mlff_vulkan_shaders, "math"), mlff_kernel_source(mlff_vulkan_shaders, "prelude"),
+                  dense ? mlff_kernel_source(mlff_vulkan_shaders, "row_block") : "",
+                  gemm ? mlff_kernel_source(mlff_vulkan_shaders, "gemm_store") : "", tmpl);
     return src->failed ? mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "vulkan: out of memory generating a shader")
                        : MLFF_OK;
 }

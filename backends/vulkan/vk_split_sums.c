@@ -1,6 +1,6 @@
 /* A layer's input gradient with its K split between work groups
  * (lowering.h): the tiled shader's dispatch writes its partial sums into
- * the backend's split_sums buffer, then gemm_splits.comp adds them into the
+ * the backend's split_sums buffer, then gemm_splits.kernel adds them into the
  * node's output. */
 #include <string.h>
 

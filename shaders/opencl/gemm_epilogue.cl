@@ -5,7 +5,7 @@ kernel void KNAME(KARGS)
 {
     KTENSORS
     ITEM();
-    TO v = out[item];
+    TO v = outp[item];
 #if VJP
     v = in0[item] > 0 ? v : v * (in0[item] / (TO)ALPHA + 1);
 #else
@@ -14,5 +14,5 @@ kernel void KNAME(KARGS)
     v = v > 0 ? v : (TO)ALPHA * expm1(v / (TO)ALPHA);
 #endif
 #endif
-    out[item] = v;
+    outp[item] = v;
 }

@@ -1,8 +1,8 @@
 /* Weights transposed per group, as words of 4 or 8 bytes (no fp64 needed
  * to move doubles): in [groups * k_rows, n_cols] row-major becomes out
  * [groups * n_cols, k_rows], block g of out being block g of in transposed.
- * Our GEMM's reverse pass (linear.cl) and CELU_MLP (celu_mlp.cl) read W this
- * way, along its rows. */
+ * Our GEMMs' reverse pass (linear_rows.kernel, linear_tiled.kernel) and
+ * CELU_MLP (celu_mlp.cl) read W this way, along its rows. */
 #define TRANSPOSE(NAME, WORD)                                                                     \
     kernel void NAME(global WORD *out, global const WORD *in, const int k_rows, const int n_cols, \
                      const long total)                                                           \

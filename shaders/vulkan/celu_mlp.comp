@@ -84,10 +84,8 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
 void main()
 {
     const uint t = gl_LocalInvocationID.x, g = gl_WorkGroupID.y;
-    uint e, r0, r_end;
-    if (!row_block(pc.base / MLP_ROWS + gl_WorkGroupID.x, MLP_ROWS, e, r0, r_end))
-        return;
-    const uint rows = r_end - r0, wg = e * GROUPS + g; /* wg: the weights' group */
+    ROW_BLOCK(pc.base / MLP_ROWS + gl_WorkGroupID.x, MLP_ROWS);
+    const uint r0 = m0, rows = m_end - m0, wg = e * GROUPS + g; /* wg: the weights' group */
     uint src = 0, dst = MLP_ROWS * MLP_STRIDE;
     for (uint k = t; k < MLP_ROWS * MLP_W0; k += MLP_THREADS) {
         const uint r = k / MLP_W0, c = k % MLP_W0;

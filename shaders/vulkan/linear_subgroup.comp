@@ -1,5 +1,5 @@
 /* The GEMM of linear.comp (same operands and groups; stored through
- * gemm_store.glsl) without shared memory or barriers, for devices with
+ * gemm_store.kernel) without shared memory or barriers, for devices with
  * subgroup shuffles. Each invocation keeps SG_ROWS x SG_COLS outputs in registers: rows
  * pc.base + SG_ROWS * x + r, columns of its work group's block of
  * SG_WG * SG_COLS, its own every SG_WG. K goes in steps of the subgroup
@@ -21,9 +21,7 @@ TO b_value(uint wg, uint k, uint n)
 void main()
 {
     const uint lane = gl_SubgroupInvocationID, size = gl_SubgroupSize, g = gl_WorkGroupID.z;
-    uint e, m0, m_end;
-    if (!row_block(pc.base / SG_ROWS + gl_WorkGroupID.x, SG_ROWS, e, m0, m_end))
-        return;
+    ROW_BLOCK(pc.base / SG_ROWS + gl_WorkGroupID.x, SG_ROWS);
     const uint wg = e * GROUPS + g;
     const uint n0 = gl_WorkGroupID.y * (SG_WG * SG_COLS) + gl_LocalInvocationID.x;
     TO acc[SG_ROWS][SG_COLS];
@@ -52,6 +50,6 @@ void main()
         for (uint c = 0; c < SG_COLS; c++) {
             const uint m = m0 + r, n = n0 + c * SG_WG;
             if (m < m_end && n < GEMM_N)
-                gemm_store(g, wg, m, n, acc[r][c]);
+                GEMM_STORE(g, wg, m, n, acc[r][c]);
         }
 }

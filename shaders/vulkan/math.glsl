@@ -1,4 +1,4 @@
-/* Follows prelude.glsl in every generated shader (see there). */
+/* Follows dialect.glsl in every node's shader (backends/vulkan/vk_shader.c). */
 
 /* Math for float and double alike (exp_, expm1_, log_, pow_, sin_, cos_,
  * acos_), so that one template serves both types: GLSL has no double exp,
@@ -50,38 +50,38 @@ float pow2_f(int n)
     return intBitsToFloat((n + 127) << 23);
 }
 
-vec2 two_sum(float a, float b)
-{
-    precise const float s = a + b;
-    precise const float bb = s - a;
-    precise const float err = (a - (s - bb)) + (b - bb);
-    return vec2(s, err);
-}
-
-/* Needs |a| >= |b| (or a = 0). */
-vec2 fast_two_sum(float a, float b)
-{
-    precise const float s = a + b;
-    precise const float err = b - (s - a);
-    return vec2(s, err);
-}
-
-/* a = hi + lo with hi in 12 bits, so that products of halves are exact. */
-vec2 split(float a)
-{
-    precise const float c = 4097.0 * a; /* 2^12 + 1 */
-    precise const float hi = c - (c - a);
-    precise const float lo = a - hi;
-    return vec2(hi, lo);
-}
-
-vec2 two_prod(float a, float b)
-{
-    precise const float p = a * b;
-    const vec2 x = split(a), y = split(b);
-    precise const float err = ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y;
-    return vec2(p, err);
-}
+/* Error-free sums and products of T, as pairs T2 (hi, lo); the split into
+ * halves of HALF bits (SPLITTER = 2^HALF + 1) makes products of halves
+ * exact. fast_two_sum needs |a| >= |b| (or a = 0). */
+#define ERROR_FREE(T, T2, SPLITTER)                                                       \
+    T2 two_sum(T a, T b)                                                                  \
+    {                                                                                     \
+        precise const T s = a + b;                                                        \
+        precise const T bb = s - a;                                                       \
+        precise const T err = (a - (s - bb)) + (b - bb);                                  \
+        return T2(s, err);                                                                \
+    }                                                                                     \
+    T2 fast_two_sum(T a, T b)                                                             \
+    {                                                                                     \
+        precise const T s = a + b;                                                        \
+        precise const T err = b - (s - a);                                                \
+        return T2(s, err);                                                                \
+    }                                                                                     \
+    T2 split(T a)                                                                         \
+    {                                                                                     \
+        precise const T c = SPLITTER * a;                                                 \
+        precise const T hi = c - (c - a);                                                 \
+        precise const T lo = a - hi;                                                      \
+        return T2(hi, lo);                                                                \
+    }                                                                                     \
+    T2 two_prod(T a, T b)                                                                 \
+    {                                                                                     \
+        precise const T p = a * b;                                                        \
+        const T2 x = split(a), y = split(b);                                              \
+        precise const T err = ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y;      \
+        return T2(p, err);                                                                \
+    }
+ERROR_FREE(float, vec2, 4097.0) /* 2^12 + 1 */
 
 /* expm1 on |r| <= ln2/2 (Taylor to r^8): r plus a correction, so that small
  * values keep their relative accuracy. */
@@ -288,38 +288,7 @@ double pow2_d(int n)
     return packDouble2x32(uvec2(0u, uint(n + 1023) << 20));
 }
 
-dvec2 two_sum(double a, double b)
-{
-    precise const double s = a + b;
-    precise const double bb = s - a;
-    precise const double err = (a - (s - bb)) + (b - bb);
-    return dvec2(s, err);
-}
-
-/* Needs |a| >= |b| (or a = 0). */
-dvec2 fast_two_sum(double a, double b)
-{
-    precise const double s = a + b;
-    precise const double err = b - (s - a);
-    return dvec2(s, err);
-}
-
-/* a = hi + lo with hi in 26 bits, so that products of halves are exact. */
-dvec2 split(double a)
-{
-    precise const double c = 134217729.0LF * a; /* 2^27 + 1 */
-    precise const double hi = c - (c - a);
-    precise const double lo = a - hi;
-    return dvec2(hi, lo);
-}
-
-dvec2 two_prod(double a, double b)
-{
-    precise const double p = a * b;
-    const dvec2 x = split(a), y = split(b);
-    precise const double err = ((x.x * y.x - p) + x.x * y.y + x.y * y.x) + x.y * y.y;
-    return dvec2(p, err);
-}
+ERROR_FREE(double, dvec2, 134217729.0LF) /* 2^27 + 1 */
 
 /* Taylor to r^15: the next term is below 1e-17 relative. */
 double expm1_kernel(double r)

@@ -470,7 +470,36 @@ CASE(case_pair_vectors_images)
     const shift_indices x = six_shifted_pairs(g);
     int pos = random_param(g, rng, 5, 3, -2, 2), cells = random_param(g, rng, 2, 9, -3, 3);
     WRT2(pos, cells);
-    return mlff_op_pair_vectors_of_images(g, pos, x.pairs, x.images, cells, x.system);
+    return mlff_op_pair_vectors_of_images(g, pos, x.pairs, x.images, cells, x.system, -1, -1);
+}
+
+/* Cell entries of MLFF_CELL_HIGH_BITS bits (core/graph.h) about `size`, and
+ * their low parts: values a float32 kernel multiplies by image offsets
+ * exactly. */
+static void split_cells(test_rng *rng, int systems, double size, double *high, double *low)
+{
+    for (int k = 0; k < 9 * systems; k++) {
+        const double x = (k % 9 % 4 == 0 ? size : 0) + test_uniform(rng, -0.1, 0.1) * size;
+        int e;
+        const double m = frexp(x, &e);
+        high[k] = x == 0 ? 0 : ldexp(nearbyint(ldexp(m, MLFF_CELL_HIGH_BITS)), e - MLFF_CELL_HIGH_BITS);
+        low[k] = x - high[k];
+    }
+}
+
+/* The same with positions and cells as high and low parts, as a model
+ * builds them (core/graph.h): positions far from the origin in a large
+ * cell, where the pair vectors need the low parts in float32. */
+CASE(case_pair_vectors_images_low)
+{
+    const shift_indices x = six_shifted_pairs(g);
+    double high[2 * 9], low[2 * 9];
+    split_cells(rng, 2, 48.0, high, low);
+    const int cells = mlff_graph_param(g, "cells", MLFF_DTYPE_REAL, 2, 9, MLFF_DTYPE_F64, high);
+    const int cells_low = mlff_graph_param(g, "cells_low", MLFF_DTYPE_REAL, 2, 9, MLFF_DTYPE_F64, low);
+    const int pos = random_param(g, rng, 5, 3, 40, 50), pos_low = random_param(g, rng, 5, 3, -2e-6, 2e-6);
+    WRT1(pos); /* the cells': case_pair_vectors_images (shifts this long defeat finite differences) */
+    return mlff_op_pair_vectors_of_images(g, pos, x.pairs, x.images, cells, x.system, pos_low, cells_low);
 }
 
 CASE(case_norm3)
@@ -566,7 +595,7 @@ CASE(case_ani_aev)
 }
 
 /* The same with 40 radial shifts: an item a shift, no partial sums
- * (ani_angular.cl's RADIAL_SPLIT 1). */
+ * (ani_angular.kernel's RADIAL_SPLIT 1). */
 CASE(case_ani_aev_many_shifts)
 {
     double shifts[40];
@@ -593,7 +622,7 @@ CASE(case_ani_angular_pair_triples)
 
 /* The AEV with 70 radial pairs a center (each neighbour listed again and
  * again, as the op allows): more than a GPU group takes at a time
- * (ani_angular.cl's RADIAL_CHUNK), the last chunk partial. */
+ * (ani_angular.kernel's RADIAL_CHUNK), the last chunk partial. */
 CASE(case_ani_aev_many_pairs)
 {
     enum { PER_CENTER = 70, PAIRS = 5 * PER_CENTER };
@@ -658,20 +687,22 @@ CASE(case_ani_aev_of_images)
         for (int q = p + 1; q < ANGULAR && angular[q][0] == angular[p][0]; q++)
             triples++;
     }
-    double cell_rows[2 * 9];
-    for (int k = 0; k < 2 * 9; k++)
-        cell_rows[k] = (k % 9 % 4 == 0 ? 2.9 : 0) + test_uniform(rng, -0.3, 0.3);
-    const int pos = random_param(g, rng, ATOMS, 3, -0.7, 0.7);
+    double cell_rows[2 * 9], cell_lows[2 * 9];
+    split_cells(rng, 2, 2.9, cell_rows, cell_lows);
+    const int pos = random_param(g, rng, ATOMS, 3, -0.7, 0.7), pos_low = random_param(g, rng, ATOMS, 3, -1e-8, 1e-8);
     const int cells = mlff_graph_param(g, "cells", MLFF_DTYPE_REAL, 2, 9, MLFF_DTYPE_F64, cell_rows);
+    const int cells_low = mlff_graph_param(g, "cells_low", MLFF_DTYPE_REAL, 2, 9, MLFF_DTYPE_F64, cell_lows);
     WRT1(pos);
     const int sys = index_param(g, ATOMS, 1, system), radial_pairs = index_param(g, RADIAL, 2, pairs_r);
     const int pairs = index_param(g, ANGULAR, 2, pairs_a);
     static const double shifts[5] = {0.9, 1.4, 1.9, 2.4, 2.9}, shift_theta[4] = {0.39, 1.18, 1.96, 2.75},
                         shift_r[2] = {1.0, 2.0};
     const mlff_ani_radial_inputs radial_inputs = {
-        mlff_op_pair_vectors_of_images(g, pos, radial_pairs, index_param(g, RADIAL, 1, images_r), cells, sys),
+        mlff_op_pair_vectors_of_images(g, pos, radial_pairs, index_param(g, RADIAL, 1, images_r), cells, sys, pos_low,
+                                       cells_low),
         radial_pairs, column(g, 5, shifts), 4.0, 3.5};
-    const int vec = mlff_op_pair_vectors_of_images(g, pos, pairs, index_param(g, ANGULAR, 1, images_a), cells, sys);
+    const int vec = mlff_op_pair_vectors_of_images(g, pos, pairs, index_param(g, ANGULAR, 1, images_a), cells, sys,
+                                                   pos_low, cells_low);
     const int triple_list =
         mlff_op_pair_triples(g, pairs, index_param(g, ANGULAR, 1, first), MLFF_FIXED_ROWS, triples);
     return mlff_op_ani_aev(g, &radial_inputs, vec, pairs, triple_list, index_param(g, ATOMS, 1, species),
@@ -706,7 +737,7 @@ CASE(case_ani_angular_many_triples)
 }
 
 /* The same with 16 x 16 shifts: more features than a GPU group has items
- * and than fit its local memory (ani_angular.cl's other paths). */
+ * and than fit its local memory (ani_angular.kernel's other paths). */
 CASE(case_ani_angular_many_shifts)
 {
     double shift_theta[16], shift_r[16];
@@ -755,6 +786,8 @@ const op_case op_cases[] = {
     {"pair_vectors", MLFF_OP_PAIR_VECTORS, case_pair_vectors, 0, 0},
     {"pair_vectors (shifts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_shifts, 0, 0},
     {"pair_vectors (images: shifts made in the same pass)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images, 0, 0},
+    {"pair_vectors (images, positions and cells with low parts)", MLFF_OP_PAIR_VECTORS, case_pair_vectors_images_low,
+     0, 0},
     {"pair_vectors (three lists: two gradients in one pass, the third added, folded)", MLFF_OP_PAIR_VECTORS,
      case_pair_vectors_three_lists, 1, 0},
     {"row_differences", MLFF_OP_ROW_DIFFERENCES, case_row_differences, 0, 0},

@@ -1,6 +1,0 @@
-kernel void KNAME(KARGS)
-{
-    KTENSORS
-    ITEM();
-    out[item] = (TO)F0;
-}

@@ -1,5 +1,0 @@
-void main()
-{
-    ITEM();
-    outp[item] = TO(LENGTH3(in0, 3 * item));
-}
