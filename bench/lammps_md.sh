@@ -7,7 +7,7 @@
 #   bench/lammps_md.sh [--device cpu|opencl|vulkan|auto] [--ranks "1 2"] [--steps 10]
 #                      [--warmup 3] [--sizes "3k 24k 100k"] [--precision float32|float64]
 #                      [--members 8|1..7] [--lmp lmp] [--plugin PATH]
-#                      [--options "pair_style keywords"]
+#                      [--options "pair_style keywords"] [--build DIR] [--serial]
 #
 # The boxes are tests/data/reference/water_box_64 (192 atoms, 12.4 A)
 # replicated by LAMMPS: 3k = 2x2x4 (3072 atoms), 24k = 4x4x8 (24576),
@@ -22,7 +22,9 @@
 # divided among the ranks (OMP_NUM_THREADS overrides); on GPUs each rank
 # takes the GPU of its index on the node. --lmp and --plugin run another
 # LAMMPS (one built with PKG_PLUGIN, lammps/CMakeLists.txt's mlffplugin.so);
-# by default Debian's lmp with build/lammps/libmlff_lammps.so.
+# by default Debian's lmp with build/lammps/libmlff_lammps.so. --serial runs
+# one rank without mpirun (a LAMMPS built without MPI, as carried to the
+# GPU machine); --build DIR: mlff's build folder (default build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -36,6 +38,8 @@ lmp=lmp
 plugin=""
 options=""
 members=8
+build=build
+serial=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --device) device=$2; shift 2 ;;
@@ -48,7 +52,9 @@ while [ $# -gt 0 ]; do
         --plugin) plugin=$2; shift 2 ;;
         --options) options=$2; shift 2 ;;
         --members) members=$2; shift 2 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        --build) build=$2; shift 2 ;;
+        --serial) serial=1; ranks=1; shift ;;
+        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
         *) echo "lammps_md.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
 done
@@ -63,14 +69,14 @@ if [ "$members" != 8 ]; then
     ani=$PWD/data/ani-2x/ani-2x_8x
     printf '%s\n' "$ani/rHCNOSFCl-5.1R_16-3.5A_a8-4.params" "$ani/sae_linfit.dat" "$ani/train" \
         "$members" > "$work/ani-2x_${members}x.info"
-    build/models/mlff-convert --name "ANI-2x, members 1-$members" "$work/ani-2x_${members}x.info" \
+    "$build/models/mlff-convert" --name "ANI-2x, members 1-$members" "$work/ani-2x_${members}x.info" \
         "$work/ani-2x_${members}x.mlff" >&2
     options="model $work/ani-2x_${members}x.mlff $options"
 fi
 if [ -n "$plugin" ]; then
     load=(-var mlff_load plugin -var mlff_lib "$(realpath "$plugin")")
 else
-    load=(-var mlff_lib "$PWD/build/lammps/libmlff_lammps.so")
+    load=(-var mlff_lib "$(realpath "$build")/lammps/libmlff_lammps.so")
 fi
 
 # The registration lines of in.mlff, then the benchmark.
@@ -107,7 +113,9 @@ for size in $sizes; do
     esac
     for n in $ranks; do
         out="$work/out.$size.$n"
-        if ! mpirun --oversubscribe --bind-to none -np "$n" "$lmp" -in "$work/in.bench" -log none \
+        launch=(mpirun --oversubscribe --bind-to none -np "$n")
+        [ "$serial" = 1 ] && launch=()
+        if ! "${launch[@]}" "$lmp" -in "$work/in.bench" -log none \
                 "${load[@]}" -var data "$work/water.data" -var nx "${rep[0]}" -var ny "${rep[1]}" \
                 -var nz "${rep[2]}" -var device "$device" -var precision "$precision" \
                 -var options "$options" -var warmup "$warmup" -var steps "$steps" >"$out" 2>&1; then
