@@ -42,6 +42,8 @@ typedef struct nl_work {
     double *slot_orig;  /* [n][3] their positions as given, in bin order */
     int32_t *slot_shift; /* [n][3] their shifts, in bin order */
     int32_t *start;     /* [bins + 1] first slot of each bin */
+    int64_t *bin_sums;  /* the bins' summed-area table (mlff_cell_grid_candidates) */
+    int64_t sums_capacity;
     struct nl_block *blocks; /* the search's blocks of atoms, run in parallel */
     int n_blocks;
 } nl_work;
@@ -556,13 +558,14 @@ static int axis_pieces(int periodic, int64_t nb, int64_t b, int64_t reach, axis_
     return n;
 }
 
-double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *start)
+double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *start, int64_t **sums, int64_t *capacity)
 {
     const int64_t *nb = g->nb, m0 = nb[0] + 1, m1 = nb[1] + 1, m2 = nb[2] + 1;
     /* Sums of the bins' atoms over [0, i) x [0, j) x [0, k). */
-    int64_t *sum = calloc((size_t)(m0 * m1 * m2), sizeof *sum);
-    if (!sum)
+    if (!mlff_grow((void **)sums, capacity, m0 * m1 * m2, sizeof **sums))
         return -1.0;
+    int64_t *sum = *sums;
+    memset(sum, 0, (size_t)(m0 * m1 * m2) * sizeof *sum);
 #define SUM(i, j, k) sum[((i) * m1 + (j)) * m2 + (k)]
     for (int64_t i = 1; i < m0; i++)
         for (int64_t j = 1; j < m1; j++)
@@ -597,7 +600,6 @@ double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *start)
                 total += (double)atoms * seen;
             }
 #undef SUM
-    free(sum);
     return total;
 }
 
@@ -673,7 +675,7 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
      * thinner than the cutoff along a periodic axis, or atoms piled far more
      * densely than in any material, are refused here, not gigabytes later. */
     if (list->most_candidates > 0 || list->most_candidates_per_atom > 0) {
-        const double candidates = mlff_cell_grid_candidates(&g, start);
+        const double candidates = mlff_cell_grid_candidates(&g, start, &w->bin_sums, &w->sums_capacity);
         if (candidates < 0)
             return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for the cell lists");
         const double most = fmax(list->most_candidates, list->most_candidates_per_atom * (double)n);
@@ -807,6 +809,7 @@ void mlff_neighbor_list_free(mlff_neighbor_list *list)
         free(w->slot_orig);
         free(w->slot_shift);
         free(w->start);
+        free(w->bin_sums);
         for (int k = 0; k < w->n_blocks; k++) {
             free(w->blocks[k].pairs);
             free(w->blocks[k].images);

@@ -92,9 +92,10 @@ mlff_status mlff_cell_grid_bins(mlff_cell_grid *g, const double lo[3], const dou
 
 /* The pairs the search of a system tests: the atoms of the bins within
  * reach of each atom's bin, a bin counted once for each periodic image
- * visited; counts[b] is the atoms in bin b of the grid's nb[0] x nb[1] x
- * nb[2]. A bound on the pairs found, O(bins) to compute. */
-double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *counts);
+ * visited; bin b of the grid's nb[0] x nb[1] x nb[2] holds the atoms
+ * start[b] .. start[b + 1] - 1. A bound on the pairs found, O(bins) to compute, in a summed-area
+ * table kept in *sums (grown; the caller frees it): -1 when out of memory. */
+double mlff_cell_grid_candidates(const mlff_cell_grid *g, const int32_t *start, int64_t **sums, int64_t *capacity);
 
 /* What the search of a system of n atoms may test at most with this grid,
  * without knowing where its atoms lie: each atom every atom in each of the
