@@ -159,6 +159,7 @@ static void degenerate_in_limited_child(void)
         return;
     }
     if (pid == 0) {
+        alarm(300); /* a hang becomes a failure, not the suite's timeout */
         /* ASan reserves terabytes of address space for its shadow memory: an
          * address-space limit cannot be set under it, only the peak measured. */
         if (!UNDER_ASAN) {
@@ -310,6 +311,9 @@ static void run(mlff_context *ctx, mlff_model *m, const char *name)
 
 int main(void)
 {
+    /* First, before this process opens a device: a child forked from a
+     * process holding a CUDA context (NVIDIA's OpenCL) hangs in the driver. */
+    degenerate_in_limited_child();
     mlff_context *ctx;
     mlff_model *m = test_open_model(&ctx, MLFF_PRECISION_FLOAT32, MLFF_NEIGHBORS_AUTO, 0.0);
     run(ctx, m, "float32, no skin");
@@ -317,7 +321,6 @@ int main(void)
     m = test_open_model(&ctx, MLFF_PRECISION_FLOAT64, MLFF_NEIGHBORS_SPARSE, 0.5);
     run(ctx, m, "float64, sparse, skin 0.5 A");
     mlff_context_destroy(ctx);
-    degenerate_in_limited_child();
     printf("%d failure(s)\n", failures);
     return failures ? 1 : 0;
 }
