@@ -84,13 +84,19 @@ class ModelBasics(unittest.TestCase):
         self.assertEqual(energy, energy2)
 
     def test_symbols_and_odd_layouts(self):
-        # Symbols, int64 numbers, Fortran-ordered float32 positions.
-        e0, f0 = self.model.evaluate(*WATER)
-        positions = np.asfortranarray(np.array(WATER[1], dtype=np.float32))
-        e1, f1 = self.model.evaluate(np.array(["O", "H", "H"]), positions.astype(np.float64))
+        # Symbols, int64 numbers, Fortran-ordered float32 positions: the same
+        # numbers as numbers and C-ordered float64 of the same values (the
+        # library keeps float64 positions exact even in float32: only the
+        # rounding of the input to float32 moves the energy).
+        rounded = np.array(WATER[1], dtype=np.float32)
+        e0, f0 = self.model.evaluate(WATER[0], rounded.astype(np.float64))
+        positions = np.asfortranarray(rounded)
+        e1, f1 = self.model.evaluate(np.array(["O", "H", "H"]), positions.astype(np.float64, order="F"))
         self.assertEqual(e0, e1)
         e2, _ = self.model.evaluate(np.array(WATER[0], dtype=np.int64), positions)
-        self.assertAlmostEqual(e0, e2, delta=1e-3)  # float32 rounding of the input
+        self.assertEqual(e0, e2)
+        e3, _ = self.model.evaluate(*WATER)
+        self.assertAlmostEqual(e0, e3, delta=1e-3)  # float32 rounding of the input
 
     def test_batch_and_packed(self):
         names = _common.reference_names()[:4]
