@@ -169,44 +169,39 @@ static void drop_frames(hessian_run *r)
     r->n_frames = 0;
 }
 
-/* Takes the frame into the batch with its masses; 0, or EXIT_BAD_INPUT after a message. */
+/* Takes the frame into the batch with its masses: 0; -1 out of memory
+ * (reported); 1 for a bad mass, the message in r->err (the frame is freed). */
 static int add_frame(hessian_run *r, xyz_frame *frame, const frame_origin *origin)
 {
-    if (r->n_frames == r->capacity) {
+    pending_frame p = {*frame, *origin, NULL};
+    memset(frame, 0, sizeof *frame);
+    p.masses = malloc((size_t)p.frame.n_atoms * sizeof *p.masses);
+    if (r->n_frames == r->capacity && p.masses) {
         size_t capacity = r->capacity ? 2 * r->capacity : 64;
         pending_frame *grown = realloc(r->frames, capacity * sizeof *grown);
-        if (!grown) {
-            error_line("mlff: out of memory");
-            return EXIT_BAD_INPUT;
+        if (grown) {
+            r->frames = grown;
+            r->capacity = capacity;
         }
-        r->frames = grown;
-        r->capacity = capacity;
     }
-    pending_frame *p = &r->frames[r->n_frames];
-    p->frame = *frame;
-    p->origin = *origin;
-    memset(frame, 0, sizeof *frame);
-    p->masses = malloc((size_t)p->frame.n_atoms * sizeof *p->masses);
-    if (!p->masses) {
-        xyz_frame_free(&p->frame);
+    if (!p.masses || r->n_frames == r->capacity) {
+        xyz_frame_free(&p.frame);
+        free(p.masses);
         error_line("mlff: out of memory");
-        return EXIT_BAD_INPUT;
+        return -1;
     }
-    r->n_frames++;
-    for (int64_t a = 0; a < p->frame.n_atoms; a++) {
-        const double m = p->frame.masses ? p->frame.masses[a] : harmonic_standard_mass(p->frame.numbers[a]);
-        char what[128];
+    for (int64_t a = 0; a < p.frame.n_atoms; a++) {
+        const double m = p.frame.masses ? p.frame.masses[a] : harmonic_standard_mass(p.frame.numbers[a]);
         if (!(m > 0)) {
-            if (p->frame.masses)
-                snprintf(what, sizeof what, "mass %.17g is not positive", m);
-            else
-                snprintf(what, sizeof what, "element %d has no standard mass; give a masses column",
-                         p->frame.numbers[a]);
-            frame_error(p, a, what);
-            return EXIT_BAD_INPUT;
+            snprintf(r->err, sizeof r->err, "%s:%ld: frame %zu, atom %lld: mass %.17g is not positive",
+                     p.origin.file, xyz_atom_line(&p.frame, a), p.origin.frame_in_file, (long long)a + 1, m);
+            xyz_frame_free(&p.frame);
+            free(p.masses);
+            return 1;
         }
-        p->masses[a] = m;
+        p.masses[a] = m;
     }
+    r->frames[r->n_frames++] = p;
     return 0;
 }
 
@@ -381,19 +376,33 @@ static int run_hessian(hessian_run *r)
             bytes += 72 * n * n;
             squares += n * n;
             largest = n > largest ? n : largest;
-            if (code == EXIT_OK)
-                code = add_frame(r, &frame, &origin);
-            else
+            if (code != EXIT_OK) {
                 xyz_frame_free(&frame);
+                break;
+            }
+            int added = add_frame(r, &frame, &origin);
+            if (added < 0)
+                return EXIT_BAD_INPUT;
+            if (added > 0) {
+                /* The frames before the bad one are written first. */
+                char message[sizeof r->err];
+                memcpy(message, r->err, sizeof message);
+                if (r->n_frames > 0 && evaluate(r, r->n_frames) != EXIT_OK)
+                    return EXIT_BAD_INPUT;
+                error_line("%s", message);
+                return EXIT_BAD_INPUT;
+            }
         } else if (got == XYZ_END) {
             ended = 1;
         } else if (interrupt_requested()) {
             break; /* the read was cut short by the signal: the frames in hand are still done */
         } else {
             /* The frames before the bad one are written first. */
+            char message[sizeof r->err];
+            memcpy(message, r->err, sizeof message);
             if (r->n_frames > 0 && evaluate(r, r->n_frames) != EXIT_OK)
                 return EXIT_BAD_INPUT;
-            error_line("%s", r->err);
+            error_line("%s", message);
             return EXIT_BAD_INPUT;
         }
         if (code == EXIT_OK && r->n_frames > 0 && (ended || atoms >= target_atoms || bytes >= HESSIAN_BATCH_BYTES)) {
