@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 packages=(build-essential meson ninja-build pkg-config libbz2-dev zlib1g-dev liblzma-dev python3 python3-numpy python3-ase python3-setuptools python3-wheel python3-venv
           # stb_ds (growable arrays, hash maps), XXH3 (kernel cache keys), SHA-256 (model files)
           libstb-dev libxxhash-dev nettle-dev
+          # LAPACK's symmetric eigensolver: mlff hessian's normal modes
+          liblapack-dev
           # clang, its sanitizer and libFuzzer runtimes and llvm-symbolizer: CI's second build and the fuzz targets
           clang libclang-rt-14-dev llvm
           # OpenCL: loader, headers, CLBlast, and PoCL so that a machine without a GPU runs it too

@@ -8,5 +8,6 @@ int command_energy(int argc, char **argv);  /* cmd_energy.c */
 int command_devices(int argc, char **argv); /* cmd_devices.c */
 int command_tune(int argc, char **argv);    /* cmd_tune.c */
 int command_bench(int argc, char **argv);   /* cmd_bench.c */
+int command_hessian(int argc, char **argv); /* cmd_hessian.c */
 
 #endif

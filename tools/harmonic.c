@@ -1,7 +1,16 @@
 /* Harmonic analysis of a Hessian (harmonic.h), through LAPACK's symmetric
- * eigensolver. */
+ * eigensolver.
+ *
+ * The rigid motions are not only projected out but kept apart: the matrix
+ * diagonalised is P H P + s B^T B, where B's rows are the rigid motions
+ * (orthonormal, mass weighted), P = 1 - B^T B, and s lies above every
+ * eigenvalue of P H P. The rigid motions are then exactly its top
+ * eigenvalues, whatever the vibrations are; diagonalising P H P alone would
+ * mix them with any vibration near zero (a floppy torsion), and picking
+ * them out by the smallest eigenvalues would then take the wrong ones. */
 #include "harmonic.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,82 +40,119 @@ double harmonic_standard_mass(int z)
     return z >= 1 && z <= 118 ? standard_masses[z - 1] : 0.0;
 }
 
-/* sqrt(eV / (Angstrom^2 amu)) in rad/s over 2 pi c in cm/s (CODATA 2018):
- * the wavenumber of an eigenvalue of 1 eV / (Angstrom^2 amu). */
-static double wavenumber_of_unit_eigenvalue(void)
+/* ase.units of ASE 3.22 (CODATA 2014; TorchANI uses the same): the
+ * elementary charge (J/eV), the atomic mass unit (kg), the speed of light
+ * (m/s) and Planck's constant (J s). CODATA 2018 moves the wavenumbers by
+ * about 1e-8 of themselves. */
+#define ASE_E 1.6021766208e-19
+#define ASE_AMU 1.660539040e-27
+#define ASE_C 299792458.0
+#define ASE_HPLANCK 6.626070040e-34
+
+double harmonic_wavenumber_unit(void)
 {
-    const double ev = 1.602176634e-19, amu = 1.66053906660e-27, angstrom = 1e-10, c = 2.99792458e10;
-    return sqrt(ev / (angstrom * angstrom * amu)) / (2 * M_PI * c);
+    /* sqrt(eV / (Angstrom^2 amu)) in rad/s, over 2 pi c in cm/s. */
+    return sqrt(ASE_E / ASE_AMU) * 1e10 / (2 * M_PI * 100 * ASE_C);
 }
 
-/* h c in eV cm: a wavenumber's energy. */
-#define EV_PER_WAVENUMBER 1.239841984e-4
-
-/* Adds v (n, in mass-weighted coordinates) to the orthonormal set basis
- * (count of them) where it is independent of them. */
-static int add_orthonormal(double *basis, int count, double *v, int64_t n)
+double harmonic_ev_per_wavenumber(void)
 {
-    for (int k = 0; k < count; k++) {
-        double dot = 0;
-        for (int64_t i = 0; i < n; i++)
-            dot += basis[k * n + i] * v[i];
-        for (int64_t i = 0; i < n; i++)
-            v[i] -= dot * basis[k * n + i];
+    return 100 * ASE_C * ASE_HPLANCK / ASE_E; /* ase.units.invcm */
+}
+
+/* Eigenvalues (ascending, into w) and eigenvectors (into a's rows) of the
+ * symmetric n x n matrix a. 0, or -1 with the reason in error. */
+static int symmetric_eigen(int n, double *a, double *w, char *error, size_t error_size)
+{
+    int info = 0, lwork = -1, liwork = -1, iwork_size = 0;
+    double work_size = 0;
+    dsyevd_("V", "U", &n, a, &n, w, &work_size, &lwork, &iwork_size, &liwork, &info);
+    if (info != 0 || !(work_size >= 1 && work_size <= INT_MAX) || iwork_size < 1) {
+        snprintf(error, error_size, "the eigensolver's workspace query failed (LAPACK info %d)", info);
+        return -1;
     }
-    double norm = 0;
-    for (int64_t i = 0; i < n; i++)
-        norm += v[i] * v[i];
-    norm = sqrt(norm);
-    /* A linear molecule's rotation about its axis vanishes. */
-    if (norm < 1e-6)
-        return count;
-    for (int64_t i = 0; i < n; i++)
-        basis[count * n + i] = v[i] / norm;
-    return count + 1;
+    lwork = (int)work_size;
+    liwork = iwork_size;
+    double *work = malloc((size_t)lwork * sizeof *work);
+    int *iwork = malloc((size_t)liwork * sizeof *iwork);
+    if (work && iwork)
+        dsyevd_("V", "U", &n, a, &n, w, work, &lwork, iwork, &liwork, &info);
+    free(work);
+    free(iwork);
+    if (!work || !iwork) {
+        snprintf(error, error_size, "out of memory");
+        return -1;
+    }
+    if (info != 0) {
+        snprintf(error, error_size, "the eigensolver failed (LAPACK info %d)", info);
+        return -1;
+    }
+    /* a is symmetric, so row-major and column-major are one: LAPACK's
+     * eigenvector columns are our rows. */
+    return 0;
 }
 
-/* The rigid motions of the atoms in mass-weighted coordinates, orthonormal:
- * translations, and with rotations about the centre of mass. */
+/* The rigid motions of the atoms in mass-weighted coordinates, orthonormal
+ * rows of basis (n each): the translations, and with RIGID the rotations
+ * about the principal axes of inertia through the centre of mass (which are
+ * orthogonal to each other and to the translations as they stand), except
+ * about an axis the atoms lie on (a linear molecule's; every axis of one
+ * atom). Their number, or -1 with error. */
 static int rigid_motions(int64_t atoms, const double *masses, const double *positions, harmonic_projection projection,
-                         double *basis, double *scratch)
+                         double *basis, char *error, size_t error_size)
 {
     const int64_t n = 3 * atoms;
-    double com[3] = {0}, total = 0;
+    double com[3] = {0, 0, 0}, total = 0;
     for (int64_t a = 0; a < atoms; a++) {
         total += masses[a];
         for (int c = 0; c < 3; c++)
             com[c] += masses[a] * positions[3 * a + c];
     }
-    for (int c = 0; c < 3 && total > 0; c++)
+    for (int c = 0; c < 3; c++)
         com[c] /= total;
+    memset(basis, 0, (size_t)(6 * n) * sizeof *basis);
     int count = 0;
-    for (int axis = 0; axis < 3; axis++) {
+    for (int axis = 0; axis < 3; axis++, count++)
         for (int64_t a = 0; a < atoms; a++)
-            for (int c = 0; c < 3; c++)
-                scratch[3 * a + c] = c == axis ? sqrt(masses[a]) : 0;
-        count = add_orthonormal(basis, count, scratch, n);
+            basis[count * n + 3 * a + axis] = sqrt(masses[a] / total);
+    if (projection != HARMONIC_PROJECT_RIGID)
+        return count;
+
+    double inertia[9] = {0}, moments[3];
+    for (int64_t a = 0; a < atoms; a++) {
+        const double r[3] = {positions[3 * a] - com[0], positions[3 * a + 1] - com[1], positions[3 * a + 2] - com[2]};
+        const double rr = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 3; j++)
+                inertia[3 * i + j] += masses[a] * ((i == j ? rr : 0) - r[i] * r[j]);
     }
-    for (int axis = 0; projection == HARMONIC_PROJECT_RIGID && axis < 3; axis++) {
+    if (symmetric_eigen(3, inertia, moments, error, error_size) != 0)
+        return -1;
+    for (int k = 0; k < 3; k++) {
+        /* The rms distance of the mass from axis k is sqrt(moment / total). */
+        if (!(moments[k] > total * HARMONIC_LINEAR_TOLERANCE * HARMONIC_LINEAR_TOLERANCE))
+            continue;
+        const double *e = inertia + 3 * k, norm = sqrt(moments[k]);
         for (int64_t a = 0; a < atoms; a++) {
-            const double r[3] = {positions[3 * a] - com[0], positions[3 * a + 1] - com[1], positions[3 * a + 2] - com[2]};
-            /* e_axis x r */
-            const double e[3] = {axis == 0, axis == 1, axis == 2};
+            const double r[3] = {positions[3 * a] - com[0], positions[3 * a + 1] - com[1],
+                                 positions[3 * a + 2] - com[2]};
             const double cross[3] = {e[1] * r[2] - e[2] * r[1], e[2] * r[0] - e[0] * r[2], e[0] * r[1] - e[1] * r[0]};
             for (int c = 0; c < 3; c++)
-                scratch[3 * a + c] = sqrt(masses[a]) * cross[c];
+                basis[count * n + 3 * a + c] = sqrt(masses[a]) * cross[c] / norm;
         }
-        count = add_orthonormal(basis, count, scratch, n);
+        count++;
     }
     return count;
 }
 
 /* h = P h P with P = 1 - B^T B for the orthonormal rows of B (count of
- * them), through C = B h: h - B^T C - C^T B + B^T (C B^T) B, without P. */
+ * them), through C = B h: h - B^T C - C^T B + B^T (C B^T) B, without P
+ * (h symmetric). 0, or -1 when out of memory. */
 static int project(double *h, const double *b, int count, int64_t n)
 {
     double *c = malloc((size_t)(count * n) * sizeof *c), d[6][6];
     if (!c)
-        return 0;
+        return -1;
     for (int k = 0; k < count; k++)
         for (int64_t j = 0; j < n; j++) {
             double s = 0;
@@ -132,89 +178,116 @@ static int project(double *h, const double *b, int count, int64_t n)
             h[i * n + j] = s;
         }
     free(c);
-    return 1;
+    return 0;
 }
+
+/* The largest eigenvalue of symmetric h is at most its largest row sum of
+ * magnitudes (Gershgorin). */
+static double spectrum_bound(const double *h, int64_t n)
+{
+    double bound = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double s = 0;
+        for (int64_t j = 0; j < n; j++)
+            s += fabs(h[i * n + j]);
+        bound = s > bound ? s : bound;
+    }
+    return bound;
+}
+
+/* dsyevd's workspace (1 + 6 n + 2 n^2 doubles) must be counted in an int. */
+#define HARMONIC_MAX_N 32766
 
 int harmonic_analysis(int64_t atoms, const double *masses, const double *positions, const double *hessian,
                       harmonic_projection projection, harmonic_result *out, char *error, size_t error_size)
 {
     memset(out, 0, sizeof *out);
     const int64_t n = 3 * atoms;
-    if (n <= 0 || n > 46340) {
-        snprintf(error, error_size, "a Hessian of %lld atoms cannot be analysed", (long long)atoms);
+    if (atoms <= 0 || n > HARMONIC_MAX_N) {
+        snprintf(error, error_size, "a Hessian of %lld atoms cannot be analysed (1 to %d atoms)", (long long)atoms,
+                 HARMONIC_MAX_N / 3);
         return -1;
     }
     for (int64_t a = 0; a < atoms; a++)
-        if (!(masses[a] > 0)) {
-            snprintf(error, error_size, "atom %lld has mass %g", (long long)(a + 1), masses[a]);
+        if (!(masses[a] > 0) || !isfinite(masses[a])) {
+            snprintf(error, error_size, "atom %lld has mass %g; masses must be positive", (long long)(a + 1),
+                     masses[a]);
+            return -1;
+        }
+    for (int64_t i = 0; i < n * n; i++)
+        if (!isfinite(hessian[i])) {
+            snprintf(error, error_size, "the Hessian holds a non-finite number");
             return -1;
         }
     double *h = malloc((size_t)(n * n) * sizeof *h), *w = malloc((size_t)n * sizeof *w);
-    double *basis = malloc((size_t)(6 * n) * sizeof *basis), *scratch = malloc((size_t)n * sizeof *scratch);
-    int ok = h && w && basis && scratch;
-    for (int64_t i = 0; ok && i < n; i++)
+    double *basis = malloc((size_t)(6 * n) * sizeof *basis);
+    double *wavenumbers = malloc((size_t)n * sizeof *wavenumbers), *modes = malloc((size_t)(n * n) * sizeof *modes);
+    int failed = !h || !w || !basis || !wavenumbers || !modes;
+    if (failed)
+        snprintf(error, error_size, "out of memory (a Hessian of %lld atoms)", (long long)atoms);
+    /* Mass weighted and symmetrised (dsyevd reads one triangle). */
+    for (int64_t i = 0; !failed && i < n; i++)
         for (int64_t j = 0; j < n; j++)
-            h[i * n + j] = hessian[i * n + j] / sqrt(masses[i / 3] * masses[j / 3]);
+            h[i * n + j] = 0.5 * (hessian[i * n + j] + hessian[j * n + i]) / sqrt(masses[i / 3] * masses[j / 3]);
     int rigid = 0;
-    if (ok && projection != HARMONIC_PROJECT_NONE) {
-        rigid = rigid_motions(atoms, masses, positions, projection, basis, scratch);
-        ok = project(h, basis, rigid, n);
+    if (!failed && projection != HARMONIC_PROJECT_NONE) {
+        rigid = rigid_motions(atoms, masses, positions, projection, basis, error, error_size);
+        failed = rigid < 0;
+        if (!failed && project(h, basis, rigid, n) != 0) {
+            snprintf(error, error_size, "out of memory (a Hessian of %lld atoms)", (long long)atoms);
+            failed = 1;
+        }
+        if (!failed) {
+            const double shift = 1 + 2 * spectrum_bound(h, n);
+            for (int k = 0; k < rigid; k++)
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t j = 0; j < n; j++)
+                        h[i * n + j] += shift * basis[k * n + i] * basis[k * n + j];
+        }
     }
-    /* Eigenvalues ascending, eigenvectors in h's rows (column-major for LAPACK). */
-    const int order = (int)n;
-    int info = 0, lwork = -1, liwork = -1, iwork_size = 0;
-    double work_size = 0;
-    if (ok)
-        dsyevd_("V", "U", &order, h, &order, w, &work_size, &lwork, &iwork_size, &liwork, &info);
-    lwork = (int)work_size;
-    liwork = iwork_size;
-    double *work = ok && info == 0 ? malloc((size_t)lwork * sizeof *work) : NULL;
-    int *iwork = work ? malloc((size_t)liwork * sizeof *iwork) : NULL;
-    if (iwork)
-        dsyevd_("V", "U", &order, h, &order, w, work, &lwork, iwork, &liwork, &info);
-    free(work);
-    free(iwork);
-    if (!ok || !iwork || info != 0) {
-        snprintf(error, error_size, ok && iwork ? "the eigensolver failed (LAPACK info %d)" : "out of memory", info);
+    if (!failed)
+        failed = symmetric_eigen((int)n, h, w, error, error_size) != 0;
+    if (failed) {
         free(h);
         free(w);
         free(basis);
-        free(scratch);
+        free(wavenumbers);
+        free(modes);
         return -1;
     }
-    const double unit = wavenumber_of_unit_eigenvalue();
+
+    /* The vibrations are the first n - rigid eigenpairs (ascending); the
+     * rigid motions, exactly 0, go between the imaginary ones and the rest,
+     * with the basis' pure translations and rotations as their modes. */
+    const double unit = harmonic_wavenumber_unit();
+    const int64_t vibrations = n - rigid;
+    int64_t imaginary = 0;
+    while (imaginary < vibrations && w[imaginary] < 0)
+        imaginary++;
     double zpe = 0;
-    for (int64_t k = 0; k < n; k++) {
-        w[k] = w[k] < 0 ? -unit * sqrt(-w[k]) : unit * sqrt(w[k]);
-        for (int64_t i = 0; i < n; i++)
-            h[k * n + i] /= sqrt(masses[i / 3]);
-    }
-    /* The rigid motions projected out have the smallest |eigenvalues|:
-     * the zero-point energy counts the real modes among the others. */
-    if (rigid) {
-        char *is_rigid = calloc((size_t)n, 1);
-        for (int r = 0; is_rigid && r < rigid; r++) {
-            int64_t best = -1;
-            for (int64_t k = 0; k < n; k++)
-                if (!is_rigid[k] && (best < 0 || fabs(w[k]) < fabs(w[best])))
-                    best = k;
-            is_rigid[best] = 1;
-            w[best] = 0;
+    for (int64_t k = 0, slot = 0; k < n; k++) {
+        const double *vector;
+        double nu;
+        if (k < imaginary || k >= imaginary + rigid) {
+            const int64_t v = k < imaginary ? k : k - rigid;
+            vector = h + v * n;
+            nu = w[v] < 0 ? -unit * sqrt(-w[v]) : unit * sqrt(w[v]);
+            if (nu > 0)
+                zpe += 0.5 * harmonic_ev_per_wavenumber() * nu;
+        } else {
+            vector = basis + (slot++) * n;
+            nu = 0;
         }
-        for (int64_t k = 0; is_rigid && k < n; k++)
-            if (!is_rigid[k] && w[k] > 0)
-                zpe += 0.5 * EV_PER_WAVENUMBER * w[k];
-        free(is_rigid);
-    } else {
-        for (int64_t k = 0; k < n; k++)
-            if (w[k] > 0)
-                zpe += 0.5 * EV_PER_WAVENUMBER * w[k];
+        wavenumbers[k] = nu;
+        for (int64_t i = 0; i < n; i++)
+            modes[k * n + i] = vector[i] / sqrt(masses[i / 3]);
     }
+    free(h);
+    free(w);
     free(basis);
-    free(scratch);
     out->n = n;
-    out->wavenumbers = w;
-    out->modes = h;
+    out->wavenumbers = wavenumbers;
+    out->modes = modes;
     out->rigid = rigid;
     out->zero_point_energy = zpe;
     return 0;

@@ -3,6 +3,7 @@
  * own file (cmd_energy.c, ...), what they share in cli_util.c.
  *
  *   mlff energy [OPTIONS] FILE...   (cmd_energy.c and the files beside it)
+ *   mlff hessian [OPTIONS] FILE...  (cmd_hessian.c, harmonic.c, hessian_json.c)
  *   mlff devices [--tuning]         (cmd_devices.c)
  *   mlff tune [...] | --keys        (cmd_tune.c)
  *   mlff bench [...]                (cmd_bench.c)
@@ -22,6 +23,7 @@
 
 const char mlff_usage_text[] =
     "Usage: mlff energy [OPTIONS] FILE...\n"
+    "       mlff hessian [OPTIONS] FILE...\n"
     "       mlff devices [--tuning]\n"
     "       mlff tune [--device KIND] [--device-index N] [--quick] [--dry-run] [--tuning KEYS]\n"
     "       mlff tune --keys [--device KIND] [--device-index N] [--tuning KEYS]\n"
@@ -61,6 +63,25 @@ const char mlff_usage_text[] =
     "  -o, --output OUT             write to OUT instead of standard output\n"
     "  -h, --help                   show this help\n"
     "\n"
+    "hessian: for every frame of the FILEs (read as energy reads them), the Hessian\n"
+    "(eV/Angstrom^2) and its harmonic analysis: the Hessian weighted by the masses\n"
+    "(amu: a masses column of the extended XYZ, else the standard atomic weights,\n"
+    "IUPAC 2016 as ASE's), with the rigid motions projected out, its wavenumbers\n"
+    "(cm^-1, ascending, imaginary ones negative, the rigid motions 0), normal modes\n"
+    "and the zero-point energy (eV); one line of JSON a frame, in input order:\n"
+    "{\"input_frame\", \"energy\", \"forces\", \"hessian\" (3N x 3N), \"masses\",\n"
+    "\"projection\", \"rigid_modes\", \"wavenumbers\", \"modes\" (3N rows of 3N:\n"
+    "mode k's displacements), \"zero_point_energy\"}.\n"
+    "\n"
+    "Options of hessian:\n"
+    "  --model PATH, --device KIND, --verbose, -o OUT   as for energy\n"
+    "  --precision float32|float64  compute precision (default: float64)\n"
+    "  --project auto|none|translations|rigid\n"
+    "                               rigid motions projected out: translations and\n"
+    "                               rotations (6; 5 for a linear molecule), the\n"
+    "                               translations alone, or none (default: auto, rigid\n"
+    "                               for molecules, translations for periodic frames)\n"
+    "\n"
     "devices: the backends and devices this build can use, with each device's memory\n"
     "(and what is free of it, where the API tells), largest buffer, fp64, subgroup sizes,\n"
     "whether the kernel cache holds its kernels, and the tuning record a context on it\n"
@@ -87,7 +108,7 @@ const char mlff_usage_text[] =
 int main(int argc, char **argv)
 {
     if (argc < 2)
-        return usage_error("missing command: energy, devices, tune or bench");
+        return usage_error("missing command: energy, hessian, devices, tune or bench");
     const char *command = argv[1];
     if (strcmp(command, "-h") == 0 || strcmp(command, "--help") == 0 ||
         strcmp(command, "help") == 0)
@@ -103,6 +124,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(command, "energy") == 0)
         return command_energy(argc - 2, argv + 2);
+    if (strcmp(command, "hessian") == 0)
+        return command_hessian(argc - 2, argv + 2);
     if (strcmp(command, "devices") == 0)
         return command_devices(argc - 2, argv + 2);
     if (strcmp(command, "tune") == 0)
@@ -111,5 +134,5 @@ int main(int argc, char **argv)
         return command_bench(argc - 2, argv + 2);
     if (command[0] == '-')
         return usage_error("unknown option '%s'", command);
-    return usage_error("unknown command '%s' (expected energy, devices, tune or bench)", command);
+    return usage_error("unknown command '%s' (expected energy, hessian, devices, tune or bench)", command);
 }

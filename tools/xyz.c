@@ -295,6 +295,7 @@ void xyz_frame_free(xyz_frame *f)
         return;
     free(f->numbers);
     free(f->positions);
+    free(f->masses);
     for (size_t i = 0; i < f->n_info; i++) {
         free(f->info[i].key);
         free(f->info[i].value);
@@ -399,7 +400,7 @@ static int parse_properties(comment_ctx *c, const char *value)
 {
     char s1[SHOW_SIZE], s2[SHOW_SIZE];
     const char *v = value ? value : "";
-    xyz_layout lay = {0, -1, -1};
+    xyz_layout lay = {0, -1, -1, -1};
     int z_column = -1;
     const char *p = v;
     int field = 0;
@@ -453,6 +454,12 @@ static int parse_properties(comment_ctx *c, const char *value)
                                       "malformed Properties %s: the pos column must be R:3",
                                       show_str(v, s1));
                 lay.pos = lay.total;
+            } else if (lay.masses < 0 && name_is(name, name_len, "masses", "masses")) {
+                if (count != 1 || (type[0] != 'R' && type[0] != 'I'))
+                    return xyz_fail_frame(c->r, c->line, c->frame_no,
+                                      "malformed Properties %s: the masses column must be R:1",
+                                      show_str(v, s1));
+                lay.masses = lay.total;
             }
             lay.total += (int)count;
         }
@@ -758,8 +765,8 @@ int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no
                       xyz_frame *f, int64_t a)
 {
     char s1[SHOW_SIZE];
-    const char *species = NULL, *coord[3] = {NULL, NULL, NULL};
-    size_t species_len = 0, coord_len[3] = {0, 0, 0};
+    const char *species = NULL, *coord[3] = {NULL, NULL, NULL}, *mass = NULL;
+    size_t species_len = 0, coord_len[3] = {0, 0, 0}, mass_len = 0;
     int column = 0;
     const char *p = line;
     while (column < lay->total) {
@@ -776,6 +783,9 @@ int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no
         } else if (column >= lay->pos && column < lay->pos + 3) {
             coord[column - lay->pos] = start;
             coord_len[column - lay->pos] = (size_t)(p - start);
+        } else if (column == lay->masses) {
+            mass = start;
+            mass_len = (size_t)(p - start);
         }
         column++;
     }
@@ -810,6 +820,12 @@ int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no
         if (bad == 2)
             return xyz_fail_atom(r, lineno, frame_no, a + 1, "coordinate %s is not a finite number",
                              show(coord[k], coord_len[k], s1));
+    }
+    if (mass && f->masses) {
+        int bad = parse_number(mass, mass_len, &f->masses[a]);
+        if (bad)
+            return xyz_fail_atom(r, lineno, frame_no, a + 1, "mass %s is not a %snumber", show(mass, mass_len, s1),
+                                 bad == 2 ? "finite " : "");
     }
     return XYZ_OK;
 }

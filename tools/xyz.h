@@ -16,8 +16,8 @@
  *   pbc="T F T"                            also True/False/t/f/1/0, or one value for all three
  *   Properties=species:S:1:pos:R:3:...     NAME:TYPE:COUNT triples, TYPE in S R I L
  * The species column is the first named `species` or `symbols` (else `Z` or
- * `numbers`); positions come from `pos` (or `positions`). Every other column
- * is skipped, whatever its count; columns beyond those declared are ignored.
+ * `numbers`); positions come from `pos` (or `positions`), masses (amu) from
+ * `masses` (R:1) where there is one. Every other column is skipped, whatever its count; columns beyond those declared are ignored.
  * Species are element symbols, case-insensitive as in ASE ("CL" is Cl), or
  * atomic numbers. Defaults when keys are absent: Properties =
  * species:S:1:pos:R:3; pbc = T T T when Lattice is given, else F F F.
@@ -75,6 +75,8 @@ typedef struct xyz_frame {
     int64_t n_atoms;
     int32_t *numbers;   /* n_atoms atomic numbers, 1..118 */
     double *positions;  /* n_atoms x 3, Angstrom, all finite */
+    double *masses;     /* n_atoms, amu, all finite, from a masses:R:1 column (as ASE writes
+                           it; mlff hessian weights by them); NULL without one */
     int has_cell;       /* Lattice= was given */
     double cell[9];     /* rows are lattice vectors; zeros without Lattice */
     int has_pbc;        /* pbc= was given */

@@ -21,6 +21,7 @@ typedef struct xyz_layout {
     int total;   /* columns declared */
     int species; /* column of the species (symbol or atomic number) */
     int pos;     /* first of the three position columns */
+    int masses;  /* column of the masses (masses:R:1, as ASE writes them), -1 if none */
 } xyz_layout;
 
 /* Report and return code (file-level), or XYZ_ERROR_FORMAT (frame, atom from 1). */

@@ -302,7 +302,7 @@ static int bad_line(xyz_stream *s, xyz_reader *r, const xyz_frame *f, int64_t n,
 }
 
 /* Grow the frame's atom arrays to hold at least want atoms. */
-static int reserve_atoms(xyz_frame *f, int64_t *capacity, int64_t want, int64_t declared)
+static int reserve_atoms(xyz_frame *f, int64_t *capacity, int64_t want, int64_t declared, int masses)
 {
     if (want <= *capacity)
         return 0;
@@ -317,6 +317,12 @@ static int reserve_atoms(xyz_frame *f, int64_t *capacity, int64_t want, int64_t 
     if (!numbers || !positions)
         return -1;
     f->positions = positions;
+    if (masses) {
+        double *grown = realloc(f->masses, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return -1;
+        f->masses = grown;
+    }
     *capacity = cap;
     return 0;
 }
@@ -369,7 +375,7 @@ static int stream_next(xyz_stream *s, xyz_reader *r, xyz_frame *f)
         return stream_fail(s, r, got);
     if (got == 0)
         return fail_truncated(s, r, f, n);
-    xyz_layout lay = {4, 0, 1}; /* species:S:1:pos:R:3 */
+    xyz_layout lay = {4, 0, 1, -1}; /* species:S:1:pos:R:3 */
     status = xyz_parse_comment_line(r, s->line, f->comment_line, s->frame_no, f, &lay);
     if (status != XYZ_OK)
         return bad_line(s, r, f, n, status);
@@ -384,7 +390,7 @@ static int stream_next(xyz_stream *s, xyz_reader *r, xyz_frame *f)
             return stream_fail(s, r, got);
         if (got == 0)
             return fail_truncated(s, r, f, n);
-        if (reserve_atoms(f, &capacity, a + 1, n) != 0)
+        if (reserve_atoms(f, &capacity, a + 1, n, lay.masses >= 0) != 0)
             return stream_fail(s, r, xyz_fail_file(r, XYZ_ERROR_MEMORY, "out of memory (%lld atoms)",
                                                (long long)a + 1));
         status = xyz_parse_atom(r, s->line, s->line_no, s->frame_no, &lay, f, a);

@@ -91,6 +91,16 @@ class Results(ctypes.Structure):
     ]
 
 
+class HessianResults(ctypes.Structure):
+    """mlff_hessian_results (double *energies, *forces, *hessians), since 0.6."""
+    _fields_ = [
+        ("energies", ctypes.c_void_p),
+        ("forces", ctypes.c_void_p),
+        ("hessians", ctypes.c_void_p),
+        ("reserved", ctypes.c_void_p * 4),
+    ]
+
+
 class Stats(ctypes.Structure):
     """mlff_stats."""
     _fields_ = [
@@ -136,6 +146,12 @@ _PROTOTYPES = {
                                          ctypes.POINTER(ctypes.c_size_t)]),
 }
 
+# Functions of later versions than API_MINOR: declared where the library has
+# them; the methods that need them raise UnsupportedError where it does not.
+_OPTIONAL_PROTOTYPES = {
+    "mlff_compute_hessians": (ctypes.c_int, [model_p, ctypes.POINTER(Batch), ctypes.POINTER(HessianResults)]),
+}
+
 _lock = threading.Lock()
 _library = None  # (CDLL, path it was loaded from)
 
@@ -173,6 +189,16 @@ def _declare(lib):
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = argtypes
+    for name, (restype, argtypes) in _OPTIONAL_PROTOTYPES.items():
+        fn = getattr(lib, name, None)
+        if fn is not None:
+            fn.restype = restype
+            fn.argtypes = argtypes
+
+
+def has(name):
+    """Whether the loaded library has the function (an optional one)."""
+    return hasattr(load(), name)
 
 
 def _check_version(lib, path):

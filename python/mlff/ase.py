@@ -11,6 +11,12 @@ reallocate per step. calculate_batch() evaluates many Atoms in one library
 call, for screening; calculate_iter() streams any number of them (from
 ase.io.iread, say) through batches sized to the device, in constant memory.
 
+get_hessian(atoms) gives the exact Hessian (eV/Angstrom^2, 3N x 3N) and
+get_vibrations(atoms) an ase.vibrations.VibrationsData built on it, so that
+ASE's vibrational analysis (frequencies, modes, zero-point energy,
+thermochemistry) runs on the analytic Hessian instead of finite
+differences; use precision='float64' for them.
+
 Periodic systems (any pbc True) go through libmlff's sparse neighbour path
 and also get the stress, from the library's virial: stress = -W / volume
 (eV/Angstrom^3, ASE's sign and Voigt order). Molecules (no pbc) have no
@@ -203,6 +209,38 @@ class MLFFCalculator(Calculator):
                     result["stress"] = stress
             results.append(result)
         return results
+
+    def get_hessian(self, atoms=None):
+        """The Hessian of atoms (default: the calculator's last), d2E/dx dx in
+        eV/Angstrom^2, shape (3N, 3N), row and column 3 * atom + axis, as
+        ase.vibrations.VibrationsData.from_2d takes it. Exact (the library's
+        tangent pass); a periodic system's with its cell fixed. float32
+        Hessians carry errors of about 1e-4 eV/Angstrom^2: use
+        precision='float64' for vibrations. Only the CPU device computes
+        Hessians today (others raise mlff.UnsupportedError)."""
+        if self._engine is None or self._engine.closed:
+            raise RuntimeError("this MLFFCalculator has been closed")
+        atoms = self.atoms if atoms is None else atoms
+        if atoms is None:
+            raise ValueError("get_hessian needs an Atoms object (none was given or computed before)")
+        periodic = _is_periodic(atoms)
+        _, _, hessian = self._engine.hessian(
+            atoms.numbers, atoms.positions, cell=atoms.cell.array if periodic else None,
+            pbc=atoms.pbc if periodic else None)
+        return hessian
+
+    def get_vibrations(self, atoms=None):
+        """ase.vibrations.VibrationsData of atoms (default: the calculator's
+        last) from the analytic Hessian, with the atoms' masses
+        (atoms.get_masses()): get_frequencies(), get_energies(),
+        get_zero_point_energy(), get_modes(), ... as ASE computes them,
+        without the 6N displaced calculations of ase.vibrations.Vibrations.
+        Nothing is projected: the 6 (5) rigid motions are among the modes,
+        near zero at a minimum."""
+        from ase.vibrations import VibrationsData
+        atoms = self.atoms if atoms is None else atoms
+        hessian = self.get_hessian(atoms)
+        return VibrationsData.from_2d(atoms, hessian)
 
     @staticmethod
     def _stress(atoms, virial):

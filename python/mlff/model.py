@@ -16,7 +16,7 @@ import weakref
 import numpy as np
 
 from . import _lib
-from .errors import BY_STATUS, InvalidArgumentError, MLFFError
+from .errors import BY_STATUS, InvalidArgumentError, MLFFError, UnsupportedError
 
 
 INT32_MAX = 2**31 - 1
@@ -169,6 +169,32 @@ class SystemArrays(collections.abc.Sequence):
 
     def __repr__(self):
         return "SystemArrays(%d systems, %d atoms)" % (len(self), len(self.array))
+
+
+def _pack_systems(numbers, positions):
+    """Per-system lists of numbers and positions as the C API wants them:
+    (offsets, numbers, positions) concatenated."""
+    if len(numbers) != len(positions):
+        raise ValueError("%d lists of atomic numbers but %d of positions"
+                         % (len(numbers), len(positions)))
+    # Whole-batch operations, not a check per system: numpy's loops over
+    # the list cost a fraction of Python's.
+    try:
+        counts = np.fromiter(map(len, numbers), dtype=np.int64, count=len(numbers))
+        rows = np.fromiter(map(len, positions), dtype=np.int64, count=len(positions))
+        all_numbers = np.concatenate(numbers)
+        all_positions = np.concatenate(positions)
+    except (TypeError, ValueError) as e:
+        raise ValueError("numbers and positions must be one array (or list) per system: "
+                         "n atomic numbers and n x 3 positions (%s)" % e) from None
+    if all_numbers.ndim != 1 or all_positions.ndim != 2 or all_positions.shape[1] != 3 or (
+            counts != rows).any():
+        s = int(np.argmax(counts != rows)) if (counts != rows).any() else 0
+        raise ValueError("system %d: %s atomic numbers need positions of shape (%d, 3), not %s"
+                         % (s, np.shape(numbers[s]), counts[s], np.shape(positions[s])))
+    offsets = np.zeros(len(counts) + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets, all_numbers, all_positions
 
 
 class Model:
@@ -331,23 +357,7 @@ class Model:
         if not len(numbers):
             return self.evaluate_packed(np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros((0, 3)),
                                         cells, pbc, forces, virials)
-        # Whole-batch operations, not a check per system: numpy's loops over
-        # the list cost a fraction of Python's.
-        try:
-            counts = np.fromiter(map(len, numbers), dtype=np.int64, count=len(numbers))
-            rows = np.fromiter(map(len, positions), dtype=np.int64, count=len(positions))
-            all_numbers = np.concatenate(numbers)
-            all_positions = np.concatenate(positions)
-        except (TypeError, ValueError) as e:
-            raise ValueError("numbers and positions must be one array (or list) per system: "
-                             "n atomic numbers and n x 3 positions (%s)" % e) from None
-        if all_numbers.ndim != 1 or all_positions.ndim != 2 or all_positions.shape[1] != 3 or (
-                counts != rows).any():
-            s = int(np.argmax(counts != rows)) if (counts != rows).any() else 0
-            raise ValueError("system %d: %s atomic numbers need positions of shape (%d, 3), not %s"
-                             % (s, np.shape(numbers[s]), counts[s], np.shape(positions[s])))
-        offsets = np.zeros(len(counts) + 1, dtype=np.int64)
-        np.cumsum(counts, out=offsets[1:])
+        offsets, all_numbers, all_positions = _pack_systems(numbers, positions)
         return self.evaluate_packed(offsets, all_numbers, all_positions, cells, pbc, forces, virials)
 
     def evaluate_packed(self, offsets, numbers, positions, cells=None, pbc=None, forces=True,
@@ -395,6 +405,69 @@ class Model:
                 raise self._error(status)
         split = None if out_forces is None else SystemArrays(out_forces, offsets)
         return (energies, split, out_virials) if virials else (energies, split)
+
+    def hessian(self, numbers, positions, cell=None, pbc=None):
+        """Energy (eV), forces (eV/Angstrom, n x 3) and Hessian (eV/Angstrom^2,
+        3n x 3n, row and column 3 * atom + axis: d2E / dx_ai dx_bj) of one
+        system, exact (the library's tangent pass, not finite differences).
+
+        Inputs as for evaluate(); a periodic system's Hessian is taken with
+        its cell fixed. Use precision='float64' for vibrational analysis:
+        float32 Hessians carry errors of about 1e-4 eV/Angstrom^2. Only the
+        CPU device computes second derivatives today; others raise
+        UnsupportedError with the library's message.
+        Returns (energy, forces, hessian).
+        """
+        energies, forces, hessians = self.hessian_batch(
+            [numbers], [positions], None if cell is None else [cell], None if pbc is None else [pbc])
+        return float(energies[0]), forces[0], hessians[0]
+
+    def hessian_batch(self, numbers, positions, cells=None, pbc=None):
+        """hessian() of many systems in one library call (inputs as for
+        evaluate_batch()). Returns (energies, forces, hessians): energies an
+        array of n_systems floats (eV), forces a SystemArrays of n_i x 3
+        arrays (eV/Angstrom), hessians a list of (3 n_i) x (3 n_i) arrays
+        (eV/Angstrom^2, views of one array). Memory: the Hessians take 8 (3
+        n_i)^2 bytes each; gather systems accordingly.
+        """
+        if not _lib.has("mlff_compute_hessians"):
+            raise UnsupportedError("this libmlff (%s) has no Hessians (since 0.6)"
+                                   % self._lib.mlff_version_string().decode(), status=_lib.ERROR_UNSUPPORTED)
+        if not len(numbers):
+            return np.zeros(0), SystemArrays(np.zeros((0, 3)), np.zeros(1, np.int64)), []
+        offsets, all_numbers, all_positions = _pack_systems(numbers, positions)
+        all_numbers = _as_numbers(all_numbers, self._lib)
+        n_atoms = all_numbers.shape[0]
+        all_positions = _as_reals(all_positions, (n_atoms, 3), "positions")
+        n_systems = offsets.shape[0] - 1
+        batch = _lib.Batch()
+        batch.n_systems = n_systems
+        batch.system_offsets = _address(offsets)
+        batch.atomic_numbers = _address(all_numbers)
+        batch.positions = _address(all_positions)
+        if cells is not None:
+            cells = _as_reals(cells, (n_systems, 3, 3), "cells")
+            batch.cells = _address(cells)
+        if pbc is not None:
+            pbc = _as_pbc(pbc, n_systems)
+            batch.pbc = _address(pbc)
+        sizes = 3 * np.diff(offsets)
+        starts = np.concatenate(([0], np.cumsum(sizes * sizes)))
+        energies = np.empty(n_systems, dtype=np.float64)
+        forces = np.empty((n_atoms, 3), dtype=np.float64)
+        packed = np.empty(int(starts[-1]), dtype=np.float64)
+        results = _lib.HessianResults()
+        results.energies = _address(energies)
+        results.forces = _address(forces)
+        if packed.size:
+            results.hessians = _address(packed)
+        with self._lock:
+            self._require_open()
+            status = self._lib.mlff_compute_hessians(self._model, ctypes.byref(batch), ctypes.byref(results))
+            if status != _lib.OK:
+                raise self._error(status)
+        hessians = [packed[starts[s]:starts[s + 1]].reshape(sizes[s], sizes[s]) for s in range(n_systems)]
+        return energies, SystemArrays(forces, offsets), hessians
 
     @property
     def batch_atoms(self):
