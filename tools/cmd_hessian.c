@@ -55,7 +55,7 @@ typedef struct hessian_options {
 /* Returns -1 when the options are fine, else the exit status. */
 static int parse_options(int argc, char **argv, hessian_options *o)
 {
-    o->device = MLFF_DEVICE_AUTO;
+    o->device = MLFF_DEVICE_CPU; /* auto once the GPU backends have second derivatives */
     o->precision = MLFF_PRECISION_FLOAT64; /* wavenumbers need it: see README */
     o->projection = PROJECT_AUTO;
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
