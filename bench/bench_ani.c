@@ -25,45 +25,10 @@
 
 #include "runtime/context.h"
 #include "tests/common/reference.h"
+#include "bench_cases.h"
 #include "bench_util.h"
 #include "mlff.h"
 #include "peak.h"
-
-typedef struct bench_case {
-    const char *name;
-    int n_systems;
-    int64_t offsets[65];
-    int32_t *z;
-    double *positions;
-    int64_t n_atoms;
-} bench_case;
-
-/* Cases from reference molecules; the batch cycles through four molecules of 8-9 atoms. */
-static int make_case(bench_case *c, const char *dir, const char *name, const char *const *molecules,
-                     int n)
-{
-    memset(c, 0, sizeof *c);
-    c->name = name;
-    c->n_systems = n;
-    reference refs[4];
-    int n_refs = 0;
-    for (; n_refs < 4 && molecules[n_refs]; n_refs++)
-        if (!reference_load(&refs[n_refs], dir, molecules[n_refs]))
-            return 0;
-    for (int s = 0; s < n; s++)
-        c->offsets[s + 1] = c->offsets[s] + refs[s % n_refs].n_atoms;
-    c->n_atoms = c->offsets[n];
-    c->z = malloc((size_t)c->n_atoms * sizeof *c->z);
-    c->positions = malloc((size_t)c->n_atoms * 3 * sizeof *c->positions);
-    for (int s = 0; s < n; s++) {
-        const reference *r = &refs[s % n_refs];
-        memcpy(c->z + c->offsets[s], r->species, (size_t)r->n_atoms * sizeof *c->z);
-        memcpy(c->positions + 3 * c->offsets[s], r->positions, (size_t)r->n_atoms * 3 * sizeof(double));
-    }
-    for (int k = 0; k < n_refs; k++)
-        reference_free(&refs[k]);
-    return 1;
-}
 
 /* FLOPs of the dense layers (forward and input gradient) in the last run:
  * LINEAR and LINEAR_VJP read their weights as input 1; CELU_MLP reads
@@ -115,10 +80,10 @@ int main(int argc, char **argv)
                              *const water[] = {"water_cluster_100", NULL},
                              *const small[] = {"g2_CH3CH2OH", "g2_CH3COOH", "g2_CH3CONH2", "g2_C4H4S", NULL};
     bench_case cases[4];
-    if (!make_case(&cases[0], argv[1], "methane", methane, 1) ||
-        !make_case(&cases[1], argv[1], "benzene", benzene, 1) ||
-        !make_case(&cases[2], argv[1], "water cluster (300 atoms)", water, 1) ||
-        !make_case(&cases[3], argv[1], "64 molecules of 8-9 atoms", small, 64))
+    if (!bench_case_make(&cases[0], argv[1], "methane", methane, 1) ||
+        !bench_case_make(&cases[1], argv[1], "benzene", benzene, 1) ||
+        !bench_case_make(&cases[2], argv[1], "water cluster (300 atoms)", water, 1) ||
+        !bench_case_make(&cases[3], argv[1], "64 molecules of 8-9 atoms", small, 64))
         return 1;
 
     mlff_settings s;
@@ -154,8 +119,7 @@ int main(int argc, char **argv)
     for (int k = 0; k < 4; k++) {
         bench_case *c = &cases[k];
         if (argc > 5 && !strstr(c->name, argv[5])) {
-            free(c->z);
-            free(c->positions);
+            bench_case_free(c);
             continue;
         }
         double *pos = malloc((size_t)c->n_atoms * 3 * sizeof *pos);
@@ -194,8 +158,7 @@ int main(int argc, char **argv)
                peak > 0 ? 100 * gflop / median / peak : 0);
         free(pos);
         free(forces);
-        free(c->z);
-        free(c->positions);
+        bench_case_free(c);
     }
     mlff_context_destroy(ctx);
     return 0;

@@ -19,51 +19,15 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "bench_cases.h"
 #include "bench_util.h"
 #include "mlff.h"
 #include "tests/common/reference.h"
 
-typedef struct hessian_case {
-    const char *name;
-    int n_systems;
-    int64_t offsets[65];
-    int32_t *z;
-    double *positions;
-    int64_t n_atoms;
-} hessian_case;
-
-/* n systems cycling through the named molecules. */
-static int make_case(hessian_case *c, const char *dir, const char *name, const char *const *molecules, int n)
-{
-    memset(c, 0, sizeof *c);
-    c->name = name;
-    c->n_systems = n;
-    reference refs[4];
-    int n_refs = 0;
-    for (; n_refs < 4 && molecules[n_refs]; n_refs++)
-        if (!reference_load(&refs[n_refs], dir, molecules[n_refs]))
-            return 0;
-    for (int s = 0; s < n; s++)
-        c->offsets[s + 1] = c->offsets[s] + refs[s % n_refs].n_atoms;
-    c->n_atoms = c->offsets[n];
-    c->z = malloc((size_t)c->n_atoms * sizeof *c->z);
-    c->positions = malloc((size_t)c->n_atoms * 3 * sizeof *c->positions);
-    if (!c->z || !c->positions)
-        return 0;
-    for (int s = 0; s < n; s++) {
-        const reference *r = &refs[s % n_refs];
-        memcpy(c->z + c->offsets[s], r->species, (size_t)r->n_atoms * sizeof *c->z);
-        memcpy(c->positions + 3 * c->offsets[s], r->positions, (size_t)r->n_atoms * 3 * sizeof(double));
-    }
-    for (int k = 0; k < n_refs; k++)
-        reference_free(&refs[k]);
-    return 1;
-}
-
 /* The `waters` molecules of the periodic water box (O, H, H each, H
  * brought next to its O) repeated 2 x 2 x 2 whose oxygens lie nearest the
  * centre: a drop. */
-static int make_drop(hessian_case *c, const char *dir, int waters)
+static int make_drop(bench_case *c, const char *dir, int waters)
 {
     memset(c, 0, sizeof *c);
     c->name = "water drop (999 atoms)";
@@ -119,7 +83,7 @@ static double peak_resident_mb(void)
 }
 
 /* The largest |H - H^T| over the blocks, against the largest |H|. */
-static double asymmetry(const hessian_case *c, const double *h)
+static double asymmetry(const bench_case *c, const double *h)
 {
     double worst = 0, largest = 0;
     for (int s = 0; s < c->n_systems; s++) {
@@ -134,7 +98,7 @@ static double asymmetry(const hessian_case *c, const double *h)
     return largest > 0 ? worst / largest : INFINITY;
 }
 
-static int run_case(mlff_context *ctx, mlff_model *model, const hessian_case *c)
+static int run_case(mlff_context *ctx, mlff_model *model, const bench_case *c)
 {
     int64_t entries = 0;
     for (int s = 0; s < c->n_systems; s++)
@@ -182,12 +146,12 @@ int main(int argc, char **argv)
     static const char *const methane[] = {"g2_CH4", NULL}, *const benzene[] = {"g2_C6H6", NULL},
                              *const ethanol[] = {"g2_CH3CH2OH", NULL}, *const water[] = {"water_cluster_100", NULL},
                              *const small[] = {"g2_CH3CH2OH", "g2_CH3COOH", "g2_CH3CONH2", "g2_C4H4S", NULL};
-    hessian_case cases[6];
-    if (!make_case(&cases[0], argv[1], "methane", methane, 1) ||
-        !make_case(&cases[1], argv[1], "benzene", benzene, 1) ||
-        !make_case(&cases[2], argv[1], "ethanol", ethanol, 1) ||
-        !make_case(&cases[3], argv[1], "64 molecules of 8-9 atoms", small, 64) ||
-        !make_case(&cases[4], argv[1], "water cluster (300 atoms)", water, 1) || !make_drop(&cases[5], argv[1], 333)) {
+    bench_case cases[6];
+    if (!bench_case_make(&cases[0], argv[1], "methane", methane, 1) ||
+        !bench_case_make(&cases[1], argv[1], "benzene", benzene, 1) ||
+        !bench_case_make(&cases[2], argv[1], "ethanol", ethanol, 1) ||
+        !bench_case_make(&cases[3], argv[1], "64 molecules of 8-9 atoms", small, 64) ||
+        !bench_case_make(&cases[4], argv[1], "water cluster (300 atoms)", water, 1) || !make_drop(&cases[5], argv[1], 333)) {
         fprintf(stderr, "cannot read the structures in %s\n", argv[1]);
         return 1;
     }
@@ -216,5 +180,7 @@ int main(int argc, char **argv)
             failures += !run_case(ctx, model, &cases[k]);
     mlff_model_free(model);
     mlff_context_destroy(ctx);
+    for (int k = 0; k < 6; k++)
+        bench_case_free(&cases[k]);
     return failures ? 1 : 0;
 }

@@ -110,3 +110,54 @@ int print_text(const char *text)
     }
     return EXIT_OK;
 }
+
+int option_choice(const char *option, const char *value, const char *const names[], int n)
+{
+    for (int k = 0; k < n; k++)
+        if (!strcmp(value, names[k]))
+            return k;
+    char expected[256] = "";
+    for (int k = 0; k < n; k++)
+        snprintf(expected + strlen(expected), sizeof expected - strlen(expected), "%s%s",
+                 k == 0 ? "" : k == n - 1 ? " or " : ", ", names[k]);
+    usage_error("invalid %s '%s' (expected %s)", option, value, expected);
+    return -1;
+}
+
+int run_option(int argc, char **argv, int *i, run_options *o)
+{
+    static const char *const devices[] = {"auto", "cpu", "opencl", "vulkan"}; /* mlff_device_kind */
+    static const char *const precisions[] = {"float32", "float64"};           /* mlff_precision */
+    const char *value;
+    int r, k;
+    if (!strcmp(argv[*i], "--verbose")) {
+        o->verbose = 1;
+        return 1;
+    }
+    if ((r = option_value(argc, argv, i, "--model", &value)) != 0) {
+        if (r > 0)
+            o->model = value;
+        return r;
+    }
+    if ((r = option_value(argc, argv, i, "--output", &value)) != 0 ||
+        (r = option_value(argc, argv, i, "-o", &value)) != 0) {
+        if (r > 0)
+            o->output = value;
+        return r;
+    }
+    if ((r = option_value(argc, argv, i, "--device", &value)) != 0) {
+        if (r > 0 && (k = option_choice("--device", value, devices, 4)) < 0)
+            return -1;
+        if (r > 0)
+            o->device = (mlff_device_kind)k;
+        return r;
+    }
+    if ((r = option_value(argc, argv, i, "--precision", &value)) != 0) {
+        if (r > 0 && (k = option_choice("--precision", value, precisions, 2)) < 0)
+            return -1;
+        if (r > 0)
+            o->precision = k ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
+        return r;
+    }
+    return 0;
+}

@@ -40,6 +40,22 @@ int option_positive(const char *name, const char *value, long long max, long lon
 /* --device's values (auto, cpu, opencl, vulkan) as mlff_device_kind; -1 for another. */
 int device_kind_of(const char *name);
 
+/* value as one of the n names: its index; -1 after a usage error naming option. */
+int option_choice(const char *option, const char *value, const char *const names[], int n);
+
+/* The options of the commands that evaluate a model (energy, hessian). */
+typedef struct run_options {
+    const char *model;  /* --model PATH; NULL: the default model */
+    const char *output; /* -o, --output OUT; NULL: standard output */
+    mlff_device_kind device;
+    mlff_precision precision;
+    int verbose;
+} run_options;
+
+/* If argv[*i] is one of run_options' (taking its value), 1; 0 for another
+ * argument; -1 after a usage error. */
+int run_option(int argc, char **argv, int *i, run_options *o);
+
 /* Text to standard output; EXIT_OK, or EXIT_BAD_INPUT after a message. */
 int print_text(const char *text);
 

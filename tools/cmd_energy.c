@@ -30,23 +30,16 @@
 #include "xyz.h"
 
 typedef struct energy_options {
-    const char *model;
-    int device_set;
-    mlff_device_kind device;
-    int precision_set;
-    mlff_precision precision;
+    run_options run; /* --model, --device, --precision, --verbose, -o */
     int forces;
     int stress;
-    int neighbors_set;
     mlff_neighbors neighbors;
     long long chunk_atoms; /* 0: the library chooses */
     long long batch_atoms; /* 0: from the device */
-    int verbose;
     int progress;          /* --progress */
     int quiet;             /* --quiet */
     int resume;
     int skip_bad;          /* --on-error skip */
-    const char *output;
     const char **files;
     size_t n_files;
 } energy_options;
@@ -65,8 +58,8 @@ static int parse_options(int argc, char **argv, energy_options *o)
         size_t offset;
     } flags[] = {
         {"--forces", offsetof(energy_options, forces)},     {"--stress", offsetof(energy_options, stress)},
-        {"--verbose", offsetof(energy_options, verbose)},   {"--progress", offsetof(energy_options, progress)},
-        {"--quiet", offsetof(energy_options, quiet)},       {"--resume", offsetof(energy_options, resume)},
+        {"--progress", offsetof(energy_options, progress)}, {"--quiet", offsetof(energy_options, quiet)},
+        {"--resume", offsetof(energy_options, resume)},
     };
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
@@ -88,42 +81,17 @@ static int parse_options(int argc, char **argv, energy_options *o)
             }
         if (is_flag)
             continue;
-        int r;
-        if ((r = option_value(argc, argv, &i, "--model", &value)) != 0) {
-            if (r < 0)
+        int r = run_option(argc, argv, &i, &o->run);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
+            continue;
+        if ((r = option_value(argc, argv, &i, "--neighbors", &value)) != 0) {
+            static const char *const kinds[] = {"auto", "dense", "sparse"}; /* mlff_neighbors */
+            const int k = r < 0 ? -1 : option_choice("--neighbors", value, kinds, 3);
+            if (k < 0)
                 return EXIT_USAGE;
-            o->model = value;
-        } else if ((r = option_value(argc, argv, &i, "--output", &value)) != 0 ||
-                   (r = option_value(argc, argv, &i, "-o", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            o->output = value;
-        } else if ((r = option_value(argc, argv, &i, "--device", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (strcmp(value, "auto") == 0)
-                o->device = MLFF_DEVICE_AUTO;
-            else if (strcmp(value, "cpu") == 0)
-                o->device = MLFF_DEVICE_CPU;
-            else if (strcmp(value, "opencl") == 0)
-                o->device = MLFF_DEVICE_OPENCL;
-            else if (strcmp(value, "vulkan") == 0)
-                o->device = MLFF_DEVICE_VULKAN;
-            else
-                return usage_error("invalid --device '%s' (expected auto, cpu, opencl or vulkan)", value);
-            o->device_set = 1;
-        } else if ((r = option_value(argc, argv, &i, "--neighbors", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (strcmp(value, "auto") == 0)
-                o->neighbors = MLFF_NEIGHBORS_AUTO;
-            else if (strcmp(value, "dense") == 0)
-                o->neighbors = MLFF_NEIGHBORS_DENSE;
-            else if (strcmp(value, "sparse") == 0)
-                o->neighbors = MLFF_NEIGHBORS_SPARSE;
-            else
-                return usage_error("invalid --neighbors '%s' (expected auto, dense or sparse)", value);
-            o->neighbors_set = 1;
+            o->neighbors = (mlff_neighbors)k;
         } else if ((r = option_value(argc, argv, &i, "--chunk-atoms", &value)) != 0) {
             if (r < 0 || option_positive("--chunk-atoms", value, INT64_MAX, &o->chunk_atoms) != 0)
                 return EXIT_USAGE;
@@ -131,31 +99,18 @@ static int parse_options(int argc, char **argv, energy_options *o)
             if (r < 0 || option_positive("--batch-atoms", value, (long long)1 << 40, &o->batch_atoms) != 0)
                 return EXIT_USAGE;
         } else if ((r = option_value(argc, argv, &i, "--on-error", &value)) != 0) {
-            if (r < 0)
+            static const char *const choices[] = {"stop", "skip"};
+            const int k = r < 0 ? -1 : option_choice("--on-error", value, choices, 2);
+            if (k < 0)
                 return EXIT_USAGE;
-            if (strcmp(value, "stop") == 0)
-                o->skip_bad = 0;
-            else if (strcmp(value, "skip") == 0)
-                o->skip_bad = 1;
-            else
-                return usage_error("invalid --on-error '%s' (expected stop or skip)", value);
-        } else if ((r = option_value(argc, argv, &i, "--precision", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (strcmp(value, "float32") == 0)
-                o->precision = MLFF_PRECISION_FLOAT32;
-            else if (strcmp(value, "float64") == 0)
-                o->precision = MLFF_PRECISION_FLOAT64;
-            else
-                return usage_error("invalid --precision '%s' (expected float32 or float64)", value);
-            o->precision_set = 1;
+            o->skip_bad = k;
         } else {
             return usage_error("energy: unknown option '%s'", arg);
         }
     }
     if (o->n_files == 0)
         return usage_error("energy: no input files");
-    if (o->resume && !o->output)
+    if (o->resume && !o->run.output)
         return usage_error("energy: --resume needs -o OUT (the output to go on with)");
     if (o->progress && o->quiet)
         return usage_error("energy: --progress and --quiet contradict each other");
@@ -167,7 +122,7 @@ static int parse_options(int argc, char **argv, energy_options *o)
 static int check_files(const energy_options *o)
 {
     struct stat out_info;
-    int out_exists = o->output && stat(o->output, &out_info) == 0 && S_ISREG(out_info.st_mode);
+    int out_exists = o->run.output && stat(o->run.output, &out_info) == 0 && S_ISREG(out_info.st_mode);
     for (size_t k = 0; out_exists && k < o->n_files; k++) {
         struct stat in_info;
         if (strcmp(o->files[k], "-") != 0 && stat(o->files[k], &in_info) == 0 &&
@@ -274,11 +229,11 @@ static int run_energy(energy_state *s)
     resume_state resumed;
     memset(&resumed, 0, sizeof resumed);
     if (o->resume) {
-        int code = resume_prepare(o->output, s->input, o->forces, &s->progress, &resumed, err, sizeof err);
+        int code = resume_prepare(o->run.output, s->input, o->forces, &s->progress, &resumed, err, sizeof err);
         if (code == EXIT_INTERRUPTED) {
             progress_finish(&s->progress);
             error_line("mlff: interrupted (%s) while checking %s; nothing was changed",
-                       signal_name(interrupt_requested()), o->output);
+                       signal_name(interrupt_requested()), o->run.output);
             return EXIT_INTERRUPTED;
         }
         if (code != EXIT_OK) {
@@ -287,13 +242,13 @@ static int run_energy(energy_state *s)
             return code;
         }
         if (resumed.cut_bytes > 0 && !o->quiet) {
-            snprintf(err, sizeof err, "mlff: %s ended in a torn frame: %lld bytes cut off", o->output,
+            snprintf(err, sizeof err, "mlff: %s ended in a torn frame: %lld bytes cut off", o->run.output,
                      (long long)resumed.cut_bytes);
             progress_message(&s->progress, err);
         }
-        if ((o->verbose || mode != PROGRESS_OFF) && resumed.frames > 0) {
+        if ((o->run.verbose || mode != PROGRESS_OFF) && resumed.frames > 0) {
             snprintf(err, sizeof err, "mlff: %s holds %lld frames; going on after input frame %lld",
-                     o->output, (long long)resumed.frames, (long long)resumed.last_index);
+                     o->run.output, (long long)resumed.frames, (long long)resumed.last_index);
             progress_message(&s->progress, err);
         }
     }
@@ -301,22 +256,19 @@ static int run_energy(energy_state *s)
     /* Device and model. */
     mlff_settings settings;
     mlff_default_settings(&settings);
-    if (o->device_set)
-        settings.device = o->device;
-    if (o->precision_set)
-        settings.precision = o->precision;
-    if (o->neighbors_set)
-        settings.neighbors = o->neighbors;
+    settings.device = o->run.device;
+    settings.precision = o->run.precision;
+    settings.neighbors = o->neighbors;
     settings.max_chunk_atoms = o->chunk_atoms;
     mlff_model *model = NULL;
-    mlff_status status = mlff_open(&settings, o->model, &s->ctx, &model);
+    mlff_status status = mlff_open(&settings, o->run.model, &s->ctx, &model);
     if (status != MLFF_OK) {
         progress_finish(&s->progress);
         error_line("mlff: cannot open the device or the model: %s", library_message(s->ctx, status));
         return EXIT_BAD_INPUT;
     }
     const char *device = mlff_device_description(s->ctx);
-    if (o->verbose) {
+    if (o->run.verbose) {
         mlff_model_info info;
         memset(&info, 0, sizeof info);
         snprintf(err, sizeof err, "mlff: device: %s", device);
@@ -328,7 +280,7 @@ static int run_energy(energy_state *s)
     }
 
     output out;
-    if (output_open(&out, o->output, o->resume, err, sizeof err) != 0) {
+    if (output_open(&out, o->run.output, o->resume, err, sizeof err) != 0) {
         progress_finish(&s->progress);
         error_line("%s", err);
         return EXIT_BAD_INPUT;
@@ -369,7 +321,7 @@ static int run_energy(energy_state *s)
     if (run.bad_frames > 0)
         error_line("mlff: %lld bad frame%s left out, %lld written", (long long)run.bad_frames,
                    run.bad_frames == 1 ? "" : "s", (long long)run.frames_written);
-    if (o->verbose)
+    if (o->run.verbose)
         error_line("mlff: %lld frames, %lld atoms, evaluated in %.3f s (%lld batches, %.3f s end to end)",
                    (long long)run.frames_written, (long long)run.atoms_written, run.compute_seconds,
                    (long long)run.batches,
@@ -378,10 +330,10 @@ static int run_energy(energy_state *s)
         return EXIT_BAD_INPUT;
     int sig = interrupt_requested();
     if (sig > 0) {
-        if (o->output)
+        if (o->run.output)
             error_line("mlff: interrupted (%s) after input frame %lld: %s holds whole frames; run the "
                        "same command with --resume to go on",
-                       signal_name(sig), (long long)run.last_index, o->output);
+                       signal_name(sig), (long long)run.last_index, o->run.output);
         else
             error_line("mlff: interrupted (%s) after input frame %lld: the output holds whole frames",
                        signal_name(sig), (long long)run.last_index);

@@ -42,12 +42,8 @@
 typedef enum projection_choice { PROJECT_AUTO = -1 } projection_choice;
 
 typedef struct hessian_options {
-    const char *model;
-    mlff_device_kind device;
-    mlff_precision precision;
-    int projection; /* PROJECT_AUTO or a harmonic_projection */
-    int verbose;
-    const char *output;
+    run_options run; /* --model, --device, --precision, --verbose, -o */
+    int projection;  /* PROJECT_AUTO or a harmonic_projection */
     const char **files;
     size_t n_files;
 } hessian_options;
@@ -55,8 +51,8 @@ typedef struct hessian_options {
 /* Returns -1 when the options are fine, else the exit status. */
 static int parse_options(int argc, char **argv, hessian_options *o)
 {
-    o->device = MLFF_DEVICE_CPU; /* auto once the GPU backends have second derivatives */
-    o->precision = MLFF_PRECISION_FLOAT64; /* wavenumbers need it: see README */
+    o->run.device = MLFF_DEVICE_CPU; /* auto once the GPU backends have second derivatives */
+    o->run.precision = MLFF_PRECISION_FLOAT64; /* wavenumbers need it: see README */
     o->projection = PROJECT_AUTO;
     o->files = calloc((size_t)argc + 1, sizeof *o->files);
     if (!o->files) {
@@ -76,52 +72,19 @@ static int parse_options(int argc, char **argv, hessian_options *o)
         }
         if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
             return print_usage();
-        if (strcmp(arg, "--verbose") == 0) {
-            o->verbose = 1;
+        int r = run_option(argc, argv, &i, &o->run);
+        if (r < 0)
+            return EXIT_USAGE;
+        if (r > 0)
             continue;
-        }
-        int r;
-        if ((r = option_value(argc, argv, &i, "--model", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            o->model = value;
-        } else if ((r = option_value(argc, argv, &i, "--output", &value)) != 0 ||
-                   (r = option_value(argc, argv, &i, "-o", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            o->output = value;
-        } else if ((r = option_value(argc, argv, &i, "--device", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            int kind = device_kind_of(value);
-            if (kind < 0)
-                return usage_error("invalid --device '%s' (expected auto, cpu, opencl or vulkan)", value);
-            o->device = (mlff_device_kind)kind;
-        } else if ((r = option_value(argc, argv, &i, "--precision", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (strcmp(value, "float32") == 0)
-                o->precision = MLFF_PRECISION_FLOAT32;
-            else if (strcmp(value, "float64") == 0)
-                o->precision = MLFF_PRECISION_FLOAT64;
-            else
-                return usage_error("invalid --precision '%s' (expected float32 or float64)", value);
-        } else if ((r = option_value(argc, argv, &i, "--project", &value)) != 0) {
-            if (r < 0)
-                return EXIT_USAGE;
-            if (strcmp(value, "auto") == 0)
-                o->projection = PROJECT_AUTO;
-            else if (strcmp(value, "none") == 0)
-                o->projection = HARMONIC_PROJECT_NONE;
-            else if (strcmp(value, "translations") == 0)
-                o->projection = HARMONIC_PROJECT_TRANSLATIONS;
-            else if (strcmp(value, "rigid") == 0)
-                o->projection = HARMONIC_PROJECT_RIGID;
-            else
-                return usage_error("invalid --project '%s' (expected auto, none, translations or rigid)", value);
-        } else {
+        if ((r = option_value(argc, argv, &i, "--project", &value)) == 0)
             return usage_error("hessian: unknown option '%s'", arg);
-        }
+        /* auto, then harmonic_projection's values in order */
+        static const char *const projections[] = {"auto", "none", "translations", "rigid"};
+        const int k = r < 0 ? -1 : option_choice("--project", value, projections, 4);
+        if (k < 0)
+            return EXIT_USAGE;
+        o->projection = k == 0 ? PROJECT_AUTO : k - 1;
     }
     if (o->n_files == 0)
         return usage_error("hessian: no input files");
@@ -335,22 +298,22 @@ static int run_hessian(hessian_run *r)
     }
     mlff_settings settings;
     mlff_default_settings(&settings);
-    settings.device = o->device;
-    settings.precision = o->precision;
-    mlff_status status = mlff_open(&settings, o->model, &r->ctx, &r->model);
+    settings.device = o->run.device;
+    settings.precision = o->run.precision;
+    mlff_status status = mlff_open(&settings, o->run.model, &r->ctx, &r->model);
     if (status != MLFF_OK) {
         error_line("mlff: cannot open the device or the model: %s", library_message(r->ctx, status));
         return EXIT_BAD_INPUT;
     }
     const char *device = mlff_device_description(r->ctx);
-    if (o->verbose) {
+    if (o->run.verbose) {
         mlff_model_info info;
         memset(&info, 0, sizeof info);
         error_line("mlff: device: %s", device);
         if (mlff_model_get_info(r->model, &info) == MLFF_OK)
             error_line("mlff: model: %s (%s)", info.name ? info.name : "?", info.path ? info.path : "?");
     }
-    if (output_open(&r->out, o->output, 0, r->err, sizeof r->err) != 0) {
+    if (output_open(&r->out, o->run.output, 0, r->err, sizeof r->err) != 0) {
         error_line("%s", r->err);
         return EXIT_BAD_INPUT;
     }
@@ -426,7 +389,7 @@ static int run_hessian(hessian_run *r)
         return EXIT_BAD_INPUT;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (o->verbose)
+    if (o->run.verbose)
         error_line("mlff: %lld frames in %.3f s", (long long)r->frames_written,
                    (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
     if (sig > 0) {
