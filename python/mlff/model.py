@@ -39,6 +39,26 @@ def _address(array):
         return array.ctypes.data
 
 
+def _batch(offsets, numbers, positions, cells, pbc):
+    """The library's batch over checked arrays (offsets and numbers already
+    checked), and the arrays it points into, which the caller keeps alive
+    until the call returns."""
+    n_atoms, n_systems = numbers.shape[0], offsets.shape[0] - 1
+    positions = _as_reals(positions, (n_atoms, 3), "positions")
+    batch = _lib.Batch()
+    batch.n_systems = n_systems
+    batch.system_offsets = _address(offsets)
+    batch.atomic_numbers = _address(numbers)
+    batch.positions = _address(positions)
+    if cells is not None:
+        cells = _as_reals(cells, (n_systems, 3, 3), "cells")
+        batch.cells = _address(cells)
+    if pbc is not None:
+        pbc = _as_pbc(pbc, n_systems)
+        batch.pbc = _address(pbc)
+    return batch, (offsets, numbers, positions, cells, pbc)
+
+
 def _integer(value, what, low, high):
     """value as a Python int in [low, high]; floats and bools are refused, so
     that ctypes never truncates or wraps what it is given."""
@@ -375,19 +395,8 @@ class Model:
         numbers = _as_numbers(numbers, self._lib)
         n_atoms = numbers.shape[0]
         offsets = _as_offsets(offsets, n_atoms)
-        positions = _as_reals(positions, (n_atoms, 3), "positions")
+        batch, arrays = _batch(offsets, numbers, positions, cells, pbc)
         n_systems = offsets.shape[0] - 1
-        batch = _lib.Batch()
-        batch.n_systems = n_systems
-        batch.system_offsets = _address(offsets)
-        batch.atomic_numbers = _address(numbers)
-        batch.positions = _address(positions)
-        if cells is not None:
-            cells = _as_reals(cells, (n_systems, 3, 3), "cells")
-            batch.cells = _address(cells)
-        if pbc is not None:
-            pbc = _as_pbc(pbc, n_systems)
-            batch.pbc = _address(pbc)
 
         energies = np.empty(n_systems, dtype=np.float64)
         out_forces = np.empty((n_atoms, 3), dtype=np.float64) if forces else None
@@ -438,19 +447,8 @@ class Model:
         offsets, all_numbers, all_positions = _pack_systems(numbers, positions)
         all_numbers = _as_numbers(all_numbers, self._lib)
         n_atoms = all_numbers.shape[0]
-        all_positions = _as_reals(all_positions, (n_atoms, 3), "positions")
+        batch, arrays = _batch(offsets, all_numbers, all_positions, cells, pbc)
         n_systems = offsets.shape[0] - 1
-        batch = _lib.Batch()
-        batch.n_systems = n_systems
-        batch.system_offsets = _address(offsets)
-        batch.atomic_numbers = _address(all_numbers)
-        batch.positions = _address(all_positions)
-        if cells is not None:
-            cells = _as_reals(cells, (n_systems, 3, 3), "cells")
-            batch.cells = _address(cells)
-        if pbc is not None:
-            pbc = _as_pbc(pbc, n_systems)
-            batch.pbc = _address(pbc)
         sizes = 3 * np.diff(offsets)
         starts = np.concatenate(([0], np.cumsum(sizes * sizes)))
         energies = np.empty(n_systems, dtype=np.float64)
