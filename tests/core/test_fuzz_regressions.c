@@ -27,19 +27,10 @@
 
 #include "mlff.h"
 #include "tests/common/model.h"
+#include "tests/common/sanitizer.h"
 
 static int failures;
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
-#endif
-#endif
-#ifndef UNDER_ASAN
-#define UNDER_ASAN 0
-#endif
 
 static int expect(mlff_context *ctx, mlff_status got, mlff_status want, const char *needle, int64_t want_system,
                   int64_t want_atom, const char *what)
