@@ -717,6 +717,12 @@ static mlff_status build_system(const mlff_batch *b, int64_t s, double cutoff, m
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory for %lld neighbour pairs", (long long)total);
     for (int64_t k = 0; k < n_blocks; k++) {
         const nl_block *b = &w->blocks[k];
+        /* A block without pairs may have no arrays, and the list none either
+         * when no block found any (no pair within the cutoff, on the first
+         * build): NULL + 0 and memcpy from NULL are undefined (fuzz finding,
+         * regressions/model_file/no_pairs_first_build). */
+        if (b->n_pairs == 0)
+            continue;
         memcpy(list->pairs + 2 * list->n_pairs, b->pairs, (size_t)b->n_pairs * 2 * sizeof(int32_t));
         memcpy(list->images + 3 * list->n_pairs, b->images, (size_t)b->n_pairs * 3 * sizeof(int32_t));
         list->n_pairs += b->n_pairs;

@@ -857,6 +857,16 @@ int main(int argc, char **argv)
         check(mlff_neighbors_build(&empty, rc, NULL, &l, &err) == MLFF_OK && l.n_pairs == 0, "empty systems");
         mlff_neighbor_list_free(&l);
         mlff_neighbor_list_free(&l); /* twice is harmless */
+        /* No pair within the cutoff on a fresh list: no pair arrays yet, so
+         * nothing is copied into them (UBSan: NULL + 0; a model_file fuzz
+         * finding, tests/fuzz/regressions/model_file/no_pairs_first_build). */
+        const int64_t off_far[2] = {0, 2};
+        const int32_t z_far[2] = {1, 1};
+        const double pos_far[6] = {0, 0, 0, 0, 0, 10.0 * rc};
+        mlff_batch far = {1, off_far, z_far, pos_far, NULL, NULL};
+        check(mlff_neighbors_build(&far, rc, NULL, &l, &err) == MLFF_OK && l.n_pairs == 0,
+              "atoms beyond the cutoff, first build");
+        mlff_neighbor_list_free(&l);
     }
     /* Errors. */
     {
