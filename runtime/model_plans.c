@@ -130,6 +130,13 @@ void mlff_model_plans_free(mlff_model *m)
  * MLFF_MODEL_PLANS runs (a stream of more sets than there are slots), the
  * smallest plan that holds the set, else the slot for the plan of every
  * element (*set becomes that), which holds any. */
+/* Field by field: a struct's padding bytes are anyone's (clang left stack
+ * garbage in a compound literal's, and every call then built a new plan). */
+static int same_extras(const mlff_plan_extras *a, const mlff_plan_extras *b)
+{
+    return a->pair_gradients == b->pair_gradients && a->tangents == b->tangents;
+}
+
 static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int form, const mlff_plan_extras *extras,
                                     int *found)
 {
@@ -137,7 +144,7 @@ static mlff_model_plan *choose_plan(mlff_model *m, mlff_element_set *set, int fo
     *found = 1;
     for (int k = 0; k < MLFF_MODEL_PLANS; k++) {
         mlff_model_plan *p = &m->plans[k];
-        const int same_kind = p->graph && p->form == form && !memcmp(&p->extras, extras, sizeof *extras);
+        const int same_kind = p->graph && p->form == form && same_extras(&p->extras, extras);
         if (same_kind && !memcmp(&p->elements, set, sizeof *set))
             return p;
         if (same_kind && mlff_element_set_holds(&p->elements, set) &&
