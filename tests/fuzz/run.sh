@@ -2,7 +2,7 @@
 # Runs the libFuzzer targets (README.md here), each on its seed corpus and
 # the inputs found before (regressions/) plus fresh mutations:
 #   tests/fuzz/run.sh [SECONDS] [TARGET...]
-# SECONDS per target (default 60); targets: xyz model_file neurochem
+# SECONDS per target (default 60); targets: xyz model_file neurochem tuning
 # api_cpu api_opencl (default: all). Builds them first in $FUZZ_BUILD_DIR
 # (default build-fuzz: clang, ASan and UBSan, -Dfuzz=true). A crash,
 # sanitizer report, leak, hang (-timeout) or out-of-memory (-rss_limit_mb)
@@ -16,7 +16,7 @@ root=$PWD
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(xyz model_file neurochem api_cpu api_opencl)
+((${#targets[@]})) || targets=(xyz model_file neurochem tuning api_cpu api_opencl)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 
 # libFuzzer needs clang; Debian's clang is clang 14.
@@ -65,6 +65,7 @@ for t in "${targets[@]}"; do
     xyz) inputs=xyz; opts=(-max_len=4096 -timeout=10 -rss_limit_mb=2048) ;;
     model_file) inputs=model_file; opts=(-max_len=70000 -timeout=30 -rss_limit_mb=2048) ;;
     neurochem) inputs=neurochem; opts=(-max_len=16384 -timeout=30 -rss_limit_mb=2048) ;;
+    tuning) inputs=tuning; opts=(-max_len=2048 -timeout=10 -rss_limit_mb=2048) ;;
     # The CPU's budget is 2 GiB at most (backends/common/memory_limits.h),
     # ANI-2x's plans and ASan's quarantine come on top.
     api_cpu) inputs=api; opts=(-max_len=512 -timeout=60 -rss_limit_mb=3584) ;;
