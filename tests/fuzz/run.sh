@@ -33,6 +33,8 @@ if [ ! -f "$build/build.ninja" ]; then
         -Dbuildtype=debugoptimized -Dopencl=$opencl -Dvulkan=disabled -Dwerror=true \
         -Dtest_cache_dir="$root/build-test-cache" >&2
 fi
+# A build folder from before a target was added learns of it here.
+ninja -C "$build" build.ninja >&2
 exes=()
 built=()
 for t in "${targets[@]}"; do
