@@ -36,10 +36,18 @@ static int64_t block_start(const mlff_batch *b, int64_t s)
 }
 
 /* The host arrays of a pass: its directions and the forces' tangent, [n_atoms, 3T] each. */
-static mlff_status reserve_pass(mlff_model *m, int64_t n_atoms, int64_t t_count, double **directions,
-                                double **products, mlff_error *err)
+/* The evaluation prepared with a tangent pass of t_count directions, and
+ * its directions and products ([n_atoms, 3 t_count] each) in the model's
+ * scratch. */
+static mlff_status prepare_passes(mlff_model *m, const mlff_batch *batch, int64_t t_count, double **directions,
+                                  double **products)
 {
-    const size_t bytes = (size_t)n_atoms * 3 * (size_t)t_count * sizeof(double);
+    mlff_error *err = &m->ctx->error;
+    const mlff_plan_extras extras = {.tangents = t_count};
+    mlff_status s = mlff_evaluate_prepare(m, batch, -1, &extras);
+    if (s != MLFF_OK)
+        return s;
+    const size_t bytes = (size_t)m->work.n_atoms * 3 * (size_t)t_count * sizeof(double);
     double *scratch = mlff_host_array_reserve(&m->hessian_scratch, 2 * bytes, err);
     if (!scratch)
         return err->status;
@@ -57,12 +65,9 @@ mlff_status mlff_model_hessians(mlff_model *m, const mlff_batch *batch, const ml
     const int64_t directions = 3 * largest_system(batch);
     const int64_t t_count = directions < HESSIAN_MOST_DIRECTIONS ? (directions > 0 ? directions : 1)
                                                                    : HESSIAN_MOST_DIRECTIONS;
-    const mlff_plan_extras extras = {.tangents = t_count};
-    mlff_status s = mlff_evaluate_prepare(m, batch, -1, &extras);
-    const int64_t n_atoms = m->work.n_atoms, cols = 3 * t_count;
     double *dir = NULL, *prod = NULL;
-    if (s == MLFF_OK)
-        s = reserve_pass(m, n_atoms, t_count, &dir, &prod, err);
+    mlff_status s = prepare_passes(m, batch, t_count, &dir, &prod);
+    const int64_t n_atoms = m->work.n_atoms, cols = 3 * t_count;
     for (int64_t first = 0; s == MLFF_OK && first < (directions > 0 ? directions : 1); first += t_count) {
         /* Direction first + t moves coordinate first + t of each system's own atoms. */
         memset(dir, 0, (size_t)(n_atoms * cols) * sizeof *dir);
@@ -105,12 +110,9 @@ mlff_status mlff_model_hessian_products(mlff_model *m, const mlff_batch *batch, 
     if (n_vectors < 1 || !vectors || !products)
         return mlff_fail(err, MLFF_ERROR_INVALID_ARGUMENT, "Hessian-vector products need n_vectors >= 1 and both arrays");
     const int64_t t_count = n_vectors < HESSIAN_MOST_DIRECTIONS ? n_vectors : HESSIAN_MOST_DIRECTIONS;
-    const mlff_plan_extras extras = {.tangents = t_count};
-    mlff_status s = mlff_evaluate_prepare(m, batch, -1, &extras);
-    const int64_t n_atoms = m->work.n_atoms, cols = 3 * t_count;
     double *dir = NULL, *prod = NULL;
-    if (s == MLFF_OK)
-        s = reserve_pass(m, n_atoms, t_count, &dir, &prod, err);
+    mlff_status s = prepare_passes(m, batch, t_count, &dir, &prod);
+    const int64_t n_atoms = m->work.n_atoms, cols = 3 * t_count;
     for (int64_t first = 0; s == MLFF_OK && first < n_vectors; first += t_count) {
         memset(dir, 0, (size_t)(n_atoms * cols) * sizeof *dir);
         for (int64_t t = 0; t < t_count && first + t < n_vectors; t++)
