@@ -49,7 +49,7 @@ static int grow(void **p, size_t size, size_t count)
     return 0;
 }
 
-int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
+static int add(batch *b, xyz_frame *f, const frame_origin *origin, int parsed)
 {
     if (b->n_frames == b->frames_capacity) {
         size_t cap = b->frames_capacity ? 2 * b->frames_capacity : 64;
@@ -70,8 +70,10 @@ int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
         b->atoms_capacity = cap;
     }
     size_t k = b->n_frames++;
-    memcpy(b->numbers + b->n_atoms, f->numbers, (size_t)f->n_atoms * sizeof *b->numbers);
-    memcpy(b->positions + 3 * b->n_atoms, f->positions, 3 * (size_t)f->n_atoms * sizeof *b->positions);
+    if (parsed) {
+        memcpy(b->numbers + b->n_atoms, f->numbers, (size_t)f->n_atoms * sizeof *b->numbers);
+        memcpy(b->positions + 3 * b->n_atoms, f->positions, 3 * (size_t)f->n_atoms * sizeof *b->positions);
+    }
     memcpy(b->cells + 9 * k, f->cell, sizeof f->cell);
     memcpy(b->pbc + 3 * k, f->pbc, 3);
     b->any_cell |= f->has_cell;
@@ -87,6 +89,16 @@ int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
     if (origin->index > b->last_index)
         b->last_index = origin->index;
     return 0;
+}
+
+int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
+{
+    return add(b, f, origin, 1);
+}
+
+int batch_add_split(batch *b, xyz_frame *f, const frame_origin *origin)
+{
+    return add(b, f, origin, 0);
 }
 
 int batch_note_bad(batch *b, int64_t index, const char *message)
@@ -161,6 +173,18 @@ void batch_truncate(batch *b, size_t k)
 {
     while (b->n_frames > k)
         batch_remove(b, b->n_frames - 1);
+}
+
+void batch_forget(batch *b, size_t k)
+{
+    batch_truncate(b, k);
+    b->last_index = 0;
+    for (size_t j = 0; j < b->n_frames; j++)
+        if (b->frames[j].origin.index > b->last_index)
+            b->last_index = b->frames[j].origin.index;
+    for (size_t j = 0; j < b->n_notes; j++)
+        if (b->notes[j].index > b->last_index)
+            b->last_index = b->notes[j].index;
 }
 
 xyz_frame batch_frame_view(const batch *b, size_t k)

@@ -49,6 +49,10 @@ void batch_free(batch *b);
 /* Takes the frame (its arrays are moved into the batch's; *frame is left empty). 0, or -1 out of memory. */
 int batch_add(batch *b, xyz_frame *frame, const frame_origin *origin);
 
+/* The same for a split frame (xyz_stream_split): room for its atoms, which
+ * the caller parses into the packed arrays at offsets[k]. */
+int batch_add_split(batch *b, xyz_frame *frame, const frame_origin *origin);
+
 /* A bad frame left out: a note reported with the batch. 0, or -1 out of memory. */
 int batch_note_bad(batch *b, int64_t index, const char *message);
 
@@ -63,6 +67,9 @@ void batch_remove(batch *b, size_t k);
 
 /* Frames k and after leave the batch. */
 void batch_truncate(batch *b, size_t k);
+
+/* The same for frames that are to be read again: the batch no longer accounts for them. */
+void batch_forget(batch *b, size_t k);
 
 /* Frame k with its numbers and positions pointing into the packed arrays (for writing). */
 xyz_frame batch_frame_view(const batch *b, size_t k);

@@ -769,13 +769,14 @@ int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no
     size_t species_len = 0, coord_len[3] = {0, 0, 0}, mass_len = 0;
     int column = 0;
     const char *p = line;
+    /* The line ends at a NUL or, where it lies in a split stream's text, a line feed. */
     while (column < lay->total) {
         while (is_space(*p))
             p++;
-        if (!*p)
+        if (!*p || *p == '\n')
             break;
         const char *start = p;
-        while (*p && !is_space(*p))
+        while (*p && *p != '\n' && !is_space(*p))
             p++;
         if (column == lay->species) {
             species = start;
