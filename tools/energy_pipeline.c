@@ -23,6 +23,7 @@ typedef struct pipeline {
     xyz_split_frame *pending;
     uint8_t *bad;     /* per pending frame: its atoms did not parse */
     size_t n_pending, pending_capacity;
+    int settling;     /* settle() is reading: on_wait leaves the batch alone */
 } pipeline;
 
 static double seconds_now(void)
@@ -109,24 +110,11 @@ static void drop_pending(pipeline *p, size_t k)
 
 enum { SETTLED, SETTLE_SEQUENTIAL, SETTLE_NO_MEMORY };
 
-/*
- * The pending frames parsed. A bad one is read again by frame_input_next,
- * which says what is wrong and goes on from there as a reader that never
- * split does: with --on-error skip it is noted and left out here, and the
- * frames after it stay where reading goes on exactly where they start (a
- * bad atom line, then the next frame's count line, as usual); otherwise
- * the batch ends before it and the input is back before it
- * (SETTLE_SEQUENTIAL): the reader's next frame_input_next reads it.
- */
-static int settle(pipeline *p)
+/* settle() where a pending frame is bad. */
+static int settle_bad(pipeline *p)
 {
     energy_run *r = p->run;
     batch *b = p->gathering;
-    if (p->n_pending == 0 || !parse_pending(p)) {
-        frame_input_settle(r->input);
-        p->n_pending = 0;
-        return SETTLED;
-    }
     const size_t first = b->n_frames - p->n_pending;
     for (size_t k = 0;;) {
         while (k < p->n_pending && !p->bad[k])
@@ -187,13 +175,35 @@ static int settle(pipeline *p)
     }
 }
 
+/*
+ * The pending frames parsed. A bad one is read again by frame_input_next,
+ * which says what is wrong and goes on from there as a reader that never
+ * split does: with --on-error skip it is noted and left out here, and the
+ * frames after it stay where reading goes on exactly where they start (a
+ * bad atom line, then the next frame's count line, as usual); otherwise
+ * the batch ends before it and the input is back before it
+ * (SETTLE_SEQUENTIAL): the reader's next frame_input_next reads it.
+ */
+static int settle(pipeline *p)
+{
+    if (p->n_pending == 0 || !parse_pending(p)) {
+        frame_input_settle(p->run->input);
+        p->n_pending = 0;
+        return SETTLED;
+    }
+    p->settling = 1;
+    int status = settle_bad(p);
+    p->settling = 0;
+    return status;
+}
+
 /* A pipe is slow to give more: what was gathered goes on meanwhile. Called
  * from inside a read: pending frames go on if they are good, else they
  * wait for the reader to settle them. */
 static void on_wait(void *arg)
 {
     pipeline *p = arg;
-    if (!p->gathering || p->gathering->n_frames == 0)
+    if (p->settling || !p->gathering || p->gathering->n_frames == 0)
         return;
     if (p->n_pending > 0) {
         if (parse_pending(p))

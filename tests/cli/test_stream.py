@@ -441,12 +441,12 @@ def test_io_threads(tmp):
             check((many.rc, many.out, many.err) == (one.rc, one.out, one.err),
                   "%s, batches of %s atoms, 3 threads as 1: %r\n%r" % (what, atoms, one, many))
         return one
-    clean = write(os.path.join(tmp, "threads-clean.xyz"), generate(1200, 29, ["--periodic"]))
+    clean = write(os.path.join(tmp, "threads-clean.xyz"), generate(800, 29, ["--periodic"]))
     r = same(["--forces", "--stress", clean], ["7000"], "clean frames")
-    check(r.rc == 0 and len(frames_of(r.out)) == 1200, "clean frames: %r" % r)
-    bad = write(os.path.join(tmp, "threads-bad.xyz"), generate(1200, 31, ["--bad", "7"]))
+    check(r.rc == 0 and len(frames_of(r.out)) == 800, "clean frames: %r" % r)
+    bad = write(os.path.join(tmp, "threads-bad.xyz"), generate(800, 31, ["--bad", "7"]))
     r = same(["--forces", "--on-error", "skip", bad], ["7000"], "bad frames, skip")
-    check(r.rc == 0 and r.err.count("\n") == 1200 // 7 + 1, "bad frames, skip: %r" % r)
+    check(r.rc == 0 and r.err.count("\n") == 800 // 7 + 1, "bad frames, skip: %r" % r)
     r = same(["--forces", bad], ["7000"], "bad frames, stop")
     check(r.rc == 1 and len(frames_of(r.out)) == 6, "bad frames, stop: %r" % r)
     messy = write(os.path.join(tmp, "threads-damaged.xyz"), damaged(37, 900, "cut"))
