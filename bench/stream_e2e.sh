@@ -5,8 +5,10 @@
 # bench_stream's best of 3 (every frame in memory, only the library calls
 # timed); end to end is `mlff energy --forces FILE -o OUT`, process start to
 # exit, best of 3, with the default reader and writer threads and with one
-# (--io-threads 1). Then bench_xyz_io: parsing and formatting per atom on
-# this host's cores.
+# (--io-threads 1), and what --verbose says of the best run (the time in
+# the library and in the pipeline: the rest is the process's start, the
+# model and device opened, and the output closed). Then bench_xyz_io:
+# parsing and formatting per atom on this host's cores.
 #   bench/stream_e2e.sh BUILD_DIR FRAMES DEVICE... [-- mlff energy options...]
 # e.g. bench/stream_e2e.sh build 100000 opencl vulkan cpu
 set -euo pipefail
@@ -31,7 +33,7 @@ input=$work/frames.xyz
 /usr/bin/python3 "$here/../tests/cli/gen_frames.py" "$frames" 1 >"$input"
 echo "frames $frames ($(stat -c %s "$input") bytes); $(nproc) CPUs online"
 
-# Best of 3 wall times of a command, in seconds.
+# Best of 3 wall times of a command, in seconds; its --verbose summary into $work/summary.
 best_of_3() {
     local best=""
     for _ in 1 2 3; do
@@ -43,17 +45,23 @@ best_of_3() {
         }
         end=$(date +%s.%N)
         t=$(echo "$end - $start" | bc)
-        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then best=$t; fi
+        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then
+            best=$t
+            grep -E "frames, .* atoms, evaluated" "$work/err" >"$work/summary" || true
+        fi
     done
     echo "$best"
 }
 
 for device in "${devices[@]}"; do
     compute=$("$build/bench/bench_stream" "$input" --device "$device" --repeat 3 "${shared[@]}" | awk '/^best:/ {print $2}')
-    default=$(best_of_3 "$build/tools/mlff" energy --device "$device" --forces "$@" "$input" -o "$work/out.xyz")
-    one=$(best_of_3 "$build/tools/mlff" energy --device "$device" --forces --io-threads 1 "$@" "$input" -o "$work/out.xyz")
+    default=$(best_of_3 "$build/tools/mlff" energy --device "$device" --forces --verbose "$@" "$input" -o "$work/out.xyz")
+    summary=$(cat "$work/summary")
+    one=$(best_of_3 "$build/tools/mlff" energy --device "$device" --forces --verbose --io-threads 1 "$@" "$input" -o "$work/out.xyz")
     printf "%-7s compute alone %.3f s; end to end %.3f s (%.2fx), with --io-threads 1 %.3f s (%.2fx)\n" "$device" \
         "$compute" "$default" "$(echo "$default / $compute" | bc -l)" "$one" "$(echo "$one / $compute" | bc -l)"
+    echo "        default threads: $summary"
+    echo "        --io-threads 1:  $(cat "$work/summary")"
 done
 threads=$(( $(nproc) / 4 ))
 ((threads < 1)) && threads=1
