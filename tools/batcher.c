@@ -187,6 +187,38 @@ void batch_forget(batch *b, size_t k)
             b->last_index = b->notes[j].index;
 }
 
+void batch_drop(batch *b, size_t first, const uint8_t *drop, size_t n)
+{
+    size_t out = first;
+    int64_t atoms = b->offsets[first];
+    for (size_t j = first; j < b->n_frames; j++) {
+        const int64_t start = b->offsets[j], count = b->offsets[j + 1] - start;
+        if (j - first < n && drop[j - first]) {
+            b->frames[j].frame.numbers = NULL; /* the packed arrays' */
+            b->frames[j].frame.positions = NULL;
+            xyz_frame_free(&b->frames[j].frame);
+            continue;
+        }
+        if (out != j) {
+            b->frames[out] = b->frames[j];
+            memmove(b->numbers + atoms, b->numbers + start, (size_t)count * sizeof *b->numbers);
+            memmove(b->positions + 3 * atoms, b->positions + 3 * start, 3 * (size_t)count * sizeof *b->positions);
+            if (b->forces)
+                memmove(b->forces + 3 * atoms, b->forces + 3 * start, 3 * (size_t)count * sizeof *b->forces);
+            memcpy(b->cells + 9 * out, b->cells + 9 * j, 9 * sizeof *b->cells);
+            memcpy(b->pbc + 3 * out, b->pbc + 3 * j, 3);
+            if (b->energies)
+                b->energies[out] = b->energies[j];
+            if (b->virials)
+                memcpy(b->virials + 9 * out, b->virials + 9 * j, 9 * sizeof *b->virials);
+        }
+        atoms += count;
+        b->offsets[++out] = atoms;
+    }
+    b->n_frames = out;
+    b->n_atoms = atoms;
+}
+
 xyz_frame batch_frame_view(const batch *b, size_t k)
 {
     xyz_frame f = b->frames[k].frame;

@@ -71,6 +71,9 @@ void batch_truncate(batch *b, size_t k);
 /* The same for frames that are to be read again: the batch no longer accounts for them. */
 void batch_forget(batch *b, size_t k);
 
+/* Frames first + j leave the batch where drop[j] (j < n), in one pass; the others keep their order. */
+void batch_drop(batch *b, size_t first, const uint8_t *drop, size_t n);
+
 /* Frame k with its numbers and positions pointing into the packed arrays (for writing). */
 xyz_frame batch_frame_view(const batch *b, size_t k);
 

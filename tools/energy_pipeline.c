@@ -100,15 +100,28 @@ static int add_pending(pipeline *p, batch *b, xyz_frame *f, const xyz_split_fram
     return 0;
 }
 
-/* Pending frame k leaves (its text no longer needed). */
-static void drop_pending(pipeline *p, size_t k)
-{
-    memmove(p->pending + k, p->pending + k + 1, (p->n_pending - k - 1) * sizeof *p->pending);
-    memmove(p->bad + k, p->bad + k + 1, p->n_pending - k - 1);
-    p->n_pending--;
-}
-
 enum { SETTLED, SETTLE_SEQUENTIAL, SETTLE_NO_MEMORY };
+
+/* Marks of settle_bad() in bad[]: */
+enum { PARSED = 0, NOT_PARSED = 1, LEFT_OUT = 2 };
+
+/*
+ * The end of settle_bad(): pending frames from `cut` on leave the batch (to
+ * be read again), and those before it that were left out go too, in one
+ * pass. Then nothing is pending.
+ */
+static int settle_end(pipeline *p, size_t cut, int status)
+{
+    batch *b = p->gathering;
+    const size_t first = b->n_frames - p->n_pending;
+    if (cut < p->n_pending)
+        batch_forget(b, first + cut);
+    batch_drop(b, first, p->bad, cut < p->n_pending ? cut : p->n_pending);
+    p->n_pending = 0;
+    if (status == SETTLED)
+        frame_input_settle(p->run->input);
+    return status;
+}
 
 /* settle() where a pending frame is bad. */
 static int settle_bad(pipeline *p)
@@ -117,18 +130,13 @@ static int settle_bad(pipeline *p)
     batch *b = p->gathering;
     const size_t first = b->n_frames - p->n_pending;
     for (size_t k = 0;;) {
-        while (k < p->n_pending && !p->bad[k])
+        while (k < p->n_pending && p->bad[k] != NOT_PARSED)
             k++;
-        if (k == p->n_pending) {
-            frame_input_settle(r->input);
-            p->n_pending = 0;
-            return SETTLED;
-        }
+        if (k == p->n_pending)
+            return settle_end(p, k, SETTLED);
         if (!r->skip_bad) {
             frame_input_rewind(r->input, &p->pending[k]);
-            batch_forget(b, first + k);
-            p->n_pending = 0;
-            return SETTLE_SEQUENTIAL;
+            return settle_end(p, k, SETTLE_SEQUENTIAL);
         }
         xyz_stream_pos end;
         frame_input_tell(r->input, &end);
@@ -141,15 +149,10 @@ static int settle_bad(pipeline *p)
             /* Not what the parse said: the reader takes it from before the frame. */
             xyz_frame_free(&f);
             frame_input_rewind(r->input, &p->pending[k]);
-            batch_forget(b, first + k);
-            p->n_pending = 0;
-            return SETTLE_SEQUENTIAL;
+            return settle_end(p, k, SETTLE_SEQUENTIAL);
         }
-        if (batch_note_bad(b, origin.index, message) != 0) {
-            batch_forget(b, first + k);
-            p->n_pending = 0;
-            return SETTLE_NO_MEMORY;
-        }
+        if (batch_note_bad(b, origin.index, message) != 0)
+            return settle_end(p, k, SETTLE_NO_MEMORY);
         /* Does reading go on where the next pending frame starts? */
         int same = 0;
         xyz_frame g;
@@ -163,15 +166,11 @@ static int settle_bad(pipeline *p)
             frame_input_seek(r->input, same ? &end : &next.before);
         }
         if (same) {
-            batch_remove(b, first + k);
-            drop_pending(p, k);
+            p->bad[k++] = LEFT_OUT;
             continue;
         }
         /* It does not (or the bad frame was the last): the frames after it go; read on from here. */
-        batch_forget(b, first + k);
-        frame_input_settle(r->input);
-        p->n_pending = 0;
-        return SETTLED;
+        return settle_end(p, k, SETTLED);
     }
 }
 
