@@ -103,8 +103,12 @@ int batch_add_split(batch *b, xyz_frame *f, const frame_origin *origin)
 
 int batch_note_bad(batch *b, int64_t index, const char *message)
 {
-    if (grow((void **)&b->notes, sizeof *b->notes, b->n_notes + 1))
-        return -1;
+    if (b->n_notes == b->notes_capacity) {
+        size_t cap = b->notes_capacity ? 2 * b->notes_capacity : 16;
+        if (grow((void **)&b->notes, sizeof *b->notes, cap))
+            return -1;
+        b->notes_capacity = cap;
+    }
     char *copy = strdup(message);
     if (!copy)
         return -1;

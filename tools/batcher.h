@@ -37,7 +37,7 @@ typedef struct batch {
     /* Results, once evaluated (batch_alloc_results): */
     double *energies, *forces, *virials;
     /* Bad frames left out (each a note), and at most one note that ends the run. */
-    size_t n_notes;
+    size_t n_notes, notes_capacity;
     batch_note *notes;
     batch_note fatal;   /* message NULL: none */
     int64_t last_index; /* the last input frame this batch accounts for, good or bad */

@@ -193,6 +193,9 @@ static int settle(pipeline *p)
     p->settling = 1;
     int status = settle_bad(p);
     p->settling = 0;
+    /* Bad frames take no room: the notes bound what a batch carries. */
+    if (status != SETTLE_NO_MEMORY && p->gathering->n_notes >= BATCH_MAX_NOTES)
+        hand_on(p);
     return status;
 }
 
