@@ -101,7 +101,8 @@ def energies(text):
 def test_usage(tmp):
     f = write(os.path.join(tmp, "one.xyz"), generate(1))
     for args in (["--on-error", "maybe", f], ["--batch-atoms", "0", f], ["--resume", f],
-                 ["--progress", "--quiet", f], ["--batch-atoms=x", f]):
+                 ["--progress", "--quiet", f], ["--batch-atoms=x", f], ["--io-threads", "0", f],
+                 ["--io-threads", "65", f]):
         r = run(args)
         check(r.rc == 2 and r.out == "" and r.err.count("\n") == 1, "usage error: %r" % r)
 
