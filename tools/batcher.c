@@ -49,7 +49,7 @@ static int grow(void **p, size_t size, size_t count)
     return 0;
 }
 
-int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
+static int add(batch *b, xyz_frame *f, const frame_origin *origin, int parsed)
 {
     if (b->n_frames == b->frames_capacity) {
         size_t cap = b->frames_capacity ? 2 * b->frames_capacity : 64;
@@ -70,8 +70,10 @@ int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
         b->atoms_capacity = cap;
     }
     size_t k = b->n_frames++;
-    memcpy(b->numbers + b->n_atoms, f->numbers, (size_t)f->n_atoms * sizeof *b->numbers);
-    memcpy(b->positions + 3 * b->n_atoms, f->positions, 3 * (size_t)f->n_atoms * sizeof *b->positions);
+    if (parsed) {
+        memcpy(b->numbers + b->n_atoms, f->numbers, (size_t)f->n_atoms * sizeof *b->numbers);
+        memcpy(b->positions + 3 * b->n_atoms, f->positions, 3 * (size_t)f->n_atoms * sizeof *b->positions);
+    }
     memcpy(b->cells + 9 * k, f->cell, sizeof f->cell);
     memcpy(b->pbc + 3 * k, f->pbc, 3);
     b->any_cell |= f->has_cell;
@@ -89,10 +91,24 @@ int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
     return 0;
 }
 
+int batch_add(batch *b, xyz_frame *f, const frame_origin *origin)
+{
+    return add(b, f, origin, 1);
+}
+
+int batch_add_split(batch *b, xyz_frame *f, const frame_origin *origin)
+{
+    return add(b, f, origin, 0);
+}
+
 int batch_note_bad(batch *b, int64_t index, const char *message)
 {
-    if (grow((void **)&b->notes, sizeof *b->notes, b->n_notes + 1))
-        return -1;
+    if (b->n_notes == b->notes_capacity) {
+        size_t cap = b->notes_capacity ? 2 * b->notes_capacity : 16;
+        if (grow((void **)&b->notes, sizeof *b->notes, cap))
+            return -1;
+        b->notes_capacity = cap;
+    }
     char *copy = strdup(message);
     if (!copy)
         return -1;
@@ -161,6 +177,50 @@ void batch_truncate(batch *b, size_t k)
 {
     while (b->n_frames > k)
         batch_remove(b, b->n_frames - 1);
+}
+
+void batch_forget(batch *b, size_t k)
+{
+    batch_truncate(b, k);
+    b->last_index = 0;
+    for (size_t j = 0; j < b->n_frames; j++)
+        if (b->frames[j].origin.index > b->last_index)
+            b->last_index = b->frames[j].origin.index;
+    for (size_t j = 0; j < b->n_notes; j++)
+        if (b->notes[j].index > b->last_index)
+            b->last_index = b->notes[j].index;
+}
+
+void batch_drop(batch *b, size_t first, const uint8_t *drop, size_t n)
+{
+    size_t out = first;
+    int64_t atoms = b->offsets[first];
+    for (size_t j = first; j < b->n_frames; j++) {
+        const int64_t start = b->offsets[j], count = b->offsets[j + 1] - start;
+        if (j - first < n && drop[j - first]) {
+            b->frames[j].frame.numbers = NULL; /* the packed arrays' */
+            b->frames[j].frame.positions = NULL;
+            xyz_frame_free(&b->frames[j].frame);
+            continue;
+        }
+        if (out != j) {
+            b->frames[out] = b->frames[j];
+            memmove(b->numbers + atoms, b->numbers + start, (size_t)count * sizeof *b->numbers);
+            memmove(b->positions + 3 * atoms, b->positions + 3 * start, 3 * (size_t)count * sizeof *b->positions);
+            if (b->forces)
+                memmove(b->forces + 3 * atoms, b->forces + 3 * start, 3 * (size_t)count * sizeof *b->forces);
+            memcpy(b->cells + 9 * out, b->cells + 9 * j, 9 * sizeof *b->cells);
+            memcpy(b->pbc + 3 * out, b->pbc + 3 * j, 3);
+            if (b->energies)
+                b->energies[out] = b->energies[j];
+            if (b->virials)
+                memcpy(b->virials + 9 * out, b->virials + 9 * j, 9 * sizeof *b->virials);
+        }
+        atoms += count;
+        b->offsets[++out] = atoms;
+    }
+    b->n_frames = out;
+    b->n_atoms = atoms;
 }
 
 xyz_frame batch_frame_view(const batch *b, size_t k)

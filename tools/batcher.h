@@ -37,7 +37,7 @@ typedef struct batch {
     /* Results, once evaluated (batch_alloc_results): */
     double *energies, *forces, *virials;
     /* Bad frames left out (each a note), and at most one note that ends the run. */
-    size_t n_notes;
+    size_t n_notes, notes_capacity;
     batch_note *notes;
     batch_note fatal;   /* message NULL: none */
     int64_t last_index; /* the last input frame this batch accounts for, good or bad */
@@ -48,6 +48,10 @@ void batch_free(batch *b);
 
 /* Takes the frame (its arrays are moved into the batch's; *frame is left empty). 0, or -1 out of memory. */
 int batch_add(batch *b, xyz_frame *frame, const frame_origin *origin);
+
+/* The same for a split frame (xyz_stream_split): room for its atoms, which
+ * the caller parses into the packed arrays at offsets[k]. */
+int batch_add_split(batch *b, xyz_frame *frame, const frame_origin *origin);
 
 /* A bad frame left out: a note reported with the batch. 0, or -1 out of memory. */
 int batch_note_bad(batch *b, int64_t index, const char *message);
@@ -63,6 +67,12 @@ void batch_remove(batch *b, size_t k);
 
 /* Frames k and after leave the batch. */
 void batch_truncate(batch *b, size_t k);
+
+/* The same for frames that are to be read again: the batch no longer accounts for them. */
+void batch_forget(batch *b, size_t k);
+
+/* Frames first + j leave the batch where drop[j] (j < n), in one pass; the others keep their order. */
+void batch_drop(batch *b, size_t first, const uint8_t *drop, size_t n);
 
 /* Frame k with its numbers and positions pointing into the packed arrays (for writing). */
 xyz_frame batch_frame_view(const batch *b, size_t k);

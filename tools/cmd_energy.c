@@ -24,6 +24,7 @@
 #include "frame_reader.h"
 #include "interrupt.h"
 #include "mlff.h"
+#include "parallel.h"
 #include "output.h"
 #include "progress.h"
 #include "resume.h"
@@ -36,6 +37,7 @@ typedef struct energy_options {
     mlff_neighbors neighbors;
     long long chunk_atoms; /* 0: the library chooses */
     long long batch_atoms; /* 0: from the device */
+    long long io_threads;  /* 0: from the CPUs */
     int progress;          /* --progress */
     int quiet;             /* --quiet */
     int resume;
@@ -97,6 +99,9 @@ static int parse_options(int argc, char **argv, energy_options *o)
                 return EXIT_USAGE;
         } else if ((r = option_value(argc, argv, &i, "--batch-atoms", &value)) != 0) {
             if (r < 0 || option_positive("--batch-atoms", value, (long long)1 << 40, &o->batch_atoms) != 0)
+                return EXIT_USAGE;
+        } else if ((r = option_value(argc, argv, &i, "--io-threads", &value)) != 0) {
+            if (r < 0 || option_positive("--io-threads", value, 64, &o->io_threads) != 0)
                 return EXIT_USAGE;
         } else if ((r = option_value(argc, argv, &i, "--on-error", &value)) != 0) {
             static const char *const choices[] = {"stop", "skip"};
@@ -296,6 +301,7 @@ static int run_energy(energy_state *s)
     run.stress = o->stress;
     run.skip_bad = o->skip_bad;
     run.target_atoms = o->batch_atoms ? o->batch_atoms : batch_target_atoms(device);
+    run.io_threads = o->io_threads ? (int)o->io_threads : parallel_default_threads();
     run.last_index = resumed.last_index;
     progress_start(&s->progress, resumed.last_index);
     struct timespec t0, t1;

@@ -11,12 +11,19 @@
 #include "batcher.h"
 #include "cli_util.h"
 #include "interrupt.h"
+#include "parallel.h"
 #include "queue.h"
 
 typedef struct pipeline {
     energy_run *run;
     queue parsed, evaluated;
     batch *gathering; /* the reader's batch being filled */
+    /* Split reading (io_threads > 1): the gathering batch's last n_pending
+     * frames are split, their atoms not parsed yet. */
+    xyz_split_frame *pending;
+    uint8_t *bad;     /* per pending frame: its atoms did not parse */
+    size_t n_pending, pending_capacity;
+    int settling;     /* settle() is reading: on_wait leaves the batch alone */
 } pipeline;
 
 static double seconds_now(void)
@@ -37,12 +44,176 @@ static void hand_on(pipeline *p)
     }
 }
 
-/* A pipe is slow to give more: what was gathered goes on meanwhile. */
+/* ------------------------------------------------------------------------ */
+/* Split reading: atoms parsed in threads                                   */
+
+typedef struct parse_job {
+    pipeline *p;
+    size_t first; /* the batch's first pending frame */
+    int n_parts;
+} parse_job;
+
+static void parse_part(void *arg, int part)
+{
+    parse_job *j = arg;
+    pipeline *p = j->p;
+    batch *b = p->gathering;
+    size_t lo, hi;
+    parallel_range(b->offsets + j->first, p->n_pending, part, j->n_parts, &lo, &hi);
+    for (size_t k = lo; k < hi; k++) {
+        xyz_frame view = batch_frame_view(b, j->first + k);
+        const char *text = frame_input_split_text(p->run->input, &p->pending[k]);
+        p->bad[k] = xyz_parse_split(text, &p->pending[k], &view) != XYZ_OK;
+    }
+}
+
+/* The pending frames' atoms into the batch; whether any is bad. */
+static int parse_pending(pipeline *p)
+{
+    batch *b = p->gathering;
+    parse_job j = {p, b->n_frames - p->n_pending, 1};
+    j.n_parts = parallel_parts(p->run->io_threads, b->n_atoms - b->offsets[j.first]);
+    parallel_run(j.n_parts, parse_part, &j);
+    for (size_t k = 0; k < p->n_pending; k++)
+        if (p->bad[k])
+            return 1;
+    return 0;
+}
+
+/* A split frame joins the gathering batch, pending. 0, or -1 out of memory. */
+static int add_pending(pipeline *p, batch *b, xyz_frame *f, const xyz_split_frame *split, const frame_origin *origin)
+{
+    if (p->n_pending == p->pending_capacity) {
+        size_t cap = p->pending_capacity ? 2 * p->pending_capacity : 256;
+        xyz_split_frame *pending = realloc(p->pending, cap * sizeof *pending);
+        if (pending)
+            p->pending = pending;
+        uint8_t *bad = pending ? realloc(p->bad, cap) : NULL;
+        if (!bad)
+            return -1;
+        p->bad = bad;
+        p->pending_capacity = cap;
+    }
+    if (batch_add_split(b, f, origin) != 0)
+        return -1;
+    p->pending[p->n_pending++] = *split;
+    return 0;
+}
+
+enum { SETTLED, SETTLE_SEQUENTIAL, SETTLE_NO_MEMORY };
+
+/* Marks of settle_bad() in bad[]: */
+enum { PARSED = 0, NOT_PARSED = 1, LEFT_OUT = 2 };
+
+/*
+ * The end of settle_bad(): pending frames from `cut` on leave the batch (to
+ * be read again), and those before it that were left out go too, in one
+ * pass. Then nothing is pending.
+ */
+static int settle_end(pipeline *p, size_t cut, int status)
+{
+    batch *b = p->gathering;
+    const size_t first = b->n_frames - p->n_pending;
+    if (cut < p->n_pending)
+        batch_forget(b, first + cut);
+    batch_drop(b, first, p->bad, cut < p->n_pending ? cut : p->n_pending);
+    p->n_pending = 0;
+    if (status == SETTLED)
+        frame_input_settle(p->run->input);
+    return status;
+}
+
+/* settle() where a pending frame is bad. */
+static int settle_bad(pipeline *p)
+{
+    energy_run *r = p->run;
+    batch *b = p->gathering;
+    const size_t first = b->n_frames - p->n_pending;
+    for (size_t k = 0;;) {
+        while (k < p->n_pending && p->bad[k] != NOT_PARSED)
+            k++;
+        if (k == p->n_pending)
+            return settle_end(p, k, SETTLED);
+        if (!r->skip_bad) {
+            frame_input_rewind(r->input, &p->pending[k]);
+            return settle_end(p, k, SETTLE_SEQUENTIAL);
+        }
+        xyz_stream_pos end;
+        frame_input_tell(r->input, &end);
+        frame_input_seek(r->input, &p->pending[k].before);
+        char message[XYZ_ERROR_SIZE];
+        xyz_frame f;
+        frame_origin origin;
+        int status = frame_input_next(r->input, &f, &origin, message, sizeof message);
+        if (status != XYZ_ERROR_FORMAT || frame_input_failed(r->input)) {
+            /* Not what the parse said: the reader takes it from before the frame. */
+            xyz_frame_free(&f);
+            frame_input_rewind(r->input, &p->pending[k]);
+            return settle_end(p, k, SETTLE_SEQUENTIAL);
+        }
+        if (batch_note_bad(b, origin.index, message) != 0)
+            return settle_end(p, k, SETTLE_NO_MEMORY);
+        /* Does reading go on where the next pending frame starts? */
+        int same = 0;
+        xyz_frame g;
+        xyz_split_frame next;
+        frame_origin next_origin;
+        if (k + 1 < p->n_pending && frame_input_split(r->input, &g, &next, &next_origin) == XYZ_OK) {
+            const batch_frame *kept = &b->frames[first + k + 1];
+            same = next_origin.frame_in_file == kept->origin.frame_in_file &&
+                   g.count_line == kept->frame.count_line;
+            xyz_frame_free(&g);
+            frame_input_seek(r->input, same ? &end : &next.before);
+        }
+        if (same) {
+            p->bad[k++] = LEFT_OUT;
+            continue;
+        }
+        /* It does not (or the bad frame was the last): the frames after it go; read on from here. */
+        return settle_end(p, k, SETTLED);
+    }
+}
+
+/*
+ * The pending frames parsed. A bad one is read again by frame_input_next,
+ * which says what is wrong and goes on from there as a reader that never
+ * split does: with --on-error skip it is noted and left out here, and the
+ * frames after it stay where reading goes on exactly where they start (a
+ * bad atom line, then the next frame's count line, as usual); otherwise
+ * the batch ends before it and the input is back before it
+ * (SETTLE_SEQUENTIAL): the reader's next frame_input_next reads it.
+ */
+static int settle(pipeline *p)
+{
+    if (p->n_pending == 0 || !parse_pending(p)) {
+        frame_input_settle(p->run->input);
+        p->n_pending = 0;
+        return SETTLED;
+    }
+    p->settling = 1;
+    int status = settle_bad(p);
+    p->settling = 0;
+    /* Bad frames take no room: the notes bound what a batch carries. */
+    if (status != SETTLE_NO_MEMORY && p->gathering->n_notes >= BATCH_MAX_NOTES)
+        hand_on(p);
+    return status;
+}
+
+/* A pipe is slow to give more: what was gathered goes on meanwhile. Called
+ * from inside a read: pending frames go on if they are good, else they
+ * wait for the reader to settle them. */
 static void on_wait(void *arg)
 {
     pipeline *p = arg;
-    if (p->gathering && p->gathering->n_frames > 0)
-        hand_on(p);
+    if (p->settling || !p->gathering || p->gathering->n_frames == 0)
+        return;
+    if (p->n_pending > 0) {
+        if (parse_pending(p))
+            return;
+        frame_input_settle(p->run->input);
+        p->n_pending = 0;
+    }
+    hand_on(p);
 }
 
 /* The batch being gathered, made if needed; NULL when out of memory. */
@@ -69,13 +240,61 @@ static void end_with(pipeline *p, int64_t index, const char *message)
     interrupt_stop();
 }
 
+/*
+ * Split reading's turn of the reader: 1 when the next frame is for
+ * frame_input_next, 0 to go on, -1 when the reading ends.
+ */
+static int split_step(pipeline *p)
+{
+    energy_run *r = p->run;
+    xyz_frame f;
+    xyz_split_frame split;
+    frame_origin origin;
+    int status = frame_input_split(r->input, &f, &split, &origin);
+    int settled = SETTLED;
+    if (status == XYZ_OK) {
+        batch *b = gathering(p);
+        if (!b || add_pending(p, b, &f, &split, &origin) != 0) {
+            xyz_frame_free(&f);
+            settled = settle(p);
+            end_with(p, settled == SETTLED ? origin.index : INT64_MAX, "mlff: out of memory");
+            return -1;
+        }
+        if (b->n_atoms < r->target_atoms)
+            return 0;
+        settled = settle(p);
+        if (settled == SETTLED) {
+            hand_on(p);
+            return 0;
+        }
+    } else {
+        settled = settle(p);
+        if (settled == SETTLED)
+            return 1;
+    }
+    if (settled == SETTLE_NO_MEMORY) {
+        end_with(p, INT64_MAX, "mlff: out of memory");
+        return -1;
+    }
+    return 1;
+}
+
 static void *reader_main(void *arg)
 {
     pipeline *p = arg;
     energy_run *r = p->run;
     char message[XYZ_ERROR_SIZE];
     frame_input_on_wait(r->input, on_wait, p);
+    int sequential = r->io_threads <= 1;
     while (!interrupt_requested()) {
+        if (r->io_threads > 1 && !sequential) {
+            int step = split_step(p);
+            if (step < 0)
+                break;
+            sequential = step;
+            continue;
+        }
+        sequential = r->io_threads <= 1;
         xyz_frame f;
         frame_origin origin;
         int status = frame_input_next(r->input, &f, &origin, message, sizeof message);
@@ -112,6 +331,14 @@ static void *reader_main(void *arg)
         end_with(p, origin.index ? origin.index : INT64_MAX, message);
         break;
     }
+    /* Stopped: the frames split so far go on if they are good (to the first bad one). */
+    if (p->gathering && p->n_pending > 0 && parse_pending(p)) {
+        size_t k = 0;
+        while (!p->bad[k])
+            k++;
+        batch_forget(p->gathering, p->gathering->n_frames - p->n_pending + k);
+    }
+    p->n_pending = 0;
     frame_input_on_wait(r->input, NULL, NULL);
     hand_on(p);
     queue_close(&p->parsed);
@@ -243,11 +470,39 @@ static int by_index(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Most threads formatting a batch (--io-threads' limit). */
+#define WRITER_MAX_PARTS 64
+
 typedef struct writer_state {
     pipeline *p;
-    xyz_buffer text;
+    xyz_buffer text[WRITER_MAX_PARTS]; /* a range of frames each, written in order */
     int failed;
+    /* The batch being formatted, in parts: */
+    batch *b;
+    int n_parts;
 } writer_state;
+
+static void format_part(void *arg, int part)
+{
+    writer_state *w = arg;
+    const energy_run *r = w->p->run;
+    const batch *b = w->b;
+    xyz_buffer *text = &w->text[part];
+    size_t lo, hi;
+    parallel_range(b->offsets, b->n_frames, part, w->n_parts, &lo, &hi);
+    text->size = 0;
+    for (size_t k = lo; k < hi; k++) {
+        xyz_frame view = batch_frame_view(b, k);
+        double stress[9];
+        xyz_results results = {
+            .energy = &b->energies[k],
+            .forces = b->forces ? b->forces + 3 * b->offsets[k] : NULL,
+            .stress = b->virials && frame_stress(&view, b->virials + 9 * k, stress) ? stress : NULL,
+            .input_frame = r->skip_bad ? b->frames[k].origin.index : 0,
+        };
+        xyz_write_frame_with(text, &view, &results);
+    }
+}
 
 static void write_batch(writer_state *w, batch *b)
 {
@@ -259,23 +514,21 @@ static void write_batch(writer_state *w, batch *b)
         progress_message(r->progress, b->notes[k].message);
     r->bad_frames += (int64_t)b->n_notes;
 
-    w->text.size = 0;
-    for (size_t k = 0; k < b->n_frames; k++) {
-        xyz_frame view = batch_frame_view(b, k);
-        double stress[9];
-        xyz_results results = {
-            .energy = &b->energies[k],
-            .forces = b->forces ? b->forces + 3 * b->offsets[k] : NULL,
-            .stress = b->virials && frame_stress(&view, b->virials + 9 * k, stress) ? stress : NULL,
-            .input_frame = r->skip_bad ? b->frames[k].origin.index : 0,
-        };
-        xyz_write_frame_with(&w->text, &view, &results);
+    w->b = b;
+    w->n_parts = parallel_parts(r->io_threads < WRITER_MAX_PARTS ? r->io_threads : WRITER_MAX_PARTS, b->n_atoms);
+    if (b->n_frames > 0)
+        parallel_run(w->n_parts, format_part, w);
+    for (int part = 0; part < w->n_parts && b->n_frames > 0 && !w->failed; part++) {
+        xyz_buffer *text = &w->text[part];
+        if (text->failed) {
+            progress_message(r->progress, "mlff: out of memory formatting the output");
+            w->failed = 1;
+        } else if (text->size && output_write(r->out, text->data, text->size, message, sizeof message) != 0) {
+            progress_message(r->progress, message);
+            w->failed = 1;
+        }
     }
-    if (w->text.failed) {
-        progress_message(r->progress, "mlff: out of memory formatting the output");
-        w->failed = 1;
-    } else if (w->text.size && (output_write(r->out, w->text.data, w->text.size, message, sizeof message) != 0 ||
-                                output_checkpoint(r->out, message, sizeof message) != 0)) {
+    if (!w->failed && b->n_frames > 0 && output_checkpoint(r->out, message, sizeof message) != 0) {
         progress_message(r->progress, message);
         w->failed = 1;
     }
@@ -313,7 +566,8 @@ static void *writer_main(void *arg)
             write_batch(w, b);
         batch_free(b);
     }
-    xyz_buffer_free(&w->text);
+    for (int part = 0; part < WRITER_MAX_PARTS; part++)
+        xyz_buffer_free(&w->text[part]);
     return NULL;
 }
 
@@ -371,5 +625,7 @@ int energy_pipeline_run(energy_run *r)
     pthread_join(writer, NULL);
     queue_destroy(&p.parsed);
     queue_destroy(&p.evaluated);
+    free(p.pending);
+    free(p.bad);
     return 0;
 }

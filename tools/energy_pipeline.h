@@ -9,6 +9,11 @@
  *   writer thread:  each batch formatted and written, in input order, with
  *                   its messages; the progress line
  *
+ * With io_threads > 1 the reader only splits the input into frames and a
+ * batch's atom lines are parsed in up to io_threads threads; the writer
+ * formats a batch in as many, each a range of frames into a buffer of its
+ * own, written in order. Messages and output are those of one thread.
+ *
  * One thread calls the library: a context must not be used from two.
  */
 #ifndef MLFF_TOOLS_ENERGY_PIPELINE_H
@@ -35,6 +40,7 @@ typedef struct energy_run {
     int forces, stress;
     int skip_bad;          /* --on-error skip */
     int64_t target_atoms;  /* atoms a batch gathers */
+    int io_threads;        /* threads parsing, and threads formatting, a batch */
 
     /* What happened (read once the pipeline has returned). */
     int64_t frames_written, atoms_written;

@@ -458,6 +458,47 @@ int frame_input_next(frame_input *in, xyz_frame *frame, frame_origin *origin, ch
     }
 }
 
+int frame_input_split(frame_input *in, xyz_frame *frame, xyz_split_frame *split, frame_origin *origin)
+{
+    memset(frame, 0, sizeof *frame);
+    memset(origin, 0, sizeof *origin);
+    if (in->failed || !in->stream || xyz_stream_split(in->stream, frame, split) != XYZ_OK)
+        return XYZ_SPLIT_SEQUENTIAL;
+    size_t number = xyz_stream_frame_number(in->stream);
+    origin->file = in->names[in->current];
+    origin->frame_in_file = number;
+    origin->index = in->frames_before + (int64_t)number;
+    return XYZ_OK;
+}
+
+const char *frame_input_split_text(const frame_input *in, const xyz_split_frame *split)
+{
+    return xyz_stream_split_text(in->stream, split);
+}
+
+void frame_input_settle(frame_input *in)
+{
+    if (in->stream)
+        xyz_stream_settle(in->stream);
+}
+
+void frame_input_rewind(frame_input *in, const xyz_split_frame *split)
+{
+    xyz_stream_rewind(in->stream, split);
+    in->failed = 0;
+}
+
+void frame_input_tell(const frame_input *in, xyz_stream_pos *pos)
+{
+    xyz_stream_tell(in->stream, pos);
+}
+
+void frame_input_seek(frame_input *in, const xyz_stream_pos *pos)
+{
+    xyz_stream_seek(in->stream, pos);
+    in->failed = 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Counting frames ahead                                                    */
 

@@ -39,6 +39,28 @@ void frame_input_free(frame_input *in);
 int frame_input_next(frame_input *in, xyz_frame *frame, frame_origin *origin, char *err,
                      size_t err_size);
 
+/*
+ * Split reading (xyz_stream_split, whose protocol this follows): the next
+ * frame of the current input with its atom lines found, not parsed, and
+ * where it came from; XYZ_OK, or XYZ_SPLIT_SEQUENTIAL: settle the pending
+ * frames, then take the next one with frame_input_next (which also opens
+ * the inputs, ends them and reports their errors).
+ */
+int frame_input_split(frame_input *in, xyz_frame *frame, xyz_split_frame *split, frame_origin *origin);
+
+/* A pending frame's atom lines (xyz_stream_split_text). */
+const char *frame_input_split_text(const frame_input *in, const xyz_split_frame *split);
+
+/* The pending frames were good (xyz_stream_settle). */
+void frame_input_settle(frame_input *in);
+
+/* Back to before a pending frame (xyz_stream_rewind). */
+void frame_input_rewind(frame_input *in, const xyz_split_frame *split);
+
+/* xyz_stream_tell and xyz_stream_seek in the current input. */
+void frame_input_tell(const frame_input *in, xyz_stream_pos *pos);
+void frame_input_seek(frame_input *in, const xyz_stream_pos *pos);
+
 /* Whether the last error ends the input. */
 int frame_input_failed(const frame_input *in);
 

@@ -769,13 +769,18 @@ int xyz_parse_atom(xyz_reader *r, const char *line, long lineno, size_t frame_no
     size_t species_len = 0, coord_len[3] = {0, 0, 0}, mass_len = 0;
     int column = 0;
     const char *p = line;
+    /* The line ends at a NUL or, where it lies in a split stream's text, a
+     * line feed: one look-up a byte tells a word's bytes from the rest. */
+    enum { WORD, SPACE, END };
+    static const unsigned char kind[256] = {['\0'] = END, ['\n'] = END, [' '] = SPACE, ['\t'] = SPACE,
+                                            ['\r'] = SPACE, ['\v'] = SPACE, ['\f'] = SPACE};
     while (column < lay->total) {
-        while (is_space(*p))
+        while (kind[(unsigned char)*p] == SPACE)
             p++;
-        if (!*p)
+        if (kind[(unsigned char)*p] == END)
             break;
         const char *start = p;
-        while (*p && !is_space(*p))
+        while (kind[(unsigned char)*p] == WORD)
             p++;
         if (column == lay->species) {
             species = start;

@@ -178,6 +178,78 @@ int64_t xyz_stream_bytes_read(const xyz_stream *s);
 
 void xyz_stream_close(xyz_stream *s);
 
+/*
+ * Split reading, for parsing the atom lines of many frames in several
+ * threads: xyz_stream_split reads a frame's count and comment lines and
+ * only finds its atom lines, which xyz_parse_split parses later, in any
+ * thread. The stream keeps the text of every frame split since the last
+ * xyz_stream_settle or xyz_stream_rewind (pending frames), so that it can
+ * go back to one whose atoms turn out bad and read it again with
+ * xyz_stream_next, which reports it exactly as a stream that never split
+ * does and goes on from there the same way. Anything else that is not a
+ * plain good frame (the end, a bad count or comment line, a frame cut
+ * short, a failing source, a frame too large to keep) is left to
+ * xyz_stream_next: xyz_stream_split returns XYZ_SPLIT_SEQUENTIAL with the
+ * stream where it was.
+ *
+ * The protocol: split frames while that returns XYZ_OK; parse the pending
+ * ones (xyz_parse_split); if all are good, xyz_stream_settle, else
+ * xyz_stream_rewind to the first bad one and read it with xyz_stream_next
+ * (or, to keep the frames after it where reading it again ends where they
+ * start, xyz_stream_tell the end, xyz_stream_seek back to the bad frame,
+ * read it, compare, xyz_stream_seek to the end). After
+ * XYZ_SPLIT_SEQUENTIAL, settle, then one xyz_stream_next. Pending frames'
+ * text stays in memory until they are settled or rewound.
+ */
+enum { XYZ_SPLIT_SEQUENTIAL = 2 };
+
+/* Where a stream stood (private to xyz_stream.c). */
+typedef struct xyz_stream_pos {
+    int64_t line_offset, frame_offset;
+    size_t consumed, frame_no;
+    long line_no, last_nonblank;
+    int line_ended, pushed_back, state;
+} xyz_stream_pos;
+
+/* A frame whose atom lines are found but not parsed. */
+typedef struct xyz_split_frame {
+    xyz_stream_pos before;   /* the stream before the frame's count line */
+    int64_t atoms_offset;    /* where its atom lines start in the stream */
+    int64_t atoms_size;      /* their bytes */
+    int columns, species, pos, masses; /* the atom lines' layout (masses -1: none) */
+} xyz_split_frame;
+
+/*
+ * The next frame with everything but its atoms' numbers and positions:
+ * n_atoms, the comment line's pairs, cell, pbc, lines, and a masses array
+ * to fill where the frame has a masses column. XYZ_OK or
+ * XYZ_SPLIT_SEQUENTIAL (frame left empty).
+ */
+int xyz_stream_split(xyz_stream *s, xyz_frame *frame, xyz_split_frame *split);
+
+/* The atom lines of a pending frame: atoms_size bytes, valid until the
+ * stream reads again (except from inside its source's read). */
+const char *xyz_stream_split_text(const xyz_stream *s, const xyz_split_frame *split);
+
+/* The pending frames were good: their text may go. */
+void xyz_stream_settle(xyz_stream *s);
+
+/* Back to before a pending frame (those after it are forgotten). */
+void xyz_stream_rewind(xyz_stream *s, const xyz_split_frame *split);
+
+/* Where the stream is; back there, anywhere in the pending frames' text (or
+ * after it), the pending frames staying pending. */
+void xyz_stream_tell(const xyz_stream *s, xyz_stream_pos *pos);
+void xyz_stream_seek(xyz_stream *s, const xyz_stream_pos *pos);
+
+/*
+ * Parses a split frame's atom lines (text from xyz_stream_split_text) into
+ * frame->numbers and positions (n_atoms of each, the caller's) and masses.
+ * XYZ_OK, or XYZ_ERROR_FORMAT without a message: xyz_stream_next says what
+ * is wrong. Any thread, several at once on different frames.
+ */
+int xyz_parse_split(const char *text, const xyz_split_frame *split, xyz_frame *frame);
+
 /* Symbol of an element ("Cl"), NULL outside 1..118. */
 const char *xyz_element_symbol(int z);
 

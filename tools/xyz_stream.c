@@ -15,6 +15,11 @@
 /* Bytes asked of the source at a time. */
 #define READ_CHUNK ((size_t)1 << 16)
 
+/* A frame larger than this is read by xyz_stream_next, a line at a time:
+ * split reading keeps a frame's text whole until it is parsed. */
+#define SPLIT_MAX_ATOMS ((int64_t)1 << 20)
+#define SPLIT_MAX_BYTES ((int64_t)64 << 20)
+
 enum { STREAM_READING, STREAM_RESYNC, STREAM_ENDED, STREAM_FAILED };
 
 typedef struct memory_source {
@@ -36,6 +41,18 @@ struct xyz_stream {
     size_t scanned;     /* bytes after start known to hold no line feed */
     int source_done;
     int64_t bytes;      /* read from the source */
+    int64_t base;       /* stream offset of buf[0] */
+    /* A source that failed fails again when a rewound stream reaches it. */
+    int source_status;
+    char *source_message;
+
+    /* Split reading (xyz_stream_split): lines are copied out, never changed
+     * in place, so that the text from keep on can be read again. */
+    int split;
+    int64_t keep;       /* stream offset of the first pending frame's text; -1: none */
+    int64_t call_at;    /* where the split call in progress started */
+    char *scratch;      /* the current line, copied */
+    size_t scratch_capacity;
 
     /* The current line starts at buf[start], NUL-terminated. */
     char *line;
@@ -60,13 +77,36 @@ static int stream_fail(xyz_stream *s, xyz_reader *r, int status)
     return status;
 }
 
+/* The source failed (own holds the message): so it does again for a
+ * stream rewound before this, whatever reader asks. */
+static int source_failed(xyz_stream *s, xyz_reader *r, const xyz_reader *own, int status)
+{
+    s->source_status = status;
+    free(s->source_message);
+    s->source_message = strdup(own->err);
+    if (r->err && r->err_size)
+        snprintf(r->err, r->err_size, "%s", own->err);
+    return status;
+}
+
 /* Read more bytes; 0 at the end of the source, < 0 (reported) on failure. */
 static int refill(xyz_stream *s, xyz_reader *r)
 {
-    if (s->start > 0) {
-        memmove(s->buf, s->buf + s->start, s->end - s->start);
-        s->end -= s->start;
-        s->start = 0;
+    if (s->source_status) {
+        if (r->err && r->err_size)
+            snprintf(r->err, r->err_size, "%s", s->source_message ? s->source_message : "failed");
+        return s->source_status;
+    }
+    /* Bytes before the current line go, except a pending frame's. */
+    size_t drop = s->start;
+    if (s->keep >= 0 && s->keep - s->base < (int64_t)drop)
+        drop = (size_t)(s->keep - s->base);
+    if (drop > 0) {
+        memmove(s->buf, s->buf + drop, s->end - drop);
+        s->end -= drop;
+        s->start -= drop;
+        s->base += (int64_t)drop;
+        s->buf[s->end] = '\0'; /* the last line's end, where it has no line feed */
     }
     if (s->capacity - s->end < READ_CHUNK + 1) {
         size_t cap = s->capacity ? 2 * s->capacity : 2 * READ_CHUNK;
@@ -81,9 +121,11 @@ static int refill(xyz_stream *s, xyz_reader *r)
     char why[256] = "read error";
     long got = s->source.read(s->source.self, s->buf + s->end, s->capacity - s->end - 1, why,
                               sizeof why);
+    char message[XYZ_ERROR_SIZE];
+    xyz_reader own = {s->name, message, sizeof message};
     if (got < 0) {
         why[sizeof why - 1] = '\0';
-        return xyz_fail_file(r, XYZ_ERROR_IO, "cannot read: %s", why);
+        return source_failed(s, r, &own, xyz_fail_file(&own, XYZ_ERROR_IO, "cannot read: %s", why));
     }
     if (got == 0) {
         s->source_done = 1;
@@ -94,20 +136,19 @@ static int refill(xyz_stream *s, xyz_reader *r)
         long line = s->line_no + 1;
         for (const char *p = s->buf + s->start; p < nul; p++)
             line += *p == '\n';
-        return xyz_fail_file(r, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line);
+        return source_failed(s, r, &own,
+                             xyz_fail_file(&own, XYZ_ERROR_FORMAT, "not a text file (a NUL byte on line %ld)", line));
     }
     s->end += (size_t)got;
+    s->buf[s->end] = '\0'; /* the last line's end, where it has no line feed */
     s->bytes += got;
     return 1;
 }
 
-/* Make the next line current: 1, 0 at the end of the input, < 0 on a failure (reported). */
-static int next_line(xyz_stream *s, xyz_reader *r)
+/* Find the next line at buf[start] (consumed, line_ended): 1, 0 at the end
+ * of the input, < 0 on a failure (reported). */
+static int find_line(xyz_stream *s, xyz_reader *r)
 {
-    if (s->pushed_back) {
-        s->pushed_back = 0;
-        return 1;
-    }
     s->start += s->consumed;
     s->line_offset += (int64_t)s->consumed;
     s->consumed = 0;
@@ -116,21 +157,17 @@ static int next_line(xyz_stream *s, xyz_reader *r)
         size_t have = s->end - s->start;
         char *nl = have > s->scanned ? memchr(s->buf + s->start + s->scanned, '\n', have - s->scanned) : NULL;
         if (nl) {
-            s->line = s->buf + s->start;
-            s->consumed = (size_t)(nl - s->line) + 1;
+            s->consumed = (size_t)(nl - (s->buf + s->start)) + 1;
             s->line_ended = 1;
-            *nl = '\0';
-            break;
+            return 1;
         }
         s->scanned = have;
         if (s->source_done) {
             if (have == 0)
                 return 0;
-            s->line = s->buf + s->start;
             s->consumed = have;
             s->line_ended = 0;
-            s->line[have] = '\0';
-            break;
+            return 1;
         }
         if (have >= XYZ_MAX_LINE)
             return xyz_fail_file(r, XYZ_ERROR_FORMAT, "line %ld is longer than %zu MiB",
@@ -139,11 +176,64 @@ static int next_line(xyz_stream *s, xyz_reader *r)
         if (status < 0)
             return status;
     }
+}
+
+static int blank_bytes(const char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r' && p[i] != '\v' && p[i] != '\f')
+            return 0;
+    return 1;
+}
+
+/* Make the next line current, NUL-terminated without its line end: 1, 0 at
+ * the end of the input, < 0 on a failure (reported). Split reading copies
+ * it; otherwise it is terminated where it lies. */
+static int next_line(xyz_stream *s, xyz_reader *r)
+{
+    if (s->pushed_back) {
+        s->pushed_back = 0;
+        return 1;
+    }
+    int got = find_line(s, r);
+    if (got <= 0)
+        return got;
+    char *text = s->buf + s->start;
     size_t n = s->consumed - (size_t)s->line_ended;
+    if (s->split) {
+        if (n + 1 > s->scratch_capacity) {
+            size_t cap = 2 * (n + 1) > 256 ? 2 * (n + 1) : 256;
+            char *grown = realloc(s->scratch, cap);
+            if (!grown)
+                return xyz_fail_file(r, XYZ_ERROR_MEMORY, "out of memory");
+            s->scratch = grown;
+            s->scratch_capacity = cap;
+        }
+        memcpy(s->scratch, text, n);
+        text = s->scratch;
+    }
+    text[n] = '\0';
+    s->line = text;
     if (n > 0 && s->line[n - 1] == '\r')
         s->line[n - 1] = '\0';
     s->line_no++;
     if (!xyz_is_blank(s->line))
+        s->last_nonblank = s->line_no;
+    return 1;
+}
+
+/* Split reading passes over an atom line: as next_line, without the line. */
+static int skip_line(xyz_stream *s, xyz_reader *r)
+{
+    if (s->pushed_back) {
+        s->pushed_back = 0;
+        return 1;
+    }
+    int got = find_line(s, r);
+    if (got <= 0)
+        return got;
+    s->line_no++;
+    if (!blank_bytes(s->buf + s->start, s->consumed - (size_t)s->line_ended))
         s->last_nonblank = s->line_no;
     return 1;
 }
@@ -174,6 +264,7 @@ xyz_stream *xyz_stream_open(const char *name, xyz_source source, int recover)
     }
     s->source = source;
     s->recover = recover;
+    s->keep = -1;
     return s;
 }
 
@@ -201,6 +292,8 @@ void xyz_stream_close(xyz_stream *s)
         return;
     free(s->name);
     free(s->failed_message);
+    free(s->source_message);
+    free(s->scratch);
     free(s->buf);
     free(s->owned_source);
     free(s);
@@ -327,7 +420,7 @@ static int reserve_atoms(xyz_frame *f, int64_t *capacity, int64_t want, int64_t 
     return 0;
 }
 
-static int stream_next(xyz_stream *s, xyz_reader *r, xyz_frame *f)
+static int stream_next(xyz_stream *s, xyz_reader *r, xyz_frame *f, xyz_split_frame *split)
 {
     if (s->state == STREAM_FAILED) {
         if (r->err && r->err_size)
@@ -383,6 +476,28 @@ static int stream_next(xyz_stream *s, xyz_reader *r, xyz_frame *f)
         f->pbc[0] = f->pbc[1] = f->pbc[2] = f->has_cell ? 1 : 0;
     f->n_columns = lay.total;
 
+    if (s->split) {
+        /* Found, not parsed; what split reading does not keep goes to xyz_stream_next. */
+        if (n > SPLIT_MAX_ATOMS)
+            return XYZ_SPLIT_SEQUENTIAL;
+        split->atoms_offset = s->line_offset + (int64_t)s->consumed;
+        for (int64_t a = 0; a < n; a++) {
+            got = skip_line(s, r);
+            if (got <= 0)
+                return XYZ_SPLIT_SEQUENTIAL;
+            if (s->line_offset + (int64_t)s->consumed - s->keep > SPLIT_MAX_BYTES)
+                return XYZ_SPLIT_SEQUENTIAL;
+        }
+        split->atoms_size = s->line_offset + (int64_t)s->consumed - split->atoms_offset;
+        split->columns = lay.total;
+        split->species = lay.species;
+        split->pos = lay.pos;
+        split->masses = lay.masses;
+        if (lay.masses >= 0 && !(f->masses = malloc((size_t)n * sizeof *f->masses)))
+            return XYZ_SPLIT_SEQUENTIAL;
+        f->n_atoms = n;
+        return XYZ_OK;
+    }
     int64_t capacity = 0;
     for (int64_t a = 0; a < n; a++) {
         got = next_line(s, r);
@@ -409,11 +524,113 @@ int xyz_stream_next(xyz_stream *s, xyz_frame *frame, char *err, size_t err_size)
     memset(frame, 0, sizeof *frame);
     xyz_c_locale_scope scope;
     xyz_c_locale_enter(&scope);
-    int status = stream_next(s, &r, frame);
+    int status = stream_next(s, &r, frame, NULL);
     xyz_c_locale_leave(&scope);
     if (status != XYZ_OK)
         xyz_frame_free(frame);
     return status;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Split reading                                                            */
+
+static void save_pos(const xyz_stream *s, xyz_stream_pos *p)
+{
+    p->line_offset = s->line_offset;
+    p->frame_offset = s->frame_offset;
+    p->consumed = s->consumed;
+    p->frame_no = s->frame_no;
+    p->line_no = s->line_no;
+    p->last_nonblank = s->last_nonblank;
+    p->line_ended = s->line_ended;
+    p->pushed_back = s->pushed_back;
+    p->state = s->state;
+}
+
+/* Back to p, whose text the stream still holds (keep). */
+static void restore_pos(xyz_stream *s, const xyz_stream_pos *p)
+{
+    s->start = (size_t)(p->line_offset - s->base);
+    s->line_offset = p->line_offset;
+    s->frame_offset = p->frame_offset;
+    s->consumed = p->consumed;
+    s->scanned = 0;
+    s->frame_no = p->frame_no;
+    s->line_no = p->line_no;
+    s->last_nonblank = p->last_nonblank;
+    s->line_ended = p->line_ended;
+    s->pushed_back = p->pushed_back;
+    s->state = p->state;
+    /* Only xyz_stream_next pushes a line back, and it terminates lines in place. */
+    s->line = s->buf + s->start;
+}
+
+int xyz_stream_split(xyz_stream *s, xyz_frame *frame, xyz_split_frame *split)
+{
+    memset(frame, 0, sizeof *frame);
+    memset(split, 0, sizeof *split);
+    save_pos(s, &split->before);
+    if (s->state == STREAM_FAILED || s->state == STREAM_ENDED)
+        return XYZ_SPLIT_SEQUENTIAL;
+    if (s->keep < 0)
+        s->keep = s->line_offset;
+    s->call_at = s->line_offset;
+    xyz_reader quiet = {s->name, NULL, 0};
+    s->split = 1;
+    xyz_c_locale_scope scope;
+    xyz_c_locale_enter(&scope);
+    int status = stream_next(s, &quiet, frame, split);
+    xyz_c_locale_leave(&scope);
+    s->split = 0;
+    if (status == XYZ_OK)
+        return XYZ_OK;
+    xyz_frame_free(frame);
+    restore_pos(s, &split->before);
+    return XYZ_SPLIT_SEQUENTIAL;
+}
+
+const char *xyz_stream_split_text(const xyz_stream *s, const xyz_split_frame *split)
+{
+    return s->buf + (split->atoms_offset - s->base);
+}
+
+void xyz_stream_settle(xyz_stream *s)
+{
+    /* From inside the source's read, the frame being split stays. */
+    s->keep = s->split ? s->call_at : -1;
+}
+
+void xyz_stream_rewind(xyz_stream *s, const xyz_split_frame *split)
+{
+    restore_pos(s, &split->before);
+    s->keep = -1;
+}
+
+void xyz_stream_tell(const xyz_stream *s, xyz_stream_pos *pos)
+{
+    save_pos(s, pos);
+}
+
+void xyz_stream_seek(xyz_stream *s, const xyz_stream_pos *pos)
+{
+    restore_pos(s, pos);
+}
+
+int xyz_parse_split(const char *text, const xyz_split_frame *split, xyz_frame *frame)
+{
+    xyz_reader quiet = {"", NULL, 0};
+    const xyz_layout lay = {split->columns, split->species, split->pos, split->masses};
+    const char *p = text, *end = text + split->atoms_size;
+    xyz_c_locale_scope scope;
+    xyz_c_locale_enter(&scope);
+    int status = XYZ_OK;
+    for (int64_t a = 0; a < frame->n_atoms && status == XYZ_OK; a++) {
+        status = xyz_parse_atom(&quiet, p, 0, 0, &lay, frame, a);
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        p = nl ? nl + 1 : end;
+    }
+    xyz_c_locale_leave(&scope);
+    return status == XYZ_OK ? XYZ_OK : XYZ_ERROR_FORMAT;
 }
 
 /* ------------------------------------------------------------------------ */

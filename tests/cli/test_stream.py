@@ -16,6 +16,7 @@ import gzip
 import lzma
 import os
 import pty
+import random
 import re
 import select
 import signal
@@ -100,7 +101,8 @@ def energies(text):
 def test_usage(tmp):
     f = write(os.path.join(tmp, "one.xyz"), generate(1))
     for args in (["--on-error", "maybe", f], ["--batch-atoms", "0", f], ["--resume", f],
-                 ["--progress", "--quiet", f], ["--batch-atoms=x", f]):
+                 ["--progress", "--quiet", f], ["--batch-atoms=x", f], ["--io-threads", "0", f],
+                 ["--io-threads", "65", f]):
         r = run(args)
         check(r.rc == 2 and r.out == "" and r.err.count("\n") == 1, "usage error: %r" % r)
 
@@ -392,6 +394,74 @@ def test_on_error(tmp):
     check(r.rc == 0 and read(out) == read(full), "skip, interrupted and resumed = uninterrupted: %r" % r)
 
 
+def damaged(seed, frames, end):
+    """Generated frames with damage of every kind the reader reports, where a
+    seeded generator puts it: bad atom lines (some of them atom counts, as a
+    frame that declares too many atoms shows), bad count and comment lines,
+    lines missing or added, CRLF; every third frame has a masses column and
+    a column to skip. end: how the text ends ("cut": in the middle of a
+    frame, else appended as it is)."""
+    rng = random.Random(seed)
+    lines, out, i = generate(frames, seed).decode().split("\n"), [], 0
+    while i < len(lines):
+        if not lines[i].strip():
+            i += 1
+            continue
+        n = int(lines[i])
+        comment, atoms = lines[i + 1], lines[i + 2:i + 2 + n]
+        if len(out) % 3 == 0:
+            comment = "Properties=species:S:1:pos:R:3:masses:R:1:tag:I:1 " + comment
+            atoms = [a + " %.3f %d" % (rng.uniform(1, 40), k) for k, a in enumerate(atoms)]
+        out += [lines[i], comment] + atoms
+        i += 2 + n
+    damage = [lambda l: "garbage", lambda l: str(rng.randint(1, 40)), lambda l: l + "\r",
+              lambda l: l.replace("0", "x", 1), lambda l: "Xx 0 0 0", lambda l: "H 0 0 inf",
+              lambda l: "C 1.0 2.0", lambda l: 'Lattice="1 2 3"', lambda l: "  " + l + "  1 2 3",
+              lambda l: l + " 1.5e400"]
+    for _ in range(frames // 15):
+        k = rng.randrange(len(out))
+        what = rng.randrange(len(damage) + 2)
+        if what == len(damage):
+            del out[k]
+        elif what == len(damage) + 1:
+            out.insert(k, rng.choice(["", "3"]))
+        else:
+            out[k] = damage[what](out[k])
+    text = "\n".join(out) + "\n"
+    return (text[:len(text) - 40] if end == "cut" else text + end).encode()
+
+
+def test_io_threads(tmp):
+    """Atoms parsed and frames formatted in several threads: the bytes, the
+    messages and the exit status one thread gives, bad frames in the middle
+    of batches that three threads parse included, in both --on-error modes."""
+    def same(args, batches, what):
+        for atoms in batches:
+            one = run(["--io-threads", "1", "--batch-atoms", atoms] + args)
+            many = run(["--io-threads", "3", "--batch-atoms", atoms] + args)
+            check((many.rc, many.out, many.err) == (one.rc, one.out, one.err),
+                  "%s, batches of %s atoms, 3 threads as 1: %r\n%r" % (what, atoms, one, many))
+        return one
+    clean = write(os.path.join(tmp, "threads-clean.xyz"), generate(800, 29, ["--periodic"]))
+    r = same(["--forces", "--stress", clean], ["7000"], "clean frames")
+    check(r.rc == 0 and len(frames_of(r.out)) == 800, "clean frames: %r" % r)
+    bad = write(os.path.join(tmp, "threads-bad.xyz"), generate(800, 31, ["--bad", "7"]))
+    r = same(["--forces", "--on-error", "skip", bad], ["7000"], "bad frames, skip")
+    check(r.rc == 0 and r.err.count("\n") == 800 // 7 + 1, "bad frames, skip: %r" % r)
+    r = same(["--forces", bad], ["7000"], "bad frames, stop")
+    check(r.rc == 1 and len(frames_of(r.out)) == 6, "bad frames, stop: %r" % r)
+    messy = write(os.path.join(tmp, "threads-damaged.xyz"), damaged(37, 900, "cut"))
+    r = same(["--on-error", "skip", messy], ["7000", "300"], "damaged frames, skip")
+    check(r.rc == 0 and r.err.count("\n") > 40 and len(frames_of(r.out)) > 700, "damaged, skip: %r" % r)
+    r = same([messy], ["7000", "300"], "damaged frames, stop")
+    check(r.rc == 1 and r.err.count("\n") == 1, "damaged, stop: %r" % r)
+    # The last line without a line feed, bad.
+    messy = write(os.path.join(tmp, "threads-damaged2.xyz"), damaged(41, 600, "2\nname=last\nH 0 0 0\nH 0 0"))
+    r = same(["--on-error", "skip", messy], ["7000", "300"], "damaged frames, skip")
+    check(r.rc == 0 and r.err.splitlines()[-2].endswith("atom 2: expected 4 columns, found 3"),
+          "damaged, a bad last line: %r" % r)
+
+
 def test_compressed_and_stdin(tmp):
     raw = generate(700, 19)
     plain = write(os.path.join(tmp, "c.xyz"), raw)
@@ -485,7 +555,8 @@ def main():
         info = subprocess.run([make_tiny, tmp], check=True, stdout=subprocess.PIPE).stdout.decode().strip()
         TINY = os.path.join(tmp, "tiny.mlff")
         subprocess.run([convert, "--name", "tiny", info, TINY], check=True)
-        tests = [test_usage, test_output_is_not_an_input, test_batches_equal_one_call, test_on_error, test_compressed_and_stdin,
+        tests = [test_usage, test_output_is_not_an_input, test_batches_equal_one_call, test_on_error, test_io_threads,
+                 test_compressed_and_stdin,
                  test_torn_output, test_signal_and_resume, test_progress, test_slow_pipe, test_memory]
         only = os.environ.get("MLFF_STREAM_TESTS")
         for test in tests:
