@@ -44,8 +44,8 @@ best_of_3() {
             exit 1
         }
         end=$(date +%s.%N)
-        t=$(echo "$end - $start" | bc)
-        if [ -z "$best" ] || [ "$(echo "$t < $best" | bc)" = 1 ]; then
+        t=$(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.4f", b - a}')
+        if [ -z "$best" ] || awk -v t="$t" -v b="$best" 'BEGIN {exit !(t < b)}'; then
             best=$t
             grep -E "frames, .* atoms, evaluated" "$work/err" >"$work/summary" || true
         fi
@@ -59,7 +59,7 @@ for device in "${devices[@]}"; do
     summary=$(cat "$work/summary")
     one=$(best_of_3 "$build/tools/mlff" energy --device "$device" --forces --verbose --io-threads 1 "$@" "$input" -o "$work/out.xyz")
     printf "%-7s compute alone %.3f s; end to end %.3f s (%.2fx), with --io-threads 1 %.3f s (%.2fx)\n" "$device" \
-        "$compute" "$default" "$(echo "$default / $compute" | bc -l)" "$one" "$(echo "$one / $compute" | bc -l)"
+        "$compute" "$default" "$(awk -v a="$default" -v b="$compute" 'BEGIN {print a / b}')" "$one" "$(awk -v a="$one" -v b="$compute" 'BEGIN {print a / b}')"
     echo "        default threads: $summary"
     echo "        --io-threads 1:  $(cat "$work/summary")"
 done
