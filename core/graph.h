@@ -161,6 +161,8 @@ int mlff_graph_input_positions_low(mlff_graph *g);
 int mlff_graph_input_cells_low(mlff_graph *g);
 /* The vectors r_j - r_i + n . cell of a pair list, from its images and the cells. */
 int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs);
+/* The shifts n . cell of a pair list's pairs, [pairs, 3], from its images and the cells. */
+int mlff_graph_pair_shifts(mlff_graph *g, int pairs);
 /* The angular triples of a pair list: pair_triples of its TRIPLE_STARTS. */
 int mlff_graph_triples(mlff_graph *g, int pairs);
 int mlff_graph_input_element_atoms(mlff_graph *g, int element);
