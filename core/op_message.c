@@ -21,7 +21,8 @@ int mlff_op_unary(mlff_graph *g, int x, mlff_unary_kind kind, double factor, dou
     if (!op_require(g, is_real(g, x) && kind >= 0 && kind < MLFF_UNARY_KINDS, MLFF_OP_UNARY,
                     "needs a real tensor and a known function"))
         return -1;
-    const mlff_op_attrs a = {.f = {factor, kind == MLFF_UNARY_POW ? p : 0.0}, .i = {kind}};
+    const int with_p = kind == MLFF_UNARY_POW || kind == MLFF_UNARY_LESS || kind == MLFF_UNARY_LESS_EQUAL;
+    const mlff_op_attrs a = {.f = {factor, with_p ? p : 0.0}, .i = {kind}};
     return op_node_like(g, MLFF_OP_UNARY, &x, 1, &a, op_tensor(g, x).dtype, x, op_tensor(g, x).cols);
 }
 
@@ -44,6 +45,10 @@ static int unary_derivative(mlff_graph *g, const mlff_graph_node *n, int *zero)
         return *zero ? -1 : mlff_op_unary(g, x, MLFF_UNARY_POW, f * p, p - 1.0);
     case MLFF_UNARY_LOG:
         return mlff_op_unary(g, x, MLFF_UNARY_POW, f, -1.0);
+    case MLFF_UNARY_LESS:
+    case MLFF_UNARY_LESS_EQUAL:
+        *zero = 1;
+        return -1;
     case MLFF_UNARY_SIGMOID:
         return mlff_op_unary(g, x, MLFF_UNARY_SIGMOID_D1, f, 0);
     case MLFF_UNARY_SIGMOID_D1:

@@ -268,6 +268,8 @@ typedef enum mlff_unary_kind {
     MLFF_UNARY_SILU_D1 = 13,   /* s (1 + x (1 - s)) */
     MLFF_UNARY_SILU_D2 = 14,   /* s (1 - s) (2 + x (1 - 2s)) */
     MLFF_UNARY_LOG = 15,       /* log x, derivative x^-1 (a POW) */
+    MLFF_UNARY_LESS = 16,      /* x < p ? 1 : 0 (a mask), derivative 0 */
+    MLFF_UNARY_LESS_EQUAL = 17, /* x <= p ? 1 : 0 */
     MLFF_UNARY_KINDS
 } mlff_unary_kind;
 

@@ -20,7 +20,7 @@
 static const char *const code_names[MLFF_GRAPH_CODES] = {
     "input", "param", "add", "mul", "scale", "unary", "gather_cols", "scatter_add_cols", "affine_cols",
     "concat_cols", "slice_cols", "sum_cols", "linear", "gather_rows", "scatter_add_rows", "norm3",
-    "cosine_cutoff", "energy",
+    "cosine_cutoff", "energy", "fill",
 };
 
 /* Inputs each code takes: at least, at most. */
@@ -31,7 +31,7 @@ static const int8_t code_inputs[MLFF_GRAPH_CODES][2] = {
     [MLFF_GRAPH_AFFINE_COLS] = {2, 3},  [MLFF_GRAPH_CONCAT_COLS] = {2, 2}, [MLFF_GRAPH_SLICE_COLS] = {1, 1},
     [MLFF_GRAPH_SUM_COLS] = {1, 1},     [MLFF_GRAPH_LINEAR] = {3, 3},      [MLFF_GRAPH_GATHER_ROWS] = {2, 2},
     [MLFF_GRAPH_SCATTER_ADD_ROWS] = {2, 2}, [MLFF_GRAPH_NORM3] = {1, 1},   [MLFF_GRAPH_COSINE_CUTOFF] = {1, 1},
-    [MLFF_GRAPH_ENERGY] = {1, 1},
+    [MLFF_GRAPH_ENERGY] = {1, 1},       [MLFF_GRAPH_FILL] = {0, 0},
 };
 
 /* What a row's value is, beyond its tensor. */
@@ -290,11 +290,23 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
             return 0;
         L->tensor[r] = mlff_op_concat_cols(g, t[0], t[1]);
         break;
-    case MLFF_GRAPH_SLICE_COLS:
+    case MLFF_GRAPH_SLICE_COLS: {
         if (!real_operands(L, r, 1, t))
             return 0;
-        L->tensor[r] = mlff_op_slice_cols(g, t[0], i0, i1);
+        /* As a column gather: SLICE_COLS is a backward op, with no VJP of its own. */
+        if (i0 < 0 || i1 < 1 || i0 + i1 > g->tensors[t[0]].cols)
+            return row_fail(L, r, "columns out of range", NULL);
+        int32_t *map = malloc((size_t)i1 * sizeof *map);
+        if (!map) {
+            mlff_fail(L->err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory");
+            return 0;
+        }
+        for (int64_t c = 0; c < i1; c++)
+            map[c] = (int32_t)(i0 + c);
+        L->tensor[r] = mlff_op_gather_cols_of(g, t[0], map, i1);
+        free(map);
         break;
+    }
     case MLFF_GRAPH_SUM_COLS:
         if (!real_operands(L, r, 1, t))
             return 0;
@@ -324,6 +336,13 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
             return row_fail(L, r, "a cutoff out of range", NULL);
         L->tensor[r] = mlff_op_cosine_cutoff(g, t[0], f0);
         break;
+    case MLFF_GRAPH_FILL: {
+        if (i0 < 0 || i0 > 2 || i1 < 1 || i1 > (1 << 24))
+            return row_fail(L, r, "rows or columns out of range", NULL);
+        const int symbol = i0 == 0 ? MLFF_SYMBOL_ATOMS : i0 == 2 ? MLFF_SYMBOL_SYSTEMS : g->tensors[pair_list(L)].rows_symbol;
+        L->tensor[r] = mlff_op_fill(g, symbol, 0, i1, MLFF_DTYPE_REAL, f0);
+        break;
+    }
     case MLFF_GRAPH_ENERGY: {
         int in = row[1];
         if (in < 0 || in >= r || !feeds_energy[in] || g->tensors[L->tensor[in]].cols != 1 ||

@@ -30,6 +30,10 @@ double cpu_unary(double x, mlff_unary_kind kind, double p)
         return p == 1.0 ? x : p == 2.0 ? x * x : p == 0.5 ? sqrt(x) : p == -1.0 ? 1.0 / x : pow(x, p);
     case MLFF_UNARY_LOG:
         return log(x);
+    case MLFF_UNARY_LESS:
+        return x < p ? 1.0 : 0.0;
+    case MLFF_UNARY_LESS_EQUAL:
+        return x <= p ? 1.0 : 0.0;
     case MLFF_UNARY_SIGMOID:
         return sigmoid(x);
     case MLFF_UNARY_SIGMOID_D1:

@@ -779,6 +779,7 @@ UNARY_CASE(case_unary_softplus, MLFF_UNARY_SOFTPLUS, 0, -4, 4)
 UNARY_CASE(case_unary_shifted_softplus, MLFF_UNARY_SHIFTED_SOFTPLUS, 0, -4, 4)
 UNARY_CASE(case_unary_tanh, MLFF_UNARY_TANH, 0, -2, 2)
 UNARY_CASE(case_unary_silu, MLFF_UNARY_SILU, 0, -4, 4)
+UNARY_CASE(case_unary_less, MLFF_UNARY_LESS, 0.1, -1, 1)
 
 /* A broadcast ([n, 1, F] to [n, 3, F]) and a permutation with repeats. */
 CASE(case_gather_cols)
@@ -894,6 +895,7 @@ const op_case op_cases[] = {
     {"unary (shifted softplus)", MLFF_OP_UNARY, case_unary_shifted_softplus, 0, 0},
     {"unary (tanh)", MLFF_OP_UNARY, case_unary_tanh, 0, 0},
     {"unary (silu)", MLFF_OP_UNARY, case_unary_silu, 0, 0},
+    {"unary (x < 0.1, a mask)", MLFF_OP_UNARY, case_unary_less, 0, 0},
     {"gather_cols", MLFF_OP_GATHER_COLS, case_gather_cols, 0, 0},
     {"scatter_add_cols", MLFF_OP_SCATTER_ADD_COLS, case_scatter_add_cols, 0, 0},
     {"affine_cols", MLFF_OP_AFFINE_COLS, case_affine_cols, 0, 0},

@@ -1,0 +1,147 @@
+"""Exported PyTorch potentials (python/mlff/export.py, examples/schnet.py and
+painn.py) against PyTorch itself: random weights, float64, energies to
+1e-10 eV and forces (PyTorch autograd) to 1e-9 eV/A on molecules, a mixed
+batch and periodic boxes (triclinic, cells smaller than twice the cutoff);
+float32 within 1e-5 relative; an unsupported operation refused with its
+name and line. On the CPU (the GPU backends have no kernels for these ops
+yet)."""
+import itertools
+import os
+import sys
+import tempfile
+
+from _common import require
+
+require("numpy", "torch")
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "examples"))
+
+import mlff  # noqa: E402
+from mlff.export import ExportError, export_model  # noqa: E402
+from painn import PaiNN  # noqa: E402
+from schnet import SchNet  # noqa: E402
+
+CUTOFF = 3.5
+ELEMENTS = ["H", "C", "N", "O"]
+failures = []
+
+
+def check(ok, what):
+    print("%-4s %s" % ("ok" if ok else "FAIL", what))
+    if not ok:
+        failures.append(what)
+
+
+def pair_list(positions, cell, cutoff):
+    """Every (i, j, shift) with |r_j - r_i + shift| <= cutoff, i != j or a nonzero image."""
+    n = len(positions)
+    images = [np.zeros(3)]
+    if cell is not None:
+        inv = np.linalg.inv(cell)
+        # images reaching the cutoff: widths of the cell along each axis
+        widths = 1.0 / np.linalg.norm(inv, axis=0)
+        reach = [int(np.ceil(cutoff / w)) + 1 for w in widths]
+        images = [np.array(k, float) @ cell for k in itertools.product(*(range(-r, r + 1) for r in reach))]
+    rows, shifts = [], []
+    for i in range(n):
+        for j in range(n):
+            for s in images:
+                if i == j and not s.any():
+                    continue
+                if np.linalg.norm(positions[j] - positions[i] + s) <= cutoff:
+                    rows.append((i, j))
+                    shifts.append(s)
+    return np.array(rows, dtype=np.int64).reshape(-1, 2).T, np.array(shifts).reshape(-1, 3)
+
+
+def torch_reference(module, systems, dtype=torch.float64):
+    """Energies and forces (autograd) of systems [(numbers, positions, cell)]."""
+    species, positions, pairs, shifts, system = [], [], [], [], []
+    offset = 0
+    for s, (numbers, pos, cell) in enumerate(systems):
+        p, sh = pair_list(pos, cell, CUTOFF)
+        species.append(numbers)
+        positions.append(pos)
+        pairs.append(p + offset)
+        shifts.append(sh)
+        system += [s] * len(numbers)
+        offset += len(numbers)
+    pos = torch.tensor(np.concatenate(positions), dtype=dtype, requires_grad=True)
+    energies = module(torch.tensor(np.concatenate(species)), pos, torch.tensor(np.concatenate(pairs, axis=1)),
+                      torch.tensor(np.concatenate(shifts), dtype=dtype), torch.tensor(system), len(systems))
+    forces, = torch.autograd.grad(energies.sum(), pos)
+    return energies.detach().double().numpy(), -forces.double().numpy()
+
+
+def mlff_results(path, systems, precision):
+    with mlff.Model(path, device="cpu", precision=precision, neighbors="sparse") as model:
+        cells = [c if c is not None else np.zeros((3, 3)) for _, _, c in systems]
+        pbc = [[c is not None] * 3 for _, _, c in systems]
+        energies, forces = model.evaluate_batch([n for n, _, _ in systems], [p for _, p, _ in systems], cells, pbc)
+        return energies, np.concatenate(list(forces))
+
+
+def molecule(rng, n):
+    numbers = rng.choice([1, 6, 7, 8], size=n)
+    # spread so that some pairs lie beyond the cutoff
+    pos = rng.uniform(-2.2, 2.2, size=(n, 3))
+    return numbers, pos, None
+
+
+def box(rng, n, cell):
+    numbers = rng.choice([1, 6, 7, 8], size=n)
+    frac = rng.uniform(0, 1, size=(n, 3))
+    return numbers, frac @ cell, cell
+
+
+def compare(name, module, path, systems, what):
+    want_e, want_f = torch_reference(module, systems)
+    got_e, got_f = mlff_results(path, systems, "float64")
+    de, df = np.abs(got_e - want_e).max(), np.abs(got_f - want_f).max()
+    check(de <= 1e-10 and df <= 1e-9, "%s %s float64: energies %.1e eV (tol 1e-10), forces %.1e eV/A (tol 1e-9)"
+          % (name, what, de, df))
+    got_e32, got_f32 = mlff_results(path, systems, "float32")
+    re = np.abs(got_e32 - want_e).max() / max(np.abs(want_e).max(), 1e-300)
+    rf = np.abs(got_f32 - want_f).max() / max(np.abs(want_f).max(), 1e-300)
+    check(re <= 1e-5 and rf <= 1e-5, "%s %s float32: energies %.1e, forces %.1e relative (tol 1e-5)"
+          % (name, what, re, rf))
+
+
+def main():
+    rng = np.random.default_rng(58)
+    torch.manual_seed(58)
+    triclinic = np.array([[4.0, 0.0, 0.0], [1.1, 3.8, 0.0], [-0.7, 0.9, 4.2]])
+    small = np.array([[3.1, 0.0, 0.0], [0.4, 3.0, 0.0], [0.3, -0.5, 3.3]])  # below twice the cutoff
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cls in (("SchNet", SchNet), ("PaiNN", PaiNN)):
+            module = cls(features=16, n_rbf=8, cutoff=CUTOFF, n_interactions=2).double()
+            path = os.path.join(tmp, name + ".mlff")
+            layers = export_model(module, path, cutoff=CUTOFF, elements=ELEMENTS)
+            check(layers == 2, "%s: %d interaction layers found (2)" % (name, layers))
+            compare(name, module, path, [molecule(rng, 7)], "molecule (7 atoms)")
+            compare(name, module, path, [molecule(rng, 5), molecule(rng, 9), molecule(rng, 2)],
+                    "mixed batch (3 molecules)")
+            compare(name, module, path, [box(rng, 8, triclinic)], "triclinic box (8 atoms)")
+            compare(name, module, path, [box(rng, 3, small), molecule(rng, 4)], "small cell + molecule")
+
+        class Unsupported(torch.nn.Module):
+            def forward(self, species, positions, pairs, shifts, system, n_systems):
+                e = torch.erf(positions).sum(-1)
+                return torch.zeros(n_systems, dtype=positions.dtype).index_add(0, system, e)
+        try:
+            export_model(Unsupported(), os.path.join(tmp, "bad.mlff"), cutoff=CUTOFF, elements=ELEMENTS)
+            check(False, "torch.erf refused")
+        except ExportError as e:
+            message = str(e)
+            check("torch.erf" in message and "test_export.py" in message and "torch.erf(positions)" in message,
+                  "torch.erf refused: %s" % message)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
