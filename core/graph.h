@@ -137,6 +137,11 @@ typedef struct mlff_graph {
      * them twice over in the sum of the pair gradients, a launch fewer
      * (mlff_op_sum_gradients). */
     int radial_gradients_apart;
+    /* How many cutoffs an atom's energy reaches: the message-passing layers
+     * its features pass through (0 or 1: one cutoff, as ANI). Chunks and
+     * subdomains, whose ghosts lie within one cutoff of the owned atoms and
+     * whose pairs are centred on owned atoms only, are exact only for one. */
+    int interaction_layers;
 } mlff_graph;
 
 mlff_graph *mlff_graph_create(void);

@@ -361,6 +361,28 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
     return 1;
 }
 
+/* The most gathers by a pair's second atom on a path to the energy: an
+ * atom's energy depends on atoms that many cutoffs away. Found from the
+ * rows (checked by then), not taken from the file's word. */
+static int interaction_layers(const loader *L)
+{
+    int *depth = calloc((size_t)L->n, sizeof *depth), most = 0;
+    if (!depth)
+        return INT32_MAX; /* no chunks then: exact, if slow */
+    for (int64_t r = 0; r < L->n; r++) {
+        const int32_t *row = L->rows + r * MLFF_GRAPH_NODE_COLS;
+        for (int k = 0; k < 3; k++)
+            if (row[1 + k] >= 0 && depth[row[1 + k]] > depth[r])
+                depth[r] = depth[row[1 + k]];
+        if (row[0] == MLFF_GRAPH_GATHER_ROWS && L->kind[row[2]] == VALUE_PAIR_SIDE &&
+            L->rows[row[2] * MLFF_GRAPH_NODE_COLS + 4] == MLFF_GRAPH_IN_PAIR_J)
+            depth[r]++;
+        most = depth[r] > most ? depth[r] : most;
+    }
+    free(depth);
+    return most;
+}
+
 static int parse_elements(loader *L)
 {
     const char *list = mlff_model_file_meta(L->mf, "elements");
@@ -448,6 +470,8 @@ static mlff_status build_graph(const mlff_model_file *mf, const mlff_graph_reque
         }
         for (int64_t r = 0; r < L.n && err->status == MLFF_OK; r++)
             node(&L, r, feeds_energy);
+        if (err->status == MLFF_OK)
+            g->interaction_layers = interaction_layers(&L);
     }
     free(L.tensor);
     free(L.kind);

@@ -111,6 +111,116 @@ def compare(name, module, path, systems, what):
           % (name, what, re, rf))
 
 
+def check_hessian(name, module, path):
+    """mlff's Hessian (tangents over the reverse pass) against PyTorch's."""
+    rng = np.random.default_rng(7)
+    numbers, pos, _ = molecule(rng, 5)
+    pairs, shifts = pair_list(pos, None, CUTOFF)
+    args = (torch.tensor(numbers), torch.tensor(pairs), torch.tensor(shifts), torch.zeros(len(numbers),
+                                                                                          dtype=torch.int64))
+
+    def energy(x):
+        return module(args[0], x.reshape(-1, 3), args[1], args[2], args[3], 1).sum()
+    want = torch.autograd.functional.hessian(energy, torch.tensor(pos).reshape(-1)).numpy()
+    with mlff.Model(path, device="cpu", precision="float64") as model:
+        got = model.hessian(numbers, pos)[2]
+    err = np.abs(got - want).max()
+    check(err <= 1e-9, "%s Hessian (5 atoms) against torch.autograd.functional.hessian: %.1e eV/A^2 (tol 1e-9)"
+          % (name, err))
+
+
+def check_chunks(path, layers, systems, want_e):
+    """Chunks of atoms: exact for one interaction layer, refused for more."""
+    try:
+        with mlff.Model(path, device="cpu", precision="float64", max_chunk_atoms=3) as model:
+            got = model.evaluate_batch([n for n, _, _ in systems], [p for _, p, _ in systems])[0]
+        check(layers == 1 and np.abs(got - want_e).max() <= 1e-10,
+              "%d layer(s), chunks of 3 atoms: energies within %.1e eV" % (layers, np.abs(got - want_e).max()))
+    except mlff.UnsupportedError as e:
+        check(layers > 1 and "cutoffs far" in str(e), "%d layers, chunks of 3 atoms refused: %s" % (layers, e))
+
+
+def check_bad_files(tmp, path):
+    """Files whose graph rows lie: each refused at load, naming the row."""
+    from mlff.export import _write_model_file
+    good = read_model_file(path)
+    nodes = dict(good[1])["graph.nodes"]
+    species_gather = [r for r, row in enumerate(nodes) if row[0] == 13 and nodes[row[2]][4] == 1][0]
+    map_user = [r for r, row in enumerate(nodes) if row[0] == 6][0]
+    cases = [
+        ("an input that is not an earlier row", lambda n, t: n.__setitem__((5, 1), 5)),
+        ("an unknown code", lambda n, t: n.__setitem__((5, 0), 99)),
+        ("gathers rows by an index of other rows", lambda n, t: n.__setitem__((species_gather, 1), 0)),
+        ("column map entry out of range",
+         lambda n, t: t["param.%d" % nodes[nodes[map_user][2]][4]].__setitem__((0, 0), 10 ** 6)),
+        ("the last row of graph.nodes must be energy", lambda n, t: n.__setitem__((len(n) - 1, 0), 4)),
+    ]
+    for want, edit in cases:
+        meta, tensors = read_model_file(path)
+        tensors = dict((k, v.copy()) for k, v in tensors)
+        edit(tensors["graph.nodes"], tensors)
+        bad = os.path.join(tmp, "bad.mlff")
+        _write_model_file(bad, meta, list(tensors.items()))
+        try:
+            mlff.Model(bad, device="cpu").close()
+            check(False, "a file with %s refused" % want)
+        except mlff.ModelFormatError as e:
+            check(want in str(e) and ("row" in str(e) or "tensor" in str(e)), "refused: %s" % e)
+
+
+def read_model_file(path):
+    """(metadata, [(name, array)]) of an mlff model file."""
+    import struct
+    data = open(path, "rb").read()
+    _, _, n_meta, n_tensors = struct.unpack_from("<IIQQ", data, 8)
+    at = 32
+    meta, tensors = [], []
+
+    def string():
+        nonlocal at
+        n, = struct.unpack_from("<I", data, at)
+        at += 4 + n
+        return data[at - n:at].decode()
+    for _ in range(n_meta):
+        meta.append((string(), string()))
+    for _ in range(n_tensors):
+        name = string()
+        code, rows, cols, offset = struct.unpack_from("<IQQQ", data, at)
+        at += 28
+        dtype = {1: np.float32, 2: np.float64, 3: np.int32}[code]
+        tensors.append((name, np.frombuffer(data, dtype, rows * cols, offset).reshape(rows, cols)))
+    return meta, tensors
+
+
+def check_cli_and_ase(tmp, module, path):
+    rng = np.random.default_rng(3)
+    numbers, pos, _ = molecule(rng, 6)
+    want_e, want_f = torch_reference(module, [(numbers, pos, None)])
+    symbols = ["X", "H", "He", "Li", "Be", "B", "C", "N", "O"]
+    xyz = os.path.join(tmp, "m.xyz")
+    with open(xyz, "w") as f:
+        f.write("%d\n\n" % len(numbers))
+        for z, p in zip(numbers, pos):
+            f.write("%s %.17g %.17g %.17g\n" % ((symbols[z],) + tuple(p)))
+    if len(sys.argv) > 1:
+        import subprocess
+        out = subprocess.run([sys.argv[1], "energy", "--model", path, "--device", "cpu", "--precision", "float64",
+                              xyz], capture_output=True, text=True)
+        energy = [float(w.split("=")[1]) for w in out.stdout.split() if w.startswith("energy=")]
+        check(out.returncode == 0 and len(energy) == 1 and abs(energy[0] - want_e[0]) <= 1e-9,
+              "mlff energy --model: %s eV against PyTorch's %.12f %s" % (energy, want_e[0], out.stderr.strip()))
+    try:
+        import ase
+        from mlff.ase import MLFFCalculator
+    except ImportError:
+        return
+    atoms = ase.Atoms(numbers=numbers, positions=pos)
+    atoms.calc = MLFFCalculator(model=path, device="cpu", precision="float64")
+    de = abs(atoms.get_potential_energy() - want_e[0])
+    df = np.abs(atoms.get_forces() - want_f).max()
+    check(de <= 1e-10 and df <= 1e-9, "ASE calculator: energy %.1e eV, forces %.1e eV/A" % (de, df))
+
+
 def main():
     rng = np.random.default_rng(58)
     torch.manual_seed(58)
@@ -127,6 +237,15 @@ def main():
                     "mixed batch (3 molecules)")
             compare(name, module, path, [box(rng, 8, triclinic)], "triclinic box (8 atoms)")
             compare(name, module, path, [box(rng, 3, small), molecule(rng, 4)], "small cell + molecule")
+            check_hessian(name, module, path)
+        systems = [molecule(rng, 6), molecule(rng, 5)]
+        for layers in (1, 2):
+            module = SchNet(features=8, n_rbf=6, cutoff=CUTOFF, n_interactions=layers).double()
+            path = os.path.join(tmp, "chunks.mlff")
+            export_model(module, path, cutoff=CUTOFF, elements=ELEMENTS)
+            check_chunks(path, layers, systems, torch_reference(module, systems)[0])
+        check_cli_and_ase(tmp, module, path)
+        check_bad_files(tmp, path)
 
         class Unsupported(torch.nn.Module):
             def forward(self, species, positions, pairs, shifts, system, n_systems):
