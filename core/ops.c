@@ -93,11 +93,6 @@ int64_t mlff_op_tangents(mlff_op op, const mlff_op_attrs *a)
     return k >= 0 && a->i[k] > 1 ? a->i[k] : 1;
 }
 
-int mlff_op_cpu_only(mlff_op op)
-{
-    return op >= MLFF_OP_UNARY && op <= MLFF_OP_INDEX_COLUMN;
-}
-
 const mlff_op_info *mlff_op_get(mlff_op op)
 {
     return &op_table[op];

@@ -436,8 +436,6 @@ int mlff_op_index_column(struct mlff_graph *g, int x, int64_t column);
 /* The ops of a map given as numbers (made a parameter named `name`). */
 int mlff_op_gather_cols_of(struct mlff_graph *g, int x, const int32_t *map, int64_t m);
 int mlff_op_scatter_add_cols_of(struct mlff_graph *g, int x, const int32_t *map, int64_t cols);
-/* Whether GPU backends have a kernel for op yet (the message-passing ops run on the CPU first). */
-int mlff_op_cpu_only(mlff_op op);
 
 /* Builders of the ops' T-blocked forms (see "Tangents" above), for the
  * tangent pass. */

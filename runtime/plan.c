@@ -359,10 +359,6 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     if (!iface->second_order && mlff_graph_second_order(g))
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "%s: second derivatives (Hessians) are not implemented on this "
                          "backend yet; use the CPU", iface->name);
-    for (int k = 0; k < g->n_nodes && iface != &mlff_backend_cpu; k++)
-        if (mlff_op_cpu_only(g->nodes[k].op))
-            return mlff_fail(err, MLFF_ERROR_UNSUPPORTED, "%s: op %s (message-passing models) runs on the CPU "
-                             "backend only so far; use the CPU", iface->name, mlff_op_get(g->nodes[k].op)->name);
     mlff_plan *p = calloc(1, sizeof *p);
     if (!p)
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");

@@ -317,12 +317,8 @@ int main(int argc, char **argv)
     CHECK(asked.device_fp64 || !iface->supports_dtype(be, MLFF_DTYPE_F64),
           "%s: float64 supported although device_fp64=off", iface->name);
     char covered[MLFF_OP_COUNT] = {0};
-    /* The message-passing ops run on the CPU first (core/ops.h, mlff_op_cpu_only). */
-    const int on_cpu = iface == &mlff_backend_cpu;
     for (int c = 0; c < n_op_cases; c++)
-        for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)) &&
-                        (on_cpu || !mlff_op_cpu_only(op_cases[c].op));
-             w++)
+        for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)); w++)
             check_case(&op_cases[c], w, iface, be, cpu, covered);
     check_elision(iface, be);
     for (int c = 0; c < n_op_cases; c++)
@@ -335,8 +331,7 @@ int main(int argc, char **argv)
     /* The ops of tangent passes run where a backend claims second order
      * (backend.h), and are checked there by their own cases. */
     for (int op = 0; op < MLFF_OP_COUNT; op++)
-        CHECK(covered[op] || (mlff_op_of_tangents((mlff_op)op) && !iface->second_order) ||
-                  (mlff_op_cpu_only((mlff_op)op) && !on_cpu),
+        CHECK(covered[op] || (mlff_op_of_tangents((mlff_op)op) && !iface->second_order),
               "op %s is never run on %s", mlff_op_get((mlff_op)op)->name, iface->name);
     mlff_backend_cpu.close(cpu);
     iface->close(be);
