@@ -20,7 +20,7 @@
 static const char *const code_names[MLFF_GRAPH_CODES] = {
     "input", "param", "add", "mul", "scale", "unary", "gather_cols", "scatter_add_cols", "affine_cols",
     "concat_cols", "slice_cols", "sum_cols", "linear", "gather_rows", "scatter_add_rows", "norm3",
-    "cosine_cutoff", "energy", "fill",
+    "cosine_cutoff", "energy", "fill", "celu",
 };
 
 /* Inputs each code takes: at least, at most. */
@@ -31,7 +31,7 @@ static const int8_t code_inputs[MLFF_GRAPH_CODES][2] = {
     [MLFF_GRAPH_AFFINE_COLS] = {2, 3},  [MLFF_GRAPH_CONCAT_COLS] = {2, 2}, [MLFF_GRAPH_SLICE_COLS] = {1, 1},
     [MLFF_GRAPH_SUM_COLS] = {1, 1},     [MLFF_GRAPH_LINEAR] = {3, 3},      [MLFF_GRAPH_GATHER_ROWS] = {2, 2},
     [MLFF_GRAPH_SCATTER_ADD_ROWS] = {2, 2}, [MLFF_GRAPH_NORM3] = {1, 1},   [MLFF_GRAPH_COSINE_CUTOFF] = {1, 1},
-    [MLFF_GRAPH_ENERGY] = {1, 1},       [MLFF_GRAPH_FILL] = {0, 0},
+    [MLFF_GRAPH_ENERGY] = {1, 1},       [MLFF_GRAPH_FILL] = {0, 0},        [MLFF_GRAPH_CELU] = {1, 1},
 };
 
 /* What a row's value is, beyond its tensor. */
@@ -335,6 +335,13 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
         if (!(f0 > 0 && f0 <= MLFF_GRAPH_MOST_CUTOFF))
             return row_fail(L, r, "a cutoff out of range", NULL);
         L->tensor[r] = mlff_op_cosine_cutoff(g, t[0], f0);
+        break;
+    case MLFF_GRAPH_CELU:
+        if (!real_operands(L, r, 1, t))
+            return 0;
+        if (!(f0 > 0))
+            return row_fail(L, r, "alpha must be positive", NULL);
+        L->tensor[r] = mlff_op_celu(g, t[0], f0);
         break;
     case MLFF_GRAPH_FILL: {
         if (i0 < 0 || i0 > 2 || i1 < 1 || i1 > (1 << 24))

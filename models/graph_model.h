@@ -22,7 +22,7 @@
  *   system), NORM3 (x), COSINE_CUTOFF (x) f0 = rc, ENERGY (x): the
  *   energies [systems, 1] in eV, the last row and the sum to systems of its
  *   input (made in float64), FILL i0 = rows (0 atoms, 1 pairs, 2 systems)
- *   i1 = cols f0 = value.
+ *   i1 = cols f0 = value, CELU (x) f0 = alpha.
  * Row indices come only from the inputs, each gathering from rows it is an
  * index of (pair sides: atoms; system: systems; species: a PARAM with a row
  * per element), so that a file cannot make an op read outside a tensor.
@@ -52,6 +52,7 @@ typedef enum mlff_graph_code {
     MLFF_GRAPH_COSINE_CUTOFF = 16,
     MLFF_GRAPH_ENERGY = 17,
     MLFF_GRAPH_FILL = 18,
+    MLFF_GRAPH_CELU = 19,
     MLFF_GRAPH_CODES
 } mlff_graph_code;
 

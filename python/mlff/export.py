@@ -39,7 +39,7 @@ import numpy as np
 
 # The file's codes (models/graph_model.h); stable.
 INPUT, PARAM, ADD, MUL, SCALE, UNARY, GATHER_COLS, SCATTER_ADD_COLS, AFFINE_COLS, CONCAT_COLS, SLICE_COLS, \
-    SUM_COLS, LINEAR, GATHER_ROWS, SCATTER_ADD_ROWS, NORM3, COSINE_CUTOFF, ENERGY, FILL = range(19)
+    SUM_COLS, LINEAR, GATHER_ROWS, SCATTER_ADD_ROWS, NORM3, COSINE_CUTOFF, ENERGY, FILL, CELU = range(20)
 IN_POSITIONS, IN_SPECIES, IN_PAIR_I, IN_PAIR_J, IN_SHIFTS, IN_SYSTEM = range(6)
 # UNARY's functions (core/ops.h, mlff_unary_kind).
 U_EXP, U_SIN, U_COS, U_POW, U_SIGMOID = 0, 1, 2, 3, 4
@@ -717,6 +717,8 @@ class _Exporter:
             if m.beta != 1:
                 self.fail("nn.Softplus with beta != 1")
             return self.unary(x, U_SOFTPLUS)
+        if isinstance(m, nn.CELU):
+            return self.celu(x, m.alpha)
         kinds = {nn.SiLU: U_SILU, nn.Tanh: U_TANH, nn.Sigmoid: U_SIGMOID}
         for cls, kind in kinds.items():
             if isinstance(m, cls):
@@ -726,6 +728,12 @@ class _Exporter:
                 x = self.module(sub, (x,), {})
             return x
         self.unsupported()
+
+    def celu(self, x, alpha):
+        t = self.real(x)
+        if not alpha > 0:
+            self.fail("CELU with alpha <= 0")
+        return Tensor(self.g.add(CELU, (t.row,), f=(float(alpha),)), t.rows, t.inner)
 
     def linear(self, x, weight, bias):
         import torch
@@ -828,6 +836,15 @@ class _Exporter:
             return self.binary(op, x, b)
         if name == "pow":
             return self.power(x, args[1] if len(args) > 1 else kwargs["exponent"])
+        if name == "mean":
+            if dim is None:
+                self.fail("a mean over every dimension")
+            total = self.reduce_sum(x, dim, kwargs.get("keepdim", args[2] if len(args) > 2 else False))
+            dims = (dim,) if isinstance(dim, int) else tuple(dim)
+            count = int(np.prod([x.inner[self.axis(x, d)] for d in dims]))
+            return self.binary("mul", total, 1.0 / count)
+        if name == "celu":
+            return self.celu(x, kwargs.get("alpha", args[1] if len(args) > 1 else 1.0))
         if name == "sum":
             if dim is None:
                 self.fail("a sum over every dimension: sum per system with index_add by system")
@@ -929,7 +946,8 @@ class _Exporter:
         for mod in (torch, F):
             for name in ("silu", "tanh", "sigmoid", "exp", "sin", "cos", "log", "softplus", "sqrt", "rsqrt",
                          "reciprocal", "square", "neg", "add", "sub", "mul", "div", "true_divide", "pow", "sum",
-                         "norm", "unsqueeze", "squeeze", "reshape", "index_select", "index_add", "scatter_add",
+                         "norm", "mean", "celu", "unsqueeze", "squeeze", "reshape", "index_select", "index_add",
+                         "scatter_add",
                          "cat", "concat", "split", "chunk", "where", "zeros_like"):
                 if getattr(mod, name, None) is f:
                     r = self.common(name, args, kwargs)

@@ -26,6 +26,36 @@ from painn import PaiNN  # noqa: E402
 from schnet import SchNet  # noqa: E402
 
 CUTOFF = 3.5
+
+
+class Idioms(torch.nn.Module):
+    """Other ways real model code writes the same things: a Gaussian basis
+    with a polynomial envelope, CELU, tanh, sigmoid, scatter_add with an
+    expanded index, a mean over features, new_zeros, x.size(0)."""
+
+    def __init__(self, features=8, n_rbf=6, cutoff=CUTOFF):
+        super().__init__()
+        self.cutoff = cutoff
+        self.embedding = torch.nn.Embedding(10, features)
+        self.register_buffer("mu", torch.linspace(0.5, cutoff, n_rbf))
+        self.filter = torch.nn.Linear(n_rbf, features)
+        self.mix = torch.nn.Sequential(torch.nn.Linear(features, features), torch.nn.CELU(alpha=0.7),
+                                       torch.nn.Linear(features, 2 * features))
+
+    def forward(self, species, positions, pairs, shifts, system, n_systems):
+        i, j = pairs
+        r = torch.norm(positions.index_select(0, j) - positions.index_select(0, i) + shifts, dim=1)
+        u = r / self.cutoff
+        envelope = 1 - 6 * u ** 5 + 15 * u ** 4 - 10 * u ** 3
+        basis = torch.exp(-2.0 * (r.unsqueeze(-1) - self.mu) ** 2) * envelope.view(-1, 1)
+        x = self.embedding(species)
+        m = torch.tanh(self.filter(basis)) * x[j]
+        x = x + torch.zeros(x.size(0), x.shape[1], dtype=x.dtype).scatter_add(0, i.unsqueeze(-1).expand_as(m), m)
+        h = self.mix(x)
+        a, b = h.chunk(2, dim=-1)
+        atomic = (torch.sigmoid(a) * b).mean(dim=-1) - 0.25
+        return positions.new_zeros(n_systems).index_add(0, system, atomic)
+
 ELEMENTS = ["H", "C", "N", "O"]
 failures = []
 
@@ -239,11 +269,13 @@ def main():
     triclinic = np.array([[4.0, 0.0, 0.0], [1.1, 3.8, 0.0], [-0.7, 0.9, 4.2]])
     small = np.array([[3.1, 0.0, 0.0], [0.4, 3.0, 0.0], [0.3, -0.5, 3.3]])  # below twice the cutoff
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cls in (("SchNet", SchNet), ("PaiNN", PaiNN)):
-            module = cls(features=16, n_rbf=8, cutoff=CUTOFF, n_interactions=2).double()
+        for name, cls in (("SchNet", SchNet), ("PaiNN", PaiNN), ("Idioms", Idioms)):
+            module = (cls(features=16, n_rbf=8, cutoff=CUTOFF, n_interactions=2) if cls is not Idioms
+                      else cls()).double()
             path = os.path.join(tmp, name + ".mlff")
             layers = export_model(module, path, cutoff=CUTOFF, elements=ELEMENTS)
-            check(layers == 2, "%s: %d interaction layers found (2)" % (name, layers))
+            want_layers = 1 if cls is Idioms else 2
+            check(layers == want_layers, "%s: %d interaction layers found (%d)" % (name, layers, want_layers))
             if DEVICE != "cpu":
                 compare(name, module, path, [molecule(rng, 5), molecule(rng, 9), box(rng, 8, triclinic),
                                              box(rng, 3, small)], "2 molecules, 2 boxes")
