@@ -242,11 +242,16 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
         return row_fail(L, r, "energy must be the last row", NULL);
     int t[3] = {-1, -1, -1}, map_row;
     L->kind[r] = VALUE_REAL;
+    L->tensor[r] = -1;
     switch ((mlff_graph_code)code) {
     case MLFF_GRAPH_INPUT:
-        return input(L, r, i0);
+        if (!input(L, r, i0))
+            return 0;
+        break;
     case MLFF_GRAPH_PARAM:
-        return param(L, r, i0);
+        if (!param(L, r, i0))
+            return 0;
+        break;
     case MLFF_GRAPH_ADD:
         if (!real_operands(L, r, 2, t))
             return 0;
@@ -275,7 +280,7 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
     case MLFF_GRAPH_SCATTER_ADD_COLS:
         if (!real_operands(L, r, 1, t) || !operand(L, r, 1, VALUE_MAP, &map_row))
             return 0;
-        if (code == MLFF_GRAPH_SCATTER_ADD_COLS && (i0 < 1 || i0 > (1 << 24)))
+        if (code == MLFF_GRAPH_SCATTER_ADD_COLS && (i0 < 1 || i0 > MLFF_GRAPH_MOST_COLS))
             return row_fail(L, r, "a column count out of range", NULL);
         L->tensor[r] = code == MLFF_GRAPH_GATHER_COLS ? mlff_op_gather_cols(g, t[0], L->tensor[map_row])
                                                       : mlff_op_scatter_add_cols(g, t[0], L->tensor[map_row], i0);
@@ -344,9 +349,12 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
         L->tensor[r] = mlff_op_celu(g, t[0], f0);
         break;
     case MLFF_GRAPH_FILL: {
-        if (i0 < 0 || i0 > 2 || i1 < 1 || i1 > (1 << 24))
+        if (i0 < 0 || i0 > 2 || i1 < 1 || i1 > MLFF_GRAPH_MOST_COLS)
             return row_fail(L, r, "rows or columns out of range", NULL);
-        const int symbol = i0 == 0 ? MLFF_SYMBOL_ATOMS : i0 == 2 ? MLFF_SYMBOL_SYSTEMS : g->tensors[pair_list(L)].rows_symbol;
+        const int pairs = i0 == 1 ? pair_list(L) : -1;
+        if (i0 == 1 && pairs < 0)
+            break; /* the graph failed: said below */
+        const int symbol = i0 == 0 ? MLFF_SYMBOL_ATOMS : i0 == 2 ? MLFF_SYMBOL_SYSTEMS : g->tensors[pairs].rows_symbol;
         L->tensor[r] = mlff_op_fill(g, symbol, 0, i1, MLFF_DTYPE_REAL, f0);
         break;
     }
@@ -365,6 +373,11 @@ static int node(loader *L, int64_t r, const char *feeds_energy)
     }
     if (mlff_graph_status(g) != MLFF_OK)
         return row_fail(L, r, g->error.message, NULL);
+    if (L->tensor[r] < 0)
+        return row_fail(L, r, "no value made", NULL);
+    /* Bounded rows: a file's few bytes must not ask for gigabytes an atom. */
+    if (g->tensors[L->tensor[r]].cols > MLFF_GRAPH_MOST_COLS)
+        return row_fail(L, r, "more columns than a graph model may have", NULL);
     return 1;
 }
 

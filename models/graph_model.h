@@ -69,6 +69,7 @@ typedef enum mlff_graph_input_code {
 #define MLFF_GRAPH_NODE_COLS 8
 #define MLFF_GRAPH_MOST_NODES 100000
 #define MLFF_GRAPH_MOST_CUTOFF 30.0
+#define MLFF_GRAPH_MOST_COLS 65536 /* columns of any value: 3 x 512 features are 1536 */
 
 extern const mlff_model_family mlff_family_graph;
 
