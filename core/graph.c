@@ -206,6 +206,18 @@ int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs)
                                           exact ? mlff_graph_input_cells_low(g) : -1);
 }
 
+int mlff_graph_pair_shifts(mlff_graph *g, int pairs)
+{
+    if (g->error.status != MLFF_OK)
+        return -1;
+    if (!is_input(g, pairs, MLFF_INPUT_PAIRS))
+        return mlff_graph_fail(g, MLFF_ERROR_INTERNAL, "pair shifts need a pair list input");
+    int images = find_input(g, MLFF_INPUT_PAIR_IMAGES, pairs);
+    if (images < 0)
+        images = new_input(g, MLFF_INPUT_PAIR_IMAGES, MLFF_DTYPE_I32, g->tensors[pairs].rows_symbol, 1, pairs, 0.0);
+    return mlff_op_pair_shifts(g, images, mlff_graph_input_cells(g), pairs, mlff_graph_input_system(g));
+}
+
 int mlff_graph_triples(mlff_graph *g, int pairs)
 {
     if (g->error.status != MLFF_OK)

@@ -137,6 +137,11 @@ typedef struct mlff_graph {
      * them twice over in the sum of the pair gradients, a launch fewer
      * (mlff_op_sum_gradients). */
     int radial_gradients_apart;
+    /* How many cutoffs an atom's energy reaches: the message-passing layers
+     * its features pass through (0 or 1: one cutoff, as ANI). Chunks and
+     * subdomains, whose ghosts lie within one cutoff of the owned atoms and
+     * whose pairs are centred on owned atoms only, are exact only for one. */
+    int interaction_layers;
 } mlff_graph;
 
 mlff_graph *mlff_graph_create(void);
@@ -161,6 +166,8 @@ int mlff_graph_input_positions_low(mlff_graph *g);
 int mlff_graph_input_cells_low(mlff_graph *g);
 /* The vectors r_j - r_i + n . cell of a pair list, from its images and the cells. */
 int mlff_graph_pair_vectors(mlff_graph *g, int positions, int pairs);
+/* The shifts n . cell of a pair list's pairs, [pairs, 3], from its images and the cells. */
+int mlff_graph_pair_shifts(mlff_graph *g, int pairs);
 /* The angular triples of a pair list: pair_triples of its TRIPLE_STARTS. */
 int mlff_graph_triples(mlff_graph *g, int pairs);
 int mlff_graph_input_element_atoms(mlff_graph *g, int element);

@@ -70,6 +70,10 @@ OP_JVP(mlff_jvp_ani_radial_vjp);
 OP_JVP(mlff_jvp_ani_angular);
 OP_JVP(mlff_jvp_ani_angular_vjp);
 OP_JVP(mlff_jvp_row_differences);
+OP_JVP(mlff_jvp_unary);
+OP_JVP(mlff_jvp_gather_cols);
+OP_JVP(mlff_jvp_scatter_add_cols);
+OP_JVP(mlff_jvp_affine_cols);
 OP_VJP(mlff_vjp_add);
 OP_VJP(mlff_vjp_scale);
 OP_VJP(mlff_vjp_mul);
@@ -87,5 +91,9 @@ OP_VJP(mlff_vjp_cosine_cutoff);
 OP_VJP(mlff_vjp_ani_radial);
 OP_VJP(mlff_vjp_ani_angular);
 OP_VJP(mlff_vjp_row_differences);
+OP_VJP(mlff_vjp_unary);
+OP_VJP(mlff_vjp_gather_cols);
+OP_VJP(mlff_vjp_scatter_add_cols);
+OP_VJP(mlff_vjp_affine_cols);
 
 #endif

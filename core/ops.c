@@ -37,6 +37,11 @@ static const mlff_op_info op_table[MLFF_OP_COUNT] = {
     /* n_inputs -1: as many as the node needs (the builders check them). */
     [MLFF_OP_CELU_MLP] = {"celu_mlp", -1, mlff_vjp_celu_mlp, mlff_jvp_celu_mlp},
     [MLFF_OP_CELU_MLP_VJP] = {"celu_mlp_vjp", -1, NULL, mlff_jvp_celu_mlp_vjp},
+    [MLFF_OP_UNARY] = {"unary", 1, mlff_vjp_unary, mlff_jvp_unary},
+    [MLFF_OP_GATHER_COLS] = {"gather_cols", 2, mlff_vjp_gather_cols, mlff_jvp_gather_cols},
+    [MLFF_OP_SCATTER_ADD_COLS] = {"scatter_add_cols", 2, mlff_vjp_scatter_add_cols, mlff_jvp_scatter_add_cols},
+    [MLFF_OP_AFFINE_COLS] = {"affine_cols", -1, mlff_vjp_affine_cols, mlff_jvp_affine_cols},
+    [MLFF_OP_INDEX_COLUMN] = {"index_column", 1, NULL, NULL},
     [MLFF_OP_ROW_DIFFERENCES] = {"row_differences", 2, mlff_vjp_row_differences, mlff_jvp_row_differences},
     /* The second-order ops are the tangent pass's: nothing differentiates them again. */
     [MLFF_OP_CELU_VJP_JVP] = {"celu_vjp_jvp", -1, NULL, NULL},
@@ -63,6 +68,9 @@ int64_t mlff_op_tangents(mlff_op op, const mlff_op_attrs *a)
     case MLFF_OP_COSINE_CUTOFF_VJP_JVP:
     case MLFF_OP_NORM3_JVP:
     case MLFF_OP_NORM3_VJP_JVP:
+    case MLFF_OP_GATHER_COLS:
+    case MLFF_OP_SCATTER_ADD_COLS:
+    case MLFF_OP_AFFINE_COLS:
         k = 0;
         break;
     case MLFF_OP_SUM_COLS:

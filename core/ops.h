@@ -172,6 +172,25 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
      * the result block's alone, [n, G*wk], when the hidden blocks have none (the members'      \
      * mean above). */                                                                           \
     X(CELU_MLP_VJP, "celu_mlp_vjp")                                                               \
+    /* Elementwise function, out = f[0] * u(x) with u chosen by i[0] (mlff_unary_kind below;    \
+     * f[1] = p for POW: x^p). Its VJP is gy * (its derivative, a UNARY of x) and its tangent    \
+     * dx * that, both MUL nodes: no backward op of its own. */                                  \
+    X(UNARY, "unary")                                                                             \
+    /* out [n, m] = x[:, map[c]] for c < m, map [m, 1] I32 a parameter with entries < x's        \
+     * (block) columns: broadcasts, permutations, selections of columns. T: i[0], applied to    \
+     * each block of x, out [n, T*m]. Its VJP is SCATTER_ADD_COLS by the same map. */            \
+    X(GATHER_COLS, "gather_cols")                                                                 \
+    /* out [n, i[1]] = the sums over c of x[:, c] into column map[c], c ascending (x [n, m],     \
+     * map [m, 1] I32 parameter, entries < i[1]): sums over an axis of a flattened tensor. T:    \
+     * i[0], out [n, T*i[1]]. Its VJP is GATHER_COLS by the same map. */                         \
+    X(SCATTER_ADD_COLS, "scatter_add_cols")                                                       \
+    /* out[r, c] = x[r, c] * s[c] (+ t[c]) with s, t [1, cols] parameters (inputs (x, s[, t])):  \
+     * a per-column scale and offset (a basis' centres, a layer's constant). T: i[0], s applied  \
+     * to each block of x, t not added (the tangent of a constant). */                           \
+    X(AFFINE_COLS, "affine_cols")                                                                 \
+    /* out [n, 1] I32 = x[:, i[0]] of an I32 tensor x: one side of a pair list as a row index.   \
+     * Integer: no VJP. */                                                                       \
+    X(INDEX_COLUMN, "index_column")                                                               \
     /* tangent. inputs (x [A, k], pairs [P, 2]); out [P, k] = x[j] - x[i] for pair (i, j): pair   \
      * vectors' tangent. Its VJP is PAIR_VECTORS_VJP. */                                          \
     X(ROW_DIFFERENCES, "row_differences")                                                         \
@@ -228,6 +247,31 @@ typedef struct mlff_op_attrs {
     double f[5];
     int64_t i[4];
 } mlff_op_attrs;
+
+/* UNARY's functions u (core/ops.h); the _D1 and _D2 kinds are first and
+ * second derivatives, which the reverse and tangent passes make (a D2 has
+ * no derivative: nothing differentiates a second derivative again). */
+typedef enum mlff_unary_kind {
+    MLFF_UNARY_EXP = 0,
+    MLFF_UNARY_SIN = 1,
+    MLFF_UNARY_COS = 2,
+    MLFF_UNARY_POW = 3,        /* x^p, p = f[1]; p x^(p-1) its derivative, also a POW */
+    MLFF_UNARY_SIGMOID = 4,    /* s = 1 / (1 + exp(-x)) */
+    MLFF_UNARY_SIGMOID_D1 = 5, /* s (1 - s) */
+    MLFF_UNARY_SIGMOID_D2 = 6, /* s (1 - s) (1 - 2s) */
+    MLFF_UNARY_SOFTPLUS = 7,   /* log(1 + exp(x)), derivative sigmoid */
+    MLFF_UNARY_SHIFTED_SOFTPLUS = 8, /* softplus(x) - log 2 (SchNet's) */
+    MLFF_UNARY_TANH = 9,
+    MLFF_UNARY_TANH_D1 = 10,   /* 1 - tanh^2 */
+    MLFF_UNARY_TANH_D2 = 11,   /* -2 tanh (1 - tanh^2) */
+    MLFF_UNARY_SILU = 12,      /* x s */
+    MLFF_UNARY_SILU_D1 = 13,   /* s (1 + x (1 - s)) */
+    MLFF_UNARY_SILU_D2 = 14,   /* s (1 - s) (2 + x (1 - 2s)) */
+    MLFF_UNARY_LOG = 15,       /* log x, derivative x^-1 (a POW) */
+    MLFF_UNARY_LESS = 16,      /* x < p ? 1 : 0 (a mask), derivative 0 */
+    MLFF_UNARY_LESS_EQUAL = 17, /* x <= p ? 1 : 0 */
+    MLFF_UNARY_KINDS
+} mlff_unary_kind;
 
 /*
  * Stacks. The dense ops can run several networks of one shape on the runs of
@@ -382,6 +426,16 @@ int mlff_op_ani_aev(struct mlff_graph *g, const mlff_ani_radial_inputs *radial, 
                     int species, int shift_theta, int shift_r, double zeta, double eta, double rc,
                     int64_t n_species);
 int mlff_op_pair_triples(struct mlff_graph *g, int pairs, int first, int rows_symbol, int64_t rows);
+/* The message-passing ops (core/op_message.c). map: an I32 parameter [m, 1]. */
+int mlff_op_unary(struct mlff_graph *g, int x, mlff_unary_kind kind, double factor, double p);
+int mlff_op_gather_cols(struct mlff_graph *g, int x, int map);
+int mlff_op_scatter_add_cols(struct mlff_graph *g, int x, int map, int64_t cols);
+/* s, t: parameters [1, cols] (t -1: none). */
+int mlff_op_affine_cols(struct mlff_graph *g, int x, int s, int t);
+int mlff_op_index_column(struct mlff_graph *g, int x, int64_t column);
+/* The ops of a map given as numbers (made a parameter named `name`). */
+int mlff_op_gather_cols_of(struct mlff_graph *g, int x, const int32_t *map, int64_t m);
+int mlff_op_scatter_add_cols_of(struct mlff_graph *g, int x, const int32_t *map, int64_t cols);
 
 /* Builders of the ops' T-blocked forms (see "Tangents" above), for the
  * tangent pass. */

@@ -4,9 +4,11 @@
 #include <string.h>
 
 #include "ani.h"
+#include "graph_model.h"
 
 static const mlff_model_family *const families[] = {
     &mlff_family_ani,
+    &mlff_family_graph,
 };
 
 const mlff_model_family *mlff_model_family_find(const char *name)

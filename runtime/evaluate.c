@@ -437,6 +437,11 @@ static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, c
     if ((s = mlff_chunks_plan(&m->chunks, m->active->graph, m->active->plan, limits, batch, &m->work, err)) != MLFF_OK)
         return s;
     phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
+    if (m->chunks.n_chunks > 1 && m->active->graph->interaction_layers > 1)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "model %s passes messages %d cutoffs far, and chunks of atoms have ghosts one cutoff deep: "
+                         "this batch needs %lld chunks (the device's memory or max_chunk_atoms); evaluate fewer atoms "
+                         "at once", m->name, m->active->graph->interaction_layers, (long long)m->chunks.n_chunks);
     if (m->chunks.n_chunks > 1)
         return run_chunks(m, batch, o, atom_systems);
     mlff_atom_view whole = mlff_batch_whole(&m->work);
@@ -470,6 +475,11 @@ mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_
     phase_done(m, PHASE_CHECK, "host: checks", &t);
     s = mlff_model_use_elements(m, extras, err);
     phase_done(m, PHASE_ELEMENTS, "host: plan of the batch's elements", &t);
+    if (s == MLFF_OK && m->work.n_owned < m->work.n_atoms && m->active->graph->interaction_layers > 1)
+        return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
+                         "model %s passes messages %d cutoffs far: a subdomain with ghosts (LAMMPS) would need "
+                         "ghosts %d cutoffs deep and their pairs, which mlff does not take yet", m->name,
+                         m->active->graph->interaction_layers, m->active->graph->interaction_layers);
     return s;
 }
 

@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(build-essential meson ninja-build pkg-config libbz2-dev zlib1g-dev liblzma-dev python3 python3-numpy python3-ase python3-setuptools python3-wheel python3-venv
+packages=(build-essential meson ninja-build pkg-config libbz2-dev zlib1g-dev liblzma-dev python3 python3-numpy python3-ase python3-setuptools python3-wheel python3-venv python3-torch
           # stb_ds (growable arrays, hash maps), XXH3 (kernel cache keys), SHA-256 (model files)
           libstb-dev libxxhash-dev nettle-dev
           # LAPACK's symmetric eigensolver: mlff hessian's normal modes

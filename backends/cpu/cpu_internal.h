@@ -160,6 +160,9 @@ mlff_status cpu_ani_angular_vjp_f32(mlff_backend *be, const mlff_exec_node *node
 mlff_status cpu_gather_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_scatter_add_rows(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
 mlff_status cpu_pair_triples(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+mlff_status cpu_index_column(mlff_backend *be, const mlff_exec_node *node, mlff_error *err);
+/* UNARY's function u(x) (core/ops.h), in double: the reference of every type. */
+double cpu_unary(double x, mlff_unary_kind kind, double p);
 
 /* Reads element k of a tensor of any real dtype as double. */
 static inline double cpu_load(const mlff_exec_tensor *t, int64_t k)

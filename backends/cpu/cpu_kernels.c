@@ -51,6 +51,11 @@
         [MLFF_OP_PAIR_TRIPLES] = cpu_pair_triples,                     \
         [MLFF_OP_CELU_MLP] = celu_mlp_##sfx,                           \
         [MLFF_OP_CELU_MLP_VJP] = celu_mlp_vjp_##sfx,                   \
+        [MLFF_OP_UNARY] = unary_##sfx,                                 \
+        [MLFF_OP_GATHER_COLS] = gather_cols_##sfx,                     \
+        [MLFF_OP_SCATTER_ADD_COLS] = scatter_add_cols_##sfx,           \
+        [MLFF_OP_AFFINE_COLS] = affine_cols_##sfx,                     \
+        [MLFF_OP_INDEX_COLUMN] = cpu_index_column,                     \
         [MLFF_OP_ROW_DIFFERENCES] = row_differences_##sfx,             \
         [MLFF_OP_CELU_VJP_JVP] = celu_vjp_jvp_##sfx,                   \
         [MLFF_OP_NORM3_JVP] = norm3_jvp_##sfx,                         \

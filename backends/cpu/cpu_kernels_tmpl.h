@@ -1168,6 +1168,8 @@ KERNEL(ani_angular_vjp_jvp)
     return s;
 }
 
+#include "cpu_message_tmpl.h"
+
 #undef DUAL
 #undef TANGENTS
 #undef KERNEL

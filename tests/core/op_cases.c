@@ -751,6 +751,84 @@ CASE(case_ani_angular_many_shifts)
                                column(g, 16, shift_theta), column(g, 16, shift_r), 8.0, 2.0, 3.0, 3);
 }
 
+/* ---- the message-passing ops ---- */
+
+static int unary_case(mlff_graph *g, test_rng *rng, int wrt[OP_CASE_MAX_WRT], int *n_wrt, mlff_unary_kind kind,
+                      double p, double lo, double hi)
+{
+    int x = random_param(g, rng, 5, 3, lo, hi);
+    WRT1(x);
+    return mlff_op_unary(g, x, kind, -1.3, p);
+}
+
+#define UNARY_CASE(fn, kind, p, lo, hi)                                                                                \
+    CASE(fn)                                                                                                           \
+    {                                                                                                                  \
+        return unary_case(g, rng, wrt, n_wrt, kind, p, lo, hi);                                                        \
+    }
+UNARY_CASE(case_unary_exp, MLFF_UNARY_EXP, 0, -1, 1)
+UNARY_CASE(case_unary_sin, MLFF_UNARY_SIN, 0, -3, 3)
+UNARY_CASE(case_unary_cos, MLFF_UNARY_COS, 0, -3, 3)
+UNARY_CASE(case_unary_sqrt, MLFF_UNARY_POW, 0.5, 0.5, 2)
+UNARY_CASE(case_unary_pow, MLFF_UNARY_POW, -1.5, 0.5, 2)
+UNARY_CASE(case_unary_cube, MLFF_UNARY_POW, 3, -2, 2)
+UNARY_CASE(case_unary_constant, MLFF_UNARY_POW, 0, 0.5, 2)
+UNARY_CASE(case_unary_log, MLFF_UNARY_LOG, 0, 0.5, 2)
+UNARY_CASE(case_unary_sigmoid, MLFF_UNARY_SIGMOID, 0, -4, 4)
+UNARY_CASE(case_unary_softplus, MLFF_UNARY_SOFTPLUS, 0, -4, 4)
+UNARY_CASE(case_unary_shifted_softplus, MLFF_UNARY_SHIFTED_SOFTPLUS, 0, -4, 4)
+UNARY_CASE(case_unary_tanh, MLFF_UNARY_TANH, 0, -2, 2)
+UNARY_CASE(case_unary_silu, MLFF_UNARY_SILU, 0, -4, 4)
+UNARY_CASE(case_unary_less, MLFF_UNARY_LESS, 0.1, -1, 1)
+
+/* A broadcast ([n, 1, F] to [n, 3, F]) and a permutation with repeats. */
+CASE(case_gather_cols)
+{
+    static const int32_t map[9] = {0, 1, 2, 0, 1, 2, 2, 0, 0};
+    int x = random_param(g, rng, 4, 3, -1, 1);
+    WRT1(x);
+    return mlff_op_gather_cols_of(g, x, map, 9);
+}
+
+/* The sum over the middle axis of [n, 3, F] (|v|^2 of PaiNN's vector
+ * features), and a column no entry goes to. */
+CASE(case_scatter_add_cols)
+{
+    static const int32_t map[6] = {0, 1, 0, 1, 0, 1};
+    int x = random_param(g, rng, 4, 6, -1, 1);
+    WRT1(x);
+    return mlff_op_scatter_add_cols_of(g, x, map, 3);
+}
+
+CASE(case_affine_cols)
+{
+    int x = random_param(g, rng, 5, 4, -1, 1);
+    int s = random_param(g, rng, 1, 4, -2, 2), t = random_param(g, rng, 1, 4, -2, 2);
+    WRT1(x);
+    return mlff_op_affine_cols(g, x, s, t);
+}
+
+CASE(case_affine_cols_scale)
+{
+    int x = random_param(g, rng, 5, 4, -1, 1);
+    WRT1(x);
+    return mlff_op_affine_cols(g, x, random_param(g, rng, 1, 4, -2, 2), -1);
+}
+
+/* Messages x[j] of each pair (i, j) summed onto i, the sides of the pair
+ * list taken as row indices. */
+CASE(case_messages)
+{
+    static const int32_t pairs[16] = {0, 1, 0, 3, 1, 0, 1, 2, 2, 1, 3, 0, 3, 2, 2, 3};
+    int x = random_param(g, rng, 4, 3, -1, 1);
+    WRT1(x);
+    const int list = index_param(g, 8, 2, pairs);
+    const int i = mlff_op_index_column(g, list, 0), j = mlff_op_index_column(g, list, 1);
+    const int m = mlff_op_unary(g, mlff_op_gather_rows(g, x, j, MLFF_DTYPE_REAL), MLFF_UNARY_SILU, 1.0, 0);
+    return mlff_op_scatter_add_rows(g, mlff_op_mul(g, m, mlff_op_gather_rows(g, x, i, MLFF_DTYPE_REAL)), i,
+                                    MLFF_FIXED_ROWS, 4, MLFF_DTYPE_REAL);
+}
+
 const op_case op_cases[] = {
     {"add", MLFF_OP_ADD, case_add, 0, 0},
     {"scale", MLFF_OP_SCALE, case_scale, 0, 0},
@@ -804,6 +882,25 @@ const op_case op_cases[] = {
     {"ani_angular (the AEV, 40 radial shifts)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_shifts, 0, 0},
     {"ani_angular (the AEV, 70 radial pairs a center)", MLFF_OP_ANI_ANGULAR, case_ani_aev_many_pairs, 0, 0},
     {"ani_angular (the AEV of positions)", MLFF_OP_ANI_ANGULAR, case_ani_aev_of_positions, 0, 0},
+    {"unary (exp)", MLFF_OP_UNARY, case_unary_exp, 0, 0},
+    {"unary (sin)", MLFF_OP_UNARY, case_unary_sin, 0, 0},
+    {"unary (cos)", MLFF_OP_UNARY, case_unary_cos, 0, 0},
+    {"unary (sqrt)", MLFF_OP_UNARY, case_unary_sqrt, 0, 0},
+    {"unary (x^-1.5)", MLFF_OP_UNARY, case_unary_pow, 0, 0},
+    {"unary (x^3)", MLFF_OP_UNARY, case_unary_cube, 0, 0},
+    {"unary (x^0)", MLFF_OP_UNARY, case_unary_constant, 0, 0},
+    {"unary (log)", MLFF_OP_UNARY, case_unary_log, 0, 0},
+    {"unary (sigmoid)", MLFF_OP_UNARY, case_unary_sigmoid, 0, 0},
+    {"unary (softplus)", MLFF_OP_UNARY, case_unary_softplus, 0, 0},
+    {"unary (shifted softplus)", MLFF_OP_UNARY, case_unary_shifted_softplus, 0, 0},
+    {"unary (tanh)", MLFF_OP_UNARY, case_unary_tanh, 0, 0},
+    {"unary (silu)", MLFF_OP_UNARY, case_unary_silu, 0, 0},
+    {"unary (x < 0.1, a mask)", MLFF_OP_UNARY, case_unary_less, 0, 0},
+    {"gather_cols", MLFF_OP_GATHER_COLS, case_gather_cols, 0, 0},
+    {"scatter_add_cols", MLFF_OP_SCATTER_ADD_COLS, case_scatter_add_cols, 0, 0},
+    {"affine_cols", MLFF_OP_AFFINE_COLS, case_affine_cols, 0, 0},
+    {"affine_cols (no offset)", MLFF_OP_AFFINE_COLS, case_affine_cols_scale, 0, 0},
+    {"index_column (messages along a pair list)", MLFF_OP_INDEX_COLUMN, case_messages, 0, 0},
     {"ani_angular (the AEV of positions in cells)", MLFF_OP_ANI_ANGULAR, case_ani_aev_of_images, 0, 2},
 };
 const int n_op_cases = sizeof op_cases / sizeof *op_cases;

@@ -25,7 +25,7 @@ def require(*modules):
         except ImportError as e:
             missing.append("%s (%s)" % (name, e))
     if missing:
-        message = "%s: missing %s; install python3-numpy and python3-ase" % (
+        message = "%s: missing %s; install python3-numpy, python3-ase (and python3-torch for the exporter)" % (
             os.path.basename(sys.argv[0]), ", ".join(missing))
         if os.environ.get("CI") == "true":
             print("FAIL: " + message + " (required under CI)", file=sys.stderr)
