@@ -137,6 +137,10 @@ typedef struct mlff_graph {
      * them twice over in the sum of the pair gradients, a launch fewer
      * (mlff_op_sum_gradients). */
     int radial_gradients_apart;
+    /* A plan keeps the PAIR_VECTORS of an ANI AEV's lists as nodes where
+     * the AEV could make them (runtime/vectors_in_aev.h): the tuning
+     * record's pair_vectors, set by the runtime before the plan is made. */
+    int pair_vectors_apart;
 } mlff_graph;
 
 mlff_graph *mlff_graph_create(void);
