@@ -7,8 +7,9 @@
  * size's), and how far the energy per copy of the box is from TorchANI's
  * energy of one box (first call, exact positions).
  *
- *   bench_periodic REFERENCE_DIR [REPEATS] [threads] [cpu|opencl|vulkan]
+ *   bench_periodic REFERENCE_DIR [REPEATS] [threads] [cpu|opencl|vulkan] [TUNING]
  * REPEATS: the largest n (every n from 2 up), or a list such as 2,4,8,17.
+ * TUNING: settings.tuning, such as pair_vectors=apart (core/tuning.h).
  * (peak memory is the host's; a GPU's own memory is not counted)
  */
 #include <stdio.h>
@@ -47,13 +48,15 @@ int main(int argc, char **argv)
     mlff_default_settings(&s);
     s.device = bench_device(argc > 4 ? argv[4] : "cpu");
     s.n_threads = argc > 3 ? atoi(argv[3]) : 0;
+    s.tuning = argc > 5 ? argv[5] : NULL;
     mlff_context *ctx;
     mlff_model *model;
     if (mlff_context_create(&s, &ctx) != MLFF_OK || mlff_model_load(ctx, NULL, &model) != MLFF_OK) {
         fprintf(stderr, "%s\n", mlff_last_error(ctx));
         return 1;
     }
-    printf("device: %s, float32, energy + forces + virial, sparse path\n\n", mlff_device_description(ctx));
+    printf("device: %s, float32, energy + forces + virial, sparse path%s%s\n\n", mlff_device_description(ctx),
+           s.tuning ? ", tuning " : "", s.tuning ? s.tuning : "");
     printf("| atoms | median ms | min ms | runs | passes | peak memory MB | E/copy - E(TorchANI) meV |\n"
            "|---:|---:|---:|---:|---:|---:|---:|\n");
     unsigned seed = 7;

@@ -142,6 +142,10 @@ typedef struct mlff_graph {
      * subdomains, whose ghosts lie within one cutoff of the owned atoms and
      * whose pairs are centred on owned atoms only, are exact only for one. */
     int interaction_layers;
+    /* A plan keeps the PAIR_VECTORS of an ANI AEV's lists as nodes where
+     * the AEV could make them (runtime/vectors_in_aev.h): the tuning
+     * record's pair_vectors, set by the runtime before the plan is made. */
+    int pair_vectors_apart;
 } mlff_graph;
 
 mlff_graph *mlff_graph_create(void);

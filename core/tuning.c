@@ -20,6 +20,10 @@ static const mlff_tuning_name segment_sort[] = {{"device", MLFF_SEGMENT_SORT_DEV
                                                 {"host", MLFF_SEGMENT_SORT_HOST},
                                                 {"device_unfused", MLFF_SEGMENT_SORT_DEVICE_UNFUSED},
                                                 {NULL, 0}};
+static const mlff_tuning_name pair_vectors[] = {{"auto", MLFF_PAIR_VECTORS_AUTO},
+                                                {"in_aev", MLFF_PAIR_VECTORS_IN_AEV},
+                                                {"apart", MLFF_PAIR_VECTORS_APART},
+                                                {NULL, 0}};
 static const mlff_tuning_name mlp[] = {{"auto", MLFF_MLP_AUTO},   {"narrow", MLFF_MLP_NARROW}, {"half", MLFF_MLP_HALF},
                                        {"wide", MLFF_MLP_WIDE},   {"layers", MLFF_MLP_LAYERS}, {NULL, 0}};
 static const mlff_tuning_name opencl_gemm[] = {{"auto", MLFF_OPENCL_GEMM_AUTO},
@@ -63,6 +67,9 @@ const mlff_tuning_key mlff_tuning_keys[] = {
      "device cell lists: pairs to test for which the host writes the lists too"},
     {"device_fp64", "MLFF_DEVICE_FP64", FIELD(device_fp64), on_off, NAMES_ONLY, 0, 1,
      "off: the GPU kernels use no doubles (float sums, float64 refused), as on a device without them"},
+    {"pair_vectors", NULL, FIELD(pair_vectors), pair_vectors, NAMES_ONLY, 0, 0,
+     "where launches cost (OpenCL): the AEV makes its lists' pair vectors (in_aev), or kernels of their own do "
+     "(apart); auto: in_aev"},
     {"segment_sort", "MLFF_SEGMENT_SORT", FIELD(segment_sort), segment_sort, NAMES_ONLY, 0, 1,
      "where index entries are sorted for the deterministic sums (all give the same bits)"},
     {"sort_fused_pairs", NULL, FIELD(sort_fused_pairs), NULL, COUNT, 0, 0,

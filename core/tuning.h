@@ -72,6 +72,16 @@ typedef enum mlff_vulkan_gemm {
     MLFF_VULKAN_GEMM_DIRECT
 } mlff_vulkan_gemm;
 
+/* Who makes the pair vectors of an ANI AEV's lists where launches cost
+ * (OpenCL: runtime/vectors_in_aev.h): the AEV's kernel, two launches fewer
+ * (the molecules' form), or PAIR_VECTORS kernels of their own, a work-item
+ * a pair (measured against it on large boxes); auto: the AEV. */
+typedef enum mlff_pair_vectors_form {
+    MLFF_PAIR_VECTORS_AUTO = 0,
+    MLFF_PAIR_VECTORS_IN_AEV,
+    MLFF_PAIR_VECTORS_APART
+} mlff_pair_vectors_form;
+
 typedef enum mlff_cell_lists_place { MLFF_CELL_LISTS_HOST = 0, MLFF_CELL_LISTS_DEVICE } mlff_cell_lists_place;
 
 /* The value of thresholds that enable a form never. */
@@ -92,6 +102,7 @@ typedef struct mlff_tuning {
     int64_t cells_listed_on_host_most;
     /* The GPU backends (backends/common/lowering.h, segments.h). */
     int device_fp64;                        /* the kernels may use doubles where the device has them */
+    mlff_pair_vectors_form pair_vectors;    /* made in the AEV or apart, where launches cost */
     mlff_segment_sort segment_sort;
     int64_t sort_fused_pairs;               /* symmetric lists below this many pairs: one launch */
     int64_t sum_lanes;                      /* forced lanes an output, or 0: by the three below */

@@ -37,6 +37,7 @@ void mlff_batch_work_free(mlff_batch_work *w)
 {
     mlff_pair_lists_free(&w->pairs);
     free(w->block_counts.data);
+    free(w->positions_high.data);
     free(w->system);
     free(w->species);
     if (w->inputs)
@@ -578,15 +579,16 @@ static mlff_status fill_positions(const mlff_batch *b, int t, const mlff_atom_vi
                                   mlff_error *err)
 {
     w->input_dtypes[t] = MLFF_DTYPE_F64;
+    w->positions_upload_dtype = MLFF_DTYPE_F64;
     if (!v->batch_atom) {
-        w->positions = b->positions; /* read straight from the caller */
+        w->positions = w->positions_upload = b->positions; /* read straight from the caller */
         return MLFF_OK;
     }
     double *r = reserve(w, t, (size_t)v->n_atoms * 3 * sizeof(double), err);
     if (!r)
         return err->status;
     gather_atom_rows(w, v, r, b->positions, 3 * sizeof *r);
-    w->positions = r;
+    w->positions = w->positions_upload = r;
     return MLFF_OK;
 }
 
@@ -605,17 +607,49 @@ static mlff_status fill_tangents(const mlff_graph *g, int t, const mlff_atom_vie
     return MLFF_OK;
 }
 
+typedef struct split_job {
+    const double *x;
+    float *high, *low;
+} split_job;
+
+/* Coordinates [begin, end) of a split_job as float + what it left out
+ * (split_real's value at 24 bits, without its frexp). */
+static void split_positions(const void *task, void *extra, int64_t begin, int64_t end)
+{
+    const split_job *j = task;
+    (void)extra;
+    for (int64_t k = begin; k < end; k++) {
+        const float high = (float)j->x[k];
+        j->high[k] = high;
+        j->low[k] = (float)(j->x[k] - (double)high);
+    }
+}
+
 /* What the positions lose when they are rounded to REAL (core/graph.h);
- * after fill_positions. */
+ * after fill_positions. In float32 both parts are made here, in the
+ * dtype the device holds, on the pool's threads: a frexp a coordinate and
+ * two conversions at upload cost a large box's evaluation more host time
+ * than its kernels spend on the low parts. */
 static mlff_status fill_positions_low(int t, const mlff_atom_view *v, mlff_batch_work *w, mlff_error *err)
 {
     const size_t n = (size_t)v->n_atoms * 3;
-    double *low = reserve(w, t, n * sizeof(double), err);
-    if (!low)
+    if (w->real == MLFF_DTYPE_F64) {
+        double *low = reserve(w, t, n * sizeof(double), err);
+        if (!low)
+            return err->status;
+        memset(low, 0, n * sizeof(double));
+        w->input_dtypes[t] = MLFF_DTYPE_F64;
+        return MLFF_OK;
+    }
+    split_job j = {.x = w->positions,
+                   .high = mlff_host_array_reserve(&w->positions_high, n * sizeof(float), err),
+                   .low = reserve(w, t, n * sizeof(float), err)};
+    if (!j.high || !j.low)
         return err->status;
-    for (size_t k = 0; k < n; k++)
-        split_real(w->positions[k], w->real, 24, &low[k]);
-    w->input_dtypes[t] = MLFF_DTYPE_F64;
+    mlff_thread_pool_for(w->pool, (int64_t)n, 3 * MLFF_POOL_ATOMS_SERIAL_BELOW, split_positions, &j, NULL);
+    w->input_dtypes[t] = MLFF_DTYPE_F32;
+    w->positions_upload = j.high;
+    w->positions_upload_dtype = MLFF_DTYPE_F32;
     return MLFF_OK;
 }
 

@@ -36,6 +36,10 @@ typedef struct mlff_batch_work {
                                 * elements, then as the graph run does (mlff_model_use_elements) */
     int64_t atoms_capacity;
     const double *positions; /* the POSITIONS input last filled (the caller's array, or gathered) */
+    const void *positions_upload; /* what the POSITIONS input is uploaded from: `positions`, or in
+                                   * float32 their high parts (positions_high), made with the low ones */
+    mlff_dtype positions_upload_dtype;
+    mlff_host_array positions_high;
     const double *tangents;  /* the TANGENTS input's rows, per atom of the batch ([n_atoms, cols] of the
                               * graph's input; set before a Hessian's pass) */
     int64_t tangent_cols;    /* their columns (3T), 0 without */

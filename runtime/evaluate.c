@@ -152,9 +152,9 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const mlff
             mlff_plan_set_symmetric(plan, t, mlff_batch_made_on_device(g, v, t) && v->n_owned == v->n_atoms);
         if (gt->kind != MLFF_TENSOR_INPUT || mlff_batch_made_on_device(g, v, t))
             continue;
-        const void *data = gt->role == MLFF_INPUT_POSITIONS ? (const void *)m->work.positions
-                                                             : m->work.inputs[t].data;
-        s = mlff_plan_write(plan, t, m->work.input_dtypes[t], data, err);
+        const int positions = gt->role == MLFF_INPUT_POSITIONS;
+        s = mlff_plan_write(plan, t, positions ? m->work.positions_upload_dtype : m->work.input_dtypes[t],
+                            positions ? m->work.positions_upload : m->work.inputs[t].data, err);
     }
     phase_done(m, PHASE_UPLOAD, "upload", &t);
     const int write_lists = v->device_lists && !v->device_lists->kept;

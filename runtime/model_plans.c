@@ -172,6 +172,12 @@ static int choose_form(const mlff_model *m, const mlff_element_set *set)
     return m->family->plan_form(mlff_element_set_size(set), m->work.n_atoms, &ctx->tuning);
 }
 
+/* The tuning record's pair_vectors as the plan takes it (mlff_graph). */
+static int pair_vectors_apart(const mlff_model *m)
+{
+    return m->ctx->tuning.pair_vectors == MLFF_PAIR_VECTORS_APART;
+}
+
 static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_element_set *set, int form,
                              const mlff_plan_extras *extras, mlff_error *err)
 {
@@ -191,8 +197,10 @@ static mlff_status make_plan(mlff_model *m, mlff_model_plan *p, const mlff_eleme
         s = mlff_model_build_graph(m, set, form, extras, &p->graph, err);
         ctx->stats.element_plans += s == MLFF_OK;
     }
-    if (s == MLFF_OK)
+    if (s == MLFF_OK) {
+        p->graph->pair_vectors_apart = pair_vectors_apart(m);
         s = mlff_plan_create(p->graph, ctx->iface, ctx->backend, ctx->real, &p->plan, err);
+    }
     if (s == MLFF_OK)
         s = mlff_batch_work_fit(&m->work, p->graph, err);
     if (s != MLFF_OK) {
@@ -218,6 +226,13 @@ mlff_status mlff_model_use_elements(mlff_model *m, const mlff_plan_extras *extra
     mlff_model_plan *p = choose_plan(m, &set, form, extras, &found);
     if (!found)
         plan_free(p);
+    /* The context's record changed its pair_vectors since (mlff tune): the
+     * graph stays, its plan is made again. */
+    const int remade = p->plan && p->graph->pair_vectors_apart != pair_vectors_apart(m);
+    if (remade) {
+        mlff_plan_destroy(p->plan);
+        p->plan = NULL;
+    }
     if (!p->plan) {
         mlff_status s = make_plan(m, p, &set, form, extras, err);
         if (s != MLFF_OK)
@@ -225,7 +240,7 @@ mlff_status mlff_model_use_elements(mlff_model *m, const mlff_plan_extras *extra
     }
     /* One plan holds working buffers at a time: memory stays what one
      * batch needs, whatever the number of sets. */
-    if (m->active != p || !found) {
+    if (m->active != p || !found || remade) {
         if (m->active && m->active != p)
             mlff_plan_release(m->active->plan);
         mlff_chunks_forget_plan(&m->chunks);

@@ -372,13 +372,14 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     p->skip = calloc((size_t)g->n_nodes + 1, 1);
     p->constant = calloc((size_t)g->n_nodes + 1, 1);
     p->ran_at = calloc((size_t)g->n_nodes + 1, sizeof *p->ran_at);
-    if (iface->launches_cost) {
+    const int vectors_in_aev = iface->launches_cost && !g->pair_vectors_apart;
+    if (vectors_in_aev) {
         p->vectors_made_in = malloc(((size_t)g->n_nodes + 1) * sizeof *p->vectors_made_in);
         p->aev_makes_vectors = calloc((size_t)g->n_nodes + 1, 1);
     }
     mlff_status s = MLFF_OK;
     if (!p->tensors || !p->exec || !p->skip || !p->constant || !p->ran_at ||
-        (iface->launches_cost && (!p->vectors_made_in || !p->aev_makes_vectors))) {
+        (vectors_in_aev && (!p->vectors_made_in || !p->aev_makes_vectors))) {
         s = mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory creating a plan");
     } else {
         mark_constant_nodes(p);

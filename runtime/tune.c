@@ -369,6 +369,10 @@ static mlff_status tune_gpu_forms(tuner *tu, const char *api)
         const int n = candidates_around(&tu->t, keys[k].key, keys[k].off, candidates);
         st = tune_key(tu, &cases, keys[k].key, candidates, tu->quick && n > 3 ? 3 : n);
     }
+    if (st == MLFF_OK && !strcmp(api, "opencl")) { /* a form: who makes the pair vectors */
+        const int64_t forms[] = {MLFF_PAIR_VECTORS_IN_AEV, MLFF_PAIR_VECTORS_APART};
+        st = tune_key(tu, &cases, "pair_vectors", forms, 2);
+    }
     free_cases(&cases);
     return st;
 }

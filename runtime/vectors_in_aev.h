@@ -5,7 +5,8 @@
  * (mlff_exec_node.makes_vectors): its work-group of an atom writes the
  * vectors of the pairs that atom is the center of, then reads them. Two
  * launches fewer an evaluation; the reverse pass reads the vectors as
- * before.
+ * before. The tuning record's pair_vectors=apart keeps the PAIR_VECTORS
+ * nodes instead (mlff_graph.pair_vectors_apart), a work-item a pair.
  */
 #ifndef MLFF_RUNTIME_VECTORS_IN_AEV_H
 #define MLFF_RUNTIME_VECTORS_IN_AEV_H

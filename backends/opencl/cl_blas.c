@@ -1,6 +1,11 @@
 /* Dense layers through CLBlast: one strided-batched GEMM per grouped layer
  * (the 8 ensemble members side by side), with the bias and activation in a
- * kernel of ours after it (cl_launch.c). */
+ * kernel of ours after it (cl_launch.c). A region in the arena goes to
+ * CLBlast as its sub-buffer, offset 0, not as the arena and an offset: so
+ * PoCL's float32 GEMMs of the 5184-atom box's hydrogens came out near 1e27
+ * (CLBlast 1.5.3; the same memory through sub-buffers, our GEMMs, float64
+ * and the arena off were right), and offsets that are not zero make CLBlast
+ * copy matrices it could read in place. */
 #include "cl_internal.h"
 
 #include <clblast_c.h>
@@ -9,11 +14,14 @@ mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *
 {
     const size_t groups = (size_t)n->attrs.i[0], rows = (size_t)n->output.rows;
     const mlff_exec_tensor *w = &n->inputs[1];
-    const cl_region *a = &((const cl_buffer *)n->inputs[0].buffer)->region, *b = &((const cl_buffer *)w->buffer)->region,
-                    *c = &((const cl_buffer *)n->output.buffer)->region;
-    const size_t a_at = cl_region_offset(a) / mlff_dtype_size(n->output.dtype),
-                 b_at = cl_region_offset(b) / mlff_dtype_size(n->output.dtype),
-                 c_at = cl_region_offset(c) / mlff_dtype_size(n->output.dtype);
+    cl_mem a, b, c;
+    mlff_status s = cl_region_buffer(be, &((cl_buffer *)n->inputs[0].buffer)->region, &a, err);
+    if (s == MLFF_OK)
+        s = cl_region_buffer(be, &((cl_buffer *)w->buffer)->region, &b, err);
+    if (s == MLFF_OK)
+        s = cl_region_buffer(be, &((cl_buffer *)n->output.buffer)->region, &c, err);
+    if (s != MLFF_OK)
+        return s;
     /* Row-major; per group g: C_g = A_g W_g^T (LINEAR) or A_g W_g (LINEAR_VJP),
      * where A_g and C_g are column blocks of wider rows. */
     const int vjp = n->op == MLFF_OP_LINEAR_VJP;
@@ -24,13 +32,13 @@ mlff_status cl_blas_gemm(mlff_backend *be, const mlff_exec_node *n, mlff_error *
     CLBlastStatusCode status;
     if (n->output.dtype == MLFF_DTYPE_F64)
         status = CLBlastDgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, rows, cols, k, 1.0,
-                                            cl_region_mem(be, a), a_at, groups * k, k, cl_region_mem(be, b), b_at,
-                                            vjp ? cols : k, k * cols, 0.0, cl_region_mem(be, c), c_at, groups * cols,
+                                            a, 0, groups * k, k, b, 0,
+                                            vjp ? cols : k, k * cols, 0.0, c, 0, groups * cols,
                                             cols, groups, &be->queue, event);
     else
         status = CLBlastSgemmStridedBatched(CLBlastLayoutRowMajor, CLBlastTransposeNo, tb, rows, cols, k, 1.0f,
-                                            cl_region_mem(be, a), a_at, groups * k, k, cl_region_mem(be, b), b_at,
-                                            vjp ? cols : k, k * cols, 0.0f, cl_region_mem(be, c), c_at,
+                                            a, 0, groups * k, k, b, 0,
+                                            vjp ? cols : k, k * cols, 0.0f, c, 0,
                                             groups * cols, cols, groups, &be->queue, event);
     if (status != CLBlastSuccess)
         return mlff_fail(err, status == CLBlastTempBufferAllocFailure || status == CLBlastOpenCLOutOfResources ||

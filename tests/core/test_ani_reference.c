@@ -153,6 +153,30 @@ static void check_launches(const mlff_model *model)
           model->ctx->iface->name, vectors, 2 * apart);
 }
 
+/* pair_vectors=apart (core/tuning.h): pair_vectors nodes make both lists'
+ * vectors on every backend, the AEV none, and the numbers hold. */
+static void check_pair_vectors_apart(const char *dir)
+{
+    reference r;
+    if (!reference_load(&r, dir, "g2_CH3CONH2")) {
+        failures++;
+        return;
+    }
+    mlff_settings settings;
+    mlff_default_settings(&settings);
+    settings.precision = MLFF_PRECISION_FLOAT32;
+    settings.tuning = "pair_vectors=apart";
+    mlff_context *ctx;
+    mlff_model *model = test_open_model_with(&ctx, settings);
+    printf("pair_vectors=apart: ");
+    check_structure(model, &r, MLFF_PRECISION_FLOAT32);
+    const int vectors = mlff_plan_nodes_of(model->active->plan, 3u, MLFF_OP_PAIR_VECTORS);
+    CHECK(vectors == 2, "%s, pair_vectors=apart: %d pair_vectors nodes run for the forces, 2 expected",
+          ctx->iface->name, vectors);
+    mlff_context_destroy(ctx);
+    reference_free(&r);
+}
+
 /* The graph of a structure's elements (the default) and the graph of every
  * element (element_plans=off): the AEVs as TorchANI's, the energies
  * equal to rounding; and methane's forces through the graph of every
@@ -308,6 +332,8 @@ int main(int argc, char **argv)
          * precision compiles its own kernels (minutes of CI on PoCL and lavapipe). */
         if (precisions[p] == MLFF_PRECISION_FLOAT32 || test_device() == MLFF_DEVICE_CPU)
             check_network_forms(argv[1], precisions[p]);
+        if (precisions[p] == MLFF_PRECISION_FLOAT32)
+            check_pair_vectors_apart(argv[1]);
     }
     printf("%s\n", failures ? "FAILED" : "all passed");
     return failures ? 1 : 0;
