@@ -41,7 +41,9 @@ Cases (each a meson test of the lammps suite):
                        about 1e-6 relative and 0.01 bar): on 1, 2
                        and 4 ranks the energy within 1e-8 relative of `mlff energy
                        --model` on the whole box, forces within 1e-8 eV/A, pressure
-                       within 1e-3 bar, eatom summing to pe; and mlff refusing a
+                       within 1e-3 bar, eatom summing to pe and cvatom to the virial,
+                       per-atom values and 10 NVE steps (re-neighbouring) the same on
+                       1, 2 and 4 ranks; and mlff refusing a
                        subdomain of that model whose ghosts are one cutoff deep, with
                        the depth it needs (the C API through ctypes).
   threads              CPU threads per rank: all the cores for one unbound rank, half
@@ -465,12 +467,23 @@ neighbor 0.1 bin
 pair_style mlff device ${device} precision float64 model ${model}
 pair_coeff * * ${elements}
 compute pea all pe/atom
-compute sums all reduce sum c_pea
-thermo_style custom step pe pxx pyy pzz pxy pxz pyz c_sums
+compute cs all centroid/stress/atom NULL virial
+compute sums all reduce sum c_pea c_cs[1] c_cs[2] c_cs[3]
+compute pv all pressure NULL virial
+thermo_style custom step pe pxx pyy pzz pxy pxz pyz vol c_pv[1] c_pv[2] c_pv[3] c_sums[*]
 thermo_modify format float %20.15g
 dump forces all custom 1 ${dump} id type x y z fx fy fz
 dump_modify forces sort id format float %20.15g
+dump peratom all custom 1 ${peratom} id c_pea c_cs[*]
+dump_modify peratom sort id format float %20.15g
 run 0
+undump forces
+undump peratom
+velocity all create 300 4928459 mom yes rot no dist gaussian loop geom
+fix nve all nve
+timestep 0.0005
+thermo_style custom step pe ke etotal
+run 10
 """
 
 
@@ -563,33 +576,55 @@ def case_layers(env, f):
     p_ref = [-x * lc.NKTV2P_METAL for x in (s[0][0], s[1][1], s[2][2], s[0][1], s[0][2], s[1][2])]
     f_ref_lammps = [[sum(fr[k] * rot[k][j] for k in range(3)) for j in range(3)] for fr in f_ref]
     inp = write_input(env, "in.layers", LAYERS_INPUT)
+    first = None
     for ranks in env.ranks:
-        dump = "layers_%d.dump" % ranks
+        dump, peratom = "layers_%d.dump" % ranks, "layers_peratom_%d.dump" % ranks
         run = lc.lmp(env, ranks, inp, [("data", data), ("elements", "H O"), ("model", model),
-                                       ("device", env.device), ("dump", dump)])
+                                       ("device", env.device), ("dump", dump),
+                                       ("peratom", peratom)])
         tag = "layers, %d rank(s)" % ranks
         if not f.check(run.rc == 0, "%s: lmp ran: %r" % (tag, run)):
             continue
         f.check("2 interaction layers: ghost atoms out to 6.1 A" in run.out,
                 "%s: the ghost cutoff raised to 2 x 3 + 0.1 A: %r" % (tag, run))
         rows = lc.thermo(run)
-        if not f.check(len(rows) == 1, "%s: one thermo line: %r" % (tag, run)):
+        if not f.check(len(rows) == 3, "%s: three thermo lines: %r" % (tag, run)):
             continue
         row = rows[0]
         de = abs(row["PotEng"] - e_ref)
         f.check(de <= 1e-8 * abs(e_ref), "%s: pe %.12f vs mlff %.12f (|d| %.2e eV)" % (
             tag, row["PotEng"], e_ref, de))
-        f.check(abs(row["c_sums"] - row["PotEng"]) <= 1e-8 * abs(e_ref),
-                "%s: eatom sums to %.12f, pe %.12f" % (tag, row["c_sums"], row["PotEng"]))
+        f.check(abs(row["c_sums[1]"] - row["PotEng"]) <= 1e-8 * abs(e_ref),
+                "%s: eatom sums to %.12f, pe %.12f" % (tag, row["c_sums[1]"], row["PotEng"]))
         p = [row[k] for k in ("Pxx", "Pyy", "Pzz", "Pxy", "Pxz", "Pyz")]
         dp = max(abs(a - b) for a, b in zip(p, p_ref))
         f.check(dp <= PRESSURE_TOL, "%s: pressure %s vs %s (max |d| %.2e bar)" % (tag, p, p_ref, dp))
+        # per-atom stress is -(virial) in pressure*volume units
+        d_cs = max(abs(-row["c_sums[%d]" % (k + 2)] / row["Volume"] - row["c_pv[%d]" % (k + 1)])
+                   for k in range(3))
+        f.check(d_cs <= PRESSURE_TOL, "%s: cvatom sums vs virial pressure, |d| %.2e bar" % (
+            tag, d_cs))
         atoms = lc.read_dump(env.path(dump))
         df = max(max(abs(a - b) for a, b in zip(atoms[i + 1][2], fr))
                  for i, fr in enumerate(f_ref_lammps))
         f.check(df <= FORCE_TOL, "%s: forces, max |d| %.2e eV/A" % (tag, df))
-        print("%s: E %.10f eV, |dE| %.1e eV, max |dF| %.1e eV/A, max |dP| %.1e bar, %.1f s" % (
-            tag, e_ref, de, df, dp, run.seconds))
+        # per-atom values and 10 NVE steps (re-neighbouring at skin 0.1) as on the first rank count
+        frames = read_peratom_dump(env.path(peratom))
+        nve = [(r["PotEng"], r["KinEng"], r["TotEng"]) for r in rows[1:]]
+        if first is None:
+            first = (frames, nve)
+            d_atom = d_nve = 0.0
+        else:
+            d_atom = max(abs(a - b) / max(1.0, abs(a)) for fa, fb in zip(first[0], frames)
+                         for i in fa for a, b in zip(fa[i], fb[i]))
+            d_nve = max(abs(a - b) for ra, rb in zip(first[1], nve) for a, b in zip(ra, rb))
+            f.check(d_atom <= 1e-9, "%s: per-atom energies and centroid virials as on %d rank(s), "
+                    "max relative |d| %.2e" % (tag, env.ranks[0], d_atom))
+            f.check(d_nve <= 1e-8 * abs(e_ref), "%s: NVE thermo as on %d rank(s), |d| %.2e eV" % (
+                tag, env.ranks[0], d_nve))
+        print("%s: E %.10f eV, |dE| %.1e eV, max |dF| %.1e eV/A, max |dP| %.1e bar, cvatom %.1e "
+              "bar, per-atom vs %d rank(s) %.1e, NVE %.1e eV, %.1f s" % (
+                  tag, e_ref, de, df, dp, d_cs, env.ranks[0], d_atom, d_nve, run.seconds))
 
 
 def case_threads(env, f):
