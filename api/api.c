@@ -197,6 +197,14 @@ MLFF_API mlff_status mlff_model_get_info(const mlff_model *model, mlff_model_inf
     return MLFF_OK;
 }
 
+MLFF_API mlff_status mlff_model_get_interaction_layers(const mlff_model *model, int *layers)
+{
+    if (!model || !layers)
+        return MLFF_ERROR_INVALID_ARGUMENT;
+    *layers = model->interaction_layers;
+    return MLFF_OK;
+}
+
 MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
                                   const mlff_results *results)
 {

@@ -153,6 +153,14 @@ typedef struct mlff_model_info {
 MLFF_API mlff_status mlff_model_get_info(const mlff_model *model, mlff_model_info *info);
 
 /*
+ * How many cutoffs an atom's energy reaches: 1 for a local model (ANI), L
+ * for a model that passes messages through L interaction layers (an atom's
+ * energy then depends on every atom within L x cutoff). A subdomain's
+ * ghosts must reach that far (mlff_subdomain.ghost_depth). Since 0.6.
+ */
+MLFF_API mlff_status mlff_model_get_interaction_layers(const mlff_model *model, int *layers);
+
+/*
  * A batch of systems of possibly different sizes: atoms of all systems
  * concatenated; system s owns atoms [system_offsets[s], system_offsets[s+1]).
  */
@@ -220,8 +228,12 @@ MLFF_API mlff_status mlff_compute_hessian_products(mlff_model *model, const mlff
  * (LAMMPS under MPI: a rank's atoms, then its ghosts). Atoms 0 .. n_owned-1
  * are owned; the rest are ghosts: copies of other ranks' atoms and periodic
  * images, already placed where they act (there is no cell). Every atom
- * within the model's cutoff (mlff_model_info.cutoff) of an owned atom must
- * be among them. Only owned atoms' energies count; ghosts are neighbours.
+ * within ghost_depth of an owned atom must be among them. Only owned
+ * atoms' energies count. For a model of L > 1 interaction layers
+ * (mlff_model_get_interaction_layers) ghost_depth must be at least L x
+ * cutoff: the whole graph then runs over owned and ghost atoms (the pairs
+ * of ghosts too, so that the features of ghosts that owned atoms read are
+ * exact), and a shallower subdomain is refused with the depth it needs.
  * Since 0.6.
  */
 typedef struct mlff_subdomain {
@@ -233,7 +245,11 @@ typedef struct mlff_subdomain {
                                      * same order (LAMMPS re-neighboured: it sorts and exchanges
                                      * atoms then): the pair lists kept through settings.skin are
                                      * searched again. Between such calls only positions change */
-    uint8_t reserved[28];
+    int reserved_pad;               /* 0 */
+    double ghost_depth;             /* Angstrom: how far beyond the owned atoms the ghosts reach
+                                     * (every atom that near an owned atom is a ghost); 0: the
+                                     * model's cutoff, as for a model of one layer */
+    uint8_t reserved[16];
 } mlff_subdomain;
 
 /* Where mlff_compute_subdomain writes; NULL skips an output. */

@@ -138,9 +138,10 @@ typedef struct mlff_graph {
      * (mlff_op_sum_gradients). */
     int radial_gradients_apart;
     /* How many cutoffs an atom's energy reaches: the message-passing layers
-     * its features pass through (0 or 1: one cutoff, as ANI). Chunks and
-     * subdomains, whose ghosts lie within one cutoff of the owned atoms and
-     * whose pairs are centred on owned atoms only, are exact only for one. */
+     * its features pass through (0 or 1: one cutoff, as ANI). Chunks, whose
+     * ghosts lie within one cutoff of the owned atoms and whose pairs are
+     * centred on owned atoms only, are exact only for one; a subdomain is
+     * exact when its ghosts reach that many cutoffs and their pairs run too. */
     int interaction_layers;
     /* A plan keeps the PAIR_VECTORS of an ANI AEV's lists as nodes where
      * the AEV could make them (runtime/vectors_in_aev.h): the tuning

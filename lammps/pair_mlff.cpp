@@ -12,6 +12,14 @@
  * share (the sum of x (x) F over owned and ghost atoms), so the global
  * virial is mlff's, not LAMMPS's f dot r.
  *
+ * A model of L > 1 interaction layers (message passing) gives an atom an
+ * energy that depends on atoms L cutoffs away. Its ghosts must reach
+ * L x cutoff (plus the skin): init_style raises the user's ghost cutoff
+ * (comm->cutghostuser, what `comm_modify cutoff` sets, in both LAMMPS
+ * versions) to that, and mlff runs the whole graph over owned and ghost
+ * atoms, counting owned atoms' energies. init_one still returns the
+ * model's cutoff, so other styles' neighbor lists are not widened.
+ *
  * LAMMPS versions: this file builds unchanged against 29 Sep 2021 (Debian
  * 12) and 4 Feb 2025 (Debian 13) and the releases between; the API that
  * changed in between and that styles usually guard by version (neighbor
@@ -43,6 +51,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -103,7 +112,8 @@ Pair *create_pair_mlff(LAMMPS *lmp)
 
 PairMLFF::PairMLFF(LAMMPS *lmp) :
     Pair(lmp), device_kind(MLFF_DEVICE_AUTO), device_index(-1), precision(MLFF_PRECISION_FLOAT32),
-    skin(-1.0), verbose(0), ctx(nullptr), model(nullptr), model_cutoff(0.0), skin_in_use(-1.0),
+    skin(-1.0), verbose(0), ctx(nullptr), model(nullptr), model_cutoff(0.0), model_layers(1),
+    ghost_depth(0.0), skin_in_use(-1.0),
     type_to_z(nullptr), energy_scale(1.0), last_neighbor_calls(-1), last_nlocal(-1),
     last_nall(-1), force_renumber(1)
 {
@@ -264,6 +274,13 @@ void PairMLFF::open_context()
     } else {
       model_cutoff = info.cutoff;
       model_name = info.name ? info.name : "";
+      st = mlff_model_get_interaction_layers(model, &model_layers);
+      if (st != MLFF_OK) {
+        message = std::string("pair mlff: model interaction layers: ") + mlff_last_error(ctx);
+        close_context();
+      }
+    }
+    if (st == MLFF_OK) {
       model_elements.assign(info.atomic_numbers, info.atomic_numbers + info.n_elements);
       skin_in_use = s.skin;
     }
@@ -277,7 +294,9 @@ void PairMLFF::open_context()
 
   if (comm->me == 0) {
     std::ostringstream out;
-    out << "pair mlff: " << model_name << " (cutoff " << model_cutoff << " A) on "
+    out << "pair mlff: " << model_name << " (cutoff " << model_cutoff << " A";
+    if (model_layers > 1) out << ", " << model_layers << " interaction layers";
+    out << ") on "
         << mlff_device_description(ctx) << " (rank 0 of " << comm->nprocs << "), "
         << (precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32") << ", skin "
         << skin_in_use << " A\n";
@@ -413,6 +432,28 @@ void PairMLFF::init_style()
   // pair_style.
   if (skin < 0.0 && neighbor->skin != skin_in_use) open_context();
   force_renumber = 1;
+
+  // Ghosts reach the communication cutoff at re-neighbouring; atoms then
+  // move less than the skin relative to each other before the next one, so
+  // the ghosts surely cover the communication cutoff less the skin.
+  if (model_layers > 1) {
+    if (comm->mode != Comm::SINGLE)
+      error->all(FLERR,
+                 "pair mlff: model " + model_name + " has " + std::to_string(model_layers) +
+                     " interaction layers and needs ghosts " + std::to_string(model_layers) +
+                     " x its cutoff deep, which pair mlff sets through comm_modify mode single");
+    const double needed = model_layers * model_cutoff + neighbor->skin;
+    if (comm->cutghostuser < needed) {
+      comm->cutghostuser = needed;
+      if (comm->me == 0) {
+        std::ostringstream out;
+        out << "pair mlff: " << model_layers << " interaction layers: ghost atoms out to "
+            << needed << " A (comm_modify cutoff)\n";
+        utils::logmesg(lmp, out.str());
+      }
+    }
+  }
+  ghost_depth = std::max(comm->cutghostuser, model_cutoff + neighbor->skin) - neighbor->skin;
   // No neighbor list request: mlff finds the pairs among owned and ghost atoms.
 }
 
@@ -455,6 +496,7 @@ void PairMLFF::compute(int eflag, int vflag)
   sub.atomic_numbers = numbers.data();
   sub.positions = &atom->x[0][0];    // LAMMPS's arrays are contiguous rows of 3
   sub.renumbered = renumbered;
+  sub.ghost_depth = ghost_depth;
 
   mlff_subdomain_results res;
   std::memset(&res, 0, sizeof res);

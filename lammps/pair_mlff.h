@@ -63,6 +63,8 @@ class PairMLFF : public Pair {
   mlff_context *ctx;
   mlff_model *model;
   double model_cutoff;
+  int model_layers;          // interaction layers: ghosts must reach model_layers x model_cutoff
+  double ghost_depth;        // how far the ghosts surely reach beyond owned atoms (init_style)
   double skin_in_use;        // the skin the context was made with
   std::string model_name;
   std::vector<int> model_elements;

@@ -437,6 +437,7 @@ mlff_status mlff_batch_check(const mlff_batch *b, const int *species_index, cons
     if (s != MLFF_OK)
         return s;
     const int64_t n_atoms = w->n_atoms = w->n_owned = b->system_offsets[b->n_systems];
+    w->ghost_pairs = 0;
     void **const columns[] = {(void **)&w->system, (void **)&w->species};
     const size_t elems[] = {sizeof *w->system, sizeof *w->species};
     if (!mlff_grow_columns(columns, elems, 2, &w->atoms_capacity, n_atoms))
@@ -498,24 +499,26 @@ int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int 
            (role == MLFF_INPUT_PAIRS || role == MLFF_INPUT_PAIR_IMAGES || role == MLFF_INPUT_TRIPLE_STARTS);
 }
 
-void mlff_batch_own(mlff_batch_work *w, int64_t n_owned)
+void mlff_batch_own(mlff_batch_work *w, int64_t n_owned, int ghost_pairs)
 {
     w->n_owned = n_owned;
+    w->ghost_pairs = ghost_pairs;
 }
 
-/* The master pairs whose centres are owned: the list is sorted by centre. */
+/* The master pairs whose centres are owned (all with ghost_pairs): the list
+ * is sorted by centre. */
 static int64_t owned_pairs(const mlff_batch_work *w)
 {
     const mlff_neighbor_list *m = &w->pairs.master;
     int64_t lo = 0, hi = m->n_pairs;
-    while (w->n_owned < w->n_atoms && lo < hi) {
+    while (!w->ghost_pairs && w->n_owned < w->n_atoms && lo < hi) {
         const int64_t mid = lo + (hi - lo) / 2;
         if (m->pairs[2 * mid] < w->n_owned)
             lo = mid + 1;
         else
             hi = mid;
     }
-    return w->n_owned < w->n_atoms ? lo : m->n_pairs;
+    return !w->ghost_pairs && w->n_owned < w->n_atoms ? lo : m->n_pairs;
 }
 
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w)

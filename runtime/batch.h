@@ -32,6 +32,7 @@ typedef struct mlff_batch_work {
     int64_t n_atoms;         /* of the batch */
     int64_t n_owned;         /* atoms 0 .. n_owned-1 count (a subdomain's owned atoms); the rest are
                               * ghosts, neighbours alone: n_atoms unless mlff_batch_own says so */
+    int ghost_pairs;         /* the pairs of ghosts run too (mlff_batch_own) */
     int32_t *system, *species; /* of every atom of the batch; species as the model numbers its
                                 * elements, then as the graph run does (mlff_model_use_elements) */
     int64_t atoms_capacity;
@@ -95,11 +96,13 @@ int mlff_batch_device_lists_of(const mlff_graph *g, mlff_batch_device_lists *d);
 /* 1 for an input that the device makes when the view says so. */
 int mlff_batch_made_on_device(const mlff_graph *g, const mlff_atom_view *v, int t);
 
-/* Atoms n_owned .. of the checked batch are ghosts (mlff_batch_work.n_owned). */
-void mlff_batch_own(mlff_batch_work *w, int64_t n_owned);
+/* Atoms n_owned .. of the checked batch are ghosts (mlff_batch_work.n_owned);
+ * with ghost_pairs their pairs run too, for models whose ghosts' features
+ * reach owned atoms' energies (several interaction layers). */
+void mlff_batch_own(mlff_batch_work *w, int64_t n_owned, int ghost_pairs);
 
 /* The prepared batch as one view: its owned atoms and ghosts, the master
- * pairs of the owned atoms. */
+ * pairs of the owned atoms (of every atom with ghost_pairs). */
 mlff_atom_view mlff_batch_whole(const mlff_batch_work *w);
 
 /* Fills every graph input and size symbol for the atoms of a view. */

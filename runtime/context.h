@@ -76,6 +76,7 @@ struct mlff_model {
     int atomic_numbers[MLFF_MAX_ATOMIC_NUMBER];
     int species_index[MLFF_MAX_ATOMIC_NUMBER + 1]; /* atomic number -> element index or -1 */
     double cutoff;
+    int interaction_layers;                 /* cutoffs an atom's energy reaches (at least 1) */
     struct mlff_model_file *file;           /* kept (mapped) for the graphs of other element sets */
     const mlff_model_family *family;        /* what builds its graphs (models/family.h) */
     mlff_model_plan plans[MLFF_MODEL_PLANS]; /* the first: every element's graph, built when read */

@@ -461,7 +461,7 @@ static mlff_chunk_limits chunk_limits(const mlff_model *m)
                                ctx->settings.max_chunk_atoms};
 }
 
-mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_t n_owned,
+mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_t n_owned, double ghost_depth,
                                   const mlff_plan_extras *extras)
 {
     mlff_error *err = &m->ctx->error;
@@ -470,16 +470,28 @@ mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_
     if (s != MLFF_OK)
         return s;
     m->work.tangent_cols = 3 * extras->tangents;
-    if (n_owned >= 0)
-        mlff_batch_own(&m->work, n_owned);
     phase_done(m, PHASE_CHECK, "host: checks", &t);
     s = mlff_model_use_elements(m, extras, err);
     phase_done(m, PHASE_ELEMENTS, "host: plan of the batch's elements", &t);
-    if (s == MLFF_OK && m->work.n_owned < m->work.n_atoms && m->active->graph->interaction_layers > 1)
+    const int layers = m->active ? m->active->graph->interaction_layers : 1;
+    if (s != MLFF_OK || n_owned < 0 || n_owned == m->work.n_atoms || layers <= 1) {
+        if (n_owned >= 0)
+            mlff_batch_own(&m->work, n_owned, 0);
+        return s;
+    }
+    /* An owned atom's energy reads the features of ghosts up to layers - 1
+     * cutoffs away, each made from its own neighbours: exact when every
+     * atom within layers x cutoff is there and the ghosts' pairs run too.
+     * The relative slack forgives a caller's depth computed as the product
+     * in another order. */
+    const double needed = layers * m->cutoff;
+    if (!(ghost_depth >= needed * (1 - 1e-12)))
         return mlff_fail(err, MLFF_ERROR_UNSUPPORTED,
-                         "model %s passes messages %d cutoffs far: a subdomain with ghosts (LAMMPS) would need "
-                         "ghosts %d cutoffs deep and their pairs, which mlff does not take yet", m->name,
-                         m->active->graph->interaction_layers, m->active->graph->interaction_layers);
+                         "model %s passes messages %d cutoffs far: a subdomain's ghosts must reach %g Angstrom "
+                         "(%d x the cutoff %g) beyond its owned atoms, and these reach %g (mlff_subdomain.ghost_depth%s)",
+                         m->name, layers, needed, layers, m->cutoff, ghost_depth > 0 ? ghost_depth : m->cutoff,
+                         ghost_depth > 0 ? "" : " 0: one cutoff");
+    mlff_batch_own(&m->work, n_owned, 1);
     return s;
 }
 
@@ -501,7 +513,7 @@ mlff_status mlff_model_run(mlff_model *m, const mlff_batch *batch, const mlff_re
     mlff_context *ctx = m->ctx;
     mlff_error *err = &ctx->error;
     mlff_profile_begin(&m->profile);
-    mlff_status s = mlff_evaluate_prepare(m, batch, -1, &(mlff_plan_extras){0});
+    mlff_status s = mlff_evaluate_prepare(m, batch, -1, 0, &(mlff_plan_extras){0});
     if (s != MLFF_OK)
         return s;
     mlff_run_out o = {
@@ -542,7 +554,7 @@ mlff_status mlff_model_run_subdomain(mlff_model *m, const mlff_subdomain *sub, c
     if (sub->renumbered)
         m->work.pairs.searched.valid = 0;
     const int atom_systems = r->atom_energies != NULL;
-    mlff_status s = mlff_evaluate_prepare(m, &batch, sub->n_owned, &(mlff_plan_extras){.pair_gradients = r->atom_virials != NULL});
+    mlff_status s = mlff_evaluate_prepare(m, &batch, sub->n_owned, sub->ghost_depth, &(mlff_plan_extras){.pair_gradients = r->atom_virials != NULL});
     if (s != MLFF_OK)
         return s;
     const size_t energy_bytes = (size_t)(atom_systems ? sub->n_owned : 1) * sizeof(double);

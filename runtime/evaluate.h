@@ -20,8 +20,10 @@ typedef struct mlff_run_out {
 } mlff_run_out;
 
 /* Checks a batch and makes the plan of its elements active, with the
- * extras asked for; atoms from n_owned on are ghosts (-1: none). */
-mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_t n_owned,
+ * extras asked for; atoms from n_owned on are ghosts (-1: none) that reach
+ * ghost_depth beyond the owned atoms (0: one cutoff). A model of several
+ * interaction layers needs them that many cutoffs deep. */
+mlff_status mlff_evaluate_prepare(mlff_model *m, const mlff_batch *batch, int64_t n_owned, double ghost_depth,
                                   const mlff_plan_extras *extras);
 
 /* Evaluates the prepared batch into o, through the device's pair lists

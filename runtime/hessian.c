@@ -44,7 +44,7 @@ static mlff_status prepare_passes(mlff_model *m, const mlff_batch *batch, int64_
 {
     mlff_error *err = &m->ctx->error;
     const mlff_plan_extras extras = {.tangents = t_count};
-    mlff_status s = mlff_evaluate_prepare(m, batch, -1, &extras);
+    mlff_status s = mlff_evaluate_prepare(m, batch, -1, 0, &extras);
     if (s != MLFF_OK)
         return s;
     const size_t bytes = (size_t)m->work.n_atoms * 3 * (size_t)t_count * sizeof(double);

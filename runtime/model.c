@@ -66,7 +66,8 @@ static mlff_status read_identity(mlff_model *m, const mlff_model_file *mf, mlff_
 }
 
 /* The graph of every element checks the whole file and gives the
- * interaction range: the largest pair-list cutoff. */
+ * interaction range: the largest pair-list cutoff, times the layers that
+ * pass messages. */
 static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
 {
     mlff_graph *g;
@@ -78,6 +79,7 @@ static mlff_status build_full_graph(mlff_model *m, mlff_error *err)
         if (g->tensors[t].kind == MLFF_TENSOR_INPUT && g->tensors[t].role == MLFF_INPUT_PAIRS &&
             g->tensors[t].cutoff > m->cutoff)
             m->cutoff = g->tensors[t].cutoff;
+    m->interaction_layers = g->interaction_layers > 1 ? g->interaction_layers : 1;
     m->plans[0].graph = g;
     m->plans[0].form = m->family->default_form;
     for (int e = 0; e < m->n_elements; e++)

@@ -32,22 +32,34 @@ static int radial_gradients_apart(const mlff_model *m)
     return !m->ctx || !m->ctx->iface->launches_cost;
 }
 
+/* The node of op that reads pair list t as its input `slot`, or -1. */
+static int node_reading(const mlff_graph *g, mlff_op op, int slot, int t)
+{
+    for (int k = 0; k < g->n_nodes; k++)
+        if (g->nodes[k].op == op && g->nodes[k].inputs[slot] == t)
+            return k;
+    return -1;
+}
+
 /* The vectors of each pair list (the PAIR_VECTORS that read it), in the
- * order of the lists; their count, or -1 when there are too many. */
+ * order of the lists; their count, or -1 when there are too many. A graph
+ * that makes r_ij = x_j - x_i + shift_ij itself (the graph family) has no
+ * PAIR_VECTORS: its PAIR_SHIFTS stand in, as dE/d(shift_ij) = dE/d(r_ij). */
 static int pair_vector_tensors(const mlff_graph *g, int *vectors, int *lists)
 {
     int n = 0;
     for (int t = 0; t < g->n_tensors; t++) {
         if (g->tensors[t].kind != MLFF_TENSOR_INPUT || g->tensors[t].role != MLFF_INPUT_PAIRS)
             continue;
-        for (int k = 0; k < g->n_nodes; k++)
-            if (g->nodes[k].op == MLFF_OP_PAIR_VECTORS && g->nodes[k].inputs[1] == t) {
-                if (n == MLFF_MAX_GRADIENT_LISTS)
-                    return -1;
-                lists[n] = t;
-                vectors[n++] = g->nodes[k].output;
-                break;
-            }
+        int k = node_reading(g, MLFF_OP_PAIR_VECTORS, 1, t);
+        if (k < 0)
+            k = node_reading(g, MLFF_OP_PAIR_SHIFTS, 2, t);
+        if (k < 0)
+            continue;
+        if (n == MLFF_MAX_GRADIENT_LISTS)
+            return -1;
+        lists[n] = t;
+        vectors[n++] = g->nodes[k].output;
     }
     return n;
 }

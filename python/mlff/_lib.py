@@ -138,6 +138,7 @@ _PROTOTYPES = {
                                  ctypes.POINTER(model_p)]),
     "mlff_model_free": (None, [model_p]),
     "mlff_model_get_info": (ctypes.c_int, [model_p, ctypes.POINTER(ModelInfo)]),
+    "mlff_model_get_interaction_layers": (ctypes.c_int, [model_p, ctypes.POINTER(ctypes.c_int)]),
     "mlff_compute": (ctypes.c_int, [model_p, ctypes.POINTER(Batch), ctypes.POINTER(Results)]),
     "mlff_element_symbol": (ctypes.c_char_p, [ctypes.c_int]),
     "mlff_element_number": (ctypes.c_int, [ctypes.c_char_p]),

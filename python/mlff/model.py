@@ -233,6 +233,10 @@ class Model:
     max_chunk_atoms: at most that many atoms per pass (None: as many as the
     device's memory allows; results do not depend on it).
 
+    Attributes: name, elements (atomic numbers), cutoff (Angstrom),
+    interaction_layers (an atom's energy reaches that many cutoffs: 1 for
+    ANI, L for a message-passing model of L layers), path, device.
+
     A Model may be shared between threads; calls are serialised, because a
     libmlff context must not be used from two threads at once.
     """
@@ -273,6 +277,9 @@ class Model:
         self.name = info.name.decode()
         self.elements = tuple(info.atomic_numbers[i] for i in range(info.n_elements))
         self.cutoff = info.cutoff
+        layers = ctypes.c_int()
+        self._check(lib.mlff_model_get_interaction_layers(self._model, ctypes.byref(layers)))
+        self.interaction_layers = layers.value
         self.path = os.fsdecode(info.path) if info.path else None
         self.device = lib.mlff_device_description(self._ctx).decode()
 

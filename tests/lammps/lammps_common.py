@@ -201,12 +201,14 @@ def read_extxyz(path):
     return symbols, data["pos"], cell, info, data
 
 
-def mlff_reference(env, xyz_path):
+def mlff_reference(env, xyz_path, model=None):
     """mlff energy --forces --stress --precision float64 --device cpu on the
-    structure: (energy eV, forces eV/A, stress eV/A^3 3x3 or None)."""
+    structure (with --model MODEL where given): (energy eV, forces eV/A,
+    stress eV/A^3 3x3 or None)."""
     out = env.path(os.path.basename(xyz_path) + ".mlff.extxyz")
     proc = subprocess.run([env.mlff, "energy", "--forces", "--stress", "--precision", "float64",
-                           "--device", "cpu", "-o", out, xyz_path],
+                           "--device", "cpu", "-o", out, xyz_path]
+                          + (["--model", model] if model else []),
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
     if proc.returncode != 0:
         raise SystemExit("mlff energy failed: %s" % proc.stdout.decode())

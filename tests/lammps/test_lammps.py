@@ -33,6 +33,19 @@ Cases (each a meson test of the lammps suite):
                        stops LAMMPS (2 ranks) with a non-zero status and mlff's message.
   real                 units real: energies in kcal/mol (LAMMPS's qe2f, 23.060549
                        kcal/mol per eV), forces and pressure (atm) likewise.
+  layers               a SchNet of 2 interaction layers (random weights, cutoff 3 A,
+                       exported in float64 by python/mlff/export.py) in the small
+                       triclinic water box (7 A cell, split on 2 and 4 ranks into
+                       subdomains thinner than the 6 A its energies reach; skin 0.1
+                       A, so that the one-layer ghost cutoff, 3.1 A, would be off by
+                       about 1e-6 relative and 0.01 bar): on 1, 2
+                       and 4 ranks the energy within 1e-8 relative of `mlff energy
+                       --model` on the whole box, forces within 1e-8 eV/A, pressure
+                       within 1e-3 bar, eatom summing to pe and cvatom to the virial,
+                       per-atom values and 10 NVE steps (re-neighbouring) the same on
+                       1, 2 and 4 ranks; and mlff refusing a
+                       subdomain of that model whose ghosts are one cutoff deep, with
+                       the depth it needs (the C API through ctypes).
   threads              CPU threads per rank: all the cores for one unbound rank, half
                        each for two, one each for ranks bound to a core, and
                        OMP_NUM_THREADS where set.
@@ -446,6 +459,174 @@ def case_real(env, f):
             tag, de, df, dp))
 
 
+LAYERS_INPUT = """
+units metal
+atom_style atomic
+read_data ${data}
+neighbor 0.1 bin
+pair_style mlff device ${device} precision float64 model ${model}
+pair_coeff * * ${elements}
+compute pea all pe/atom
+compute cs all centroid/stress/atom NULL virial
+compute sums all reduce sum c_pea c_cs[1] c_cs[2] c_cs[3]
+compute pv all pressure NULL virial
+thermo_style custom step pe pxx pyy pzz pxy pxz pyz vol c_pv[1] c_pv[2] c_pv[3] c_sums[*]
+thermo_modify format float %20.15g
+dump forces all custom 1 ${dump} id type x y z fx fy fz
+dump_modify forces sort id format float %20.15g
+dump peratom all custom 1 ${peratom} id c_pea c_cs[*]
+dump_modify peratom sort id format float %20.15g
+run 0
+undump forces
+undump peratom
+velocity all create 300 4928459 mom yes rot no dist gaussian loop geom
+fix nve all nve
+timestep 0.0005
+thermo_style custom step pe ke etotal
+run 10
+"""
+
+
+def export_schnet(path, cutoff, layers):
+    """A SchNet of `layers` interaction layers, random weights, float64."""
+    sys.path.insert(0, os.path.join(lc.SOURCE_ROOT, "python"))
+    sys.path.insert(0, os.path.join(lc.SOURCE_ROOT, "examples"))
+    try:
+        import torch
+        from mlff.export import export_model
+        from schnet import SchNet
+    except ImportError as e:
+        lc.skip_or_fail("PyTorch or the exporter: %s" % e)
+    torch.manual_seed(58)
+    module = SchNet(features=16, n_rbf=8, cutoff=cutoff, n_interactions=layers).double()
+    export_model(module, path, cutoff=cutoff, elements=["H", "O"])
+
+
+def shallow_refusal(env, f, model_path, positions, symbols, cutoff):
+    """mlff_compute_subdomain with ghosts one cutoff deep (ghost_depth 0) and
+    with a depth short of 2 cutoffs: refused, naming the depth it needs."""
+    import ctypes
+    lib_path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(env.mlff))), "api",
+                            "libmlff.so")
+    lib = ctypes.CDLL(lib_path)
+
+    class Settings(ctypes.Structure):  # mlff_settings
+        _fields_ = [("device", ctypes.c_int), ("device_index", ctypes.c_int),
+                    ("precision", ctypes.c_int), ("n_threads", ctypes.c_int),
+                    ("neighbors", ctypes.c_int), ("skin", ctypes.c_double),
+                    ("max_chunk_atoms", ctypes.c_int64), ("reserved", ctypes.c_uint8 * 48)]
+
+    class Subdomain(ctypes.Structure):
+        _fields_ = [("n_owned", ctypes.c_int64), ("n_atoms", ctypes.c_int64),
+                    ("atomic_numbers", ctypes.c_void_p), ("positions", ctypes.c_void_p),
+                    ("renumbered", ctypes.c_int), ("reserved_pad", ctypes.c_int),
+                    ("ghost_depth", ctypes.c_double), ("reserved", ctypes.c_uint8 * 16)]
+
+    class Results(ctypes.Structure):
+        _fields_ = [("energy", ctypes.c_void_p), ("forces", ctypes.c_void_p),
+                    ("virial", ctypes.c_void_p), ("atom_energies", ctypes.c_void_p),
+                    ("atom_virials", ctypes.c_void_p), ("reserved", ctypes.c_void_p * 4)]
+
+    settings = Settings()
+    lib.mlff_default_settings(ctypes.byref(settings))
+    settings.device = 1  # MLFF_DEVICE_CPU
+    settings.precision = 1  # MLFF_PRECISION_FLOAT64
+    ctx, model = ctypes.c_void_p(), ctypes.c_void_p()
+    lib.mlff_last_error.restype = ctypes.c_char_p
+    st = lib.mlff_open(ctypes.byref(settings), model_path.encode(), ctypes.byref(ctx),
+                       ctypes.byref(model))
+    if not f.check(st == 0, "layers: mlff_open %d" % st):
+        return
+    layers = ctypes.c_int()
+    f.check(lib.mlff_model_get_interaction_layers(model, ctypes.byref(layers)) == 0
+            and layers.value == 2, "layers: the model reports %d interaction layers" % layers.value)
+    n = len(symbols)
+    z = (ctypes.c_int32 * n)(*[{"H": 1, "O": 8}[s] for s in symbols])
+    r = (ctypes.c_double * (3 * n))(*[x for p in positions for x in p])
+    energy = ctypes.c_double()
+    forces = (ctypes.c_double * (3 * n))()
+    res = Results(energy=ctypes.cast(ctypes.byref(energy), ctypes.c_void_p),
+                  forces=ctypes.cast(forces, ctypes.c_void_p))
+    for depth in (0.0, 2 * cutoff - 0.5):
+        sub = Subdomain(n_owned=n // 2, n_atoms=n, atomic_numbers=ctypes.cast(z, ctypes.c_void_p),
+                        positions=ctypes.cast(r, ctypes.c_void_p), renumbered=1, ghost_depth=depth)
+        st = lib.mlff_compute_subdomain(model, ctypes.byref(sub), ctypes.byref(res))
+        msg = lib.mlff_last_error(ctx).decode()
+        f.check(st != 0 and "must reach %g Angstrom" % (2 * cutoff) in msg,
+                "layers: ghost_depth %g refused (%d): %s" % (depth, st, msg))
+        print("layers: ghost_depth %g: %s" % (depth, msg))
+    sub = Subdomain(n_owned=n // 2, n_atoms=n, atomic_numbers=ctypes.cast(z, ctypes.c_void_p),
+                    positions=ctypes.cast(r, ctypes.c_void_p), renumbered=1, ghost_depth=2 * cutoff)
+    st = lib.mlff_compute_subdomain(model, ctypes.byref(sub), ctypes.byref(res))
+    f.check(st == 0, "layers: ghost_depth %g accepted: %s" % (2 * cutoff, lib.mlff_last_error(ctx)))
+    lib.mlff_context_destroy(ctx)
+
+
+def case_layers(env, f):
+    cutoff = 3.0
+    model = env.path("schnet2.mlff")
+    export_schnet(model, cutoff, 2)
+    name = "water_triclinic_8"
+    xyz, data = structures.make(env, name)
+    symbols, positions, cell, _, _ = lc.read_extxyz(xyz)
+    shallow_refusal(env, f, model, positions, symbols, cutoff)
+    e_ref, f_ref, stress = lc.mlff_reference(env, xyz, model)
+    rot = lc.lammps_rotation(cell)
+    s = lc.matmul(lc.matmul(lc.transpose(rot), stress), rot)
+    p_ref = [-x * lc.NKTV2P_METAL for x in (s[0][0], s[1][1], s[2][2], s[0][1], s[0][2], s[1][2])]
+    f_ref_lammps = [[sum(fr[k] * rot[k][j] for k in range(3)) for j in range(3)] for fr in f_ref]
+    inp = write_input(env, "in.layers", LAYERS_INPUT)
+    first = None
+    for ranks in env.ranks:
+        dump, peratom = "layers_%d.dump" % ranks, "layers_peratom_%d.dump" % ranks
+        run = lc.lmp(env, ranks, inp, [("data", data), ("elements", "H O"), ("model", model),
+                                       ("device", env.device), ("dump", dump),
+                                       ("peratom", peratom)])
+        tag = "layers, %d rank(s)" % ranks
+        if not f.check(run.rc == 0, "%s: lmp ran: %r" % (tag, run)):
+            continue
+        f.check("2 interaction layers: ghost atoms out to 6.1 A" in run.out,
+                "%s: the ghost cutoff raised to 2 x 3 + 0.1 A: %r" % (tag, run))
+        rows = lc.thermo(run)
+        if not f.check(len(rows) == 3, "%s: three thermo lines: %r" % (tag, run)):
+            continue
+        row = rows[0]
+        de = abs(row["PotEng"] - e_ref)
+        f.check(de <= 1e-8 * abs(e_ref), "%s: pe %.12f vs mlff %.12f (|d| %.2e eV)" % (
+            tag, row["PotEng"], e_ref, de))
+        f.check(abs(row["c_sums[1]"] - row["PotEng"]) <= 1e-8 * abs(e_ref),
+                "%s: eatom sums to %.12f, pe %.12f" % (tag, row["c_sums[1]"], row["PotEng"]))
+        p = [row[k] for k in ("Pxx", "Pyy", "Pzz", "Pxy", "Pxz", "Pyz")]
+        dp = max(abs(a - b) for a, b in zip(p, p_ref))
+        f.check(dp <= PRESSURE_TOL, "%s: pressure %s vs %s (max |d| %.2e bar)" % (tag, p, p_ref, dp))
+        # per-atom stress is -(virial) in pressure*volume units
+        d_cs = max(abs(-row["c_sums[%d]" % (k + 2)] / row["Volume"] - row["c_pv[%d]" % (k + 1)])
+                   for k in range(3))
+        f.check(d_cs <= PRESSURE_TOL, "%s: cvatom sums vs virial pressure, |d| %.2e bar" % (
+            tag, d_cs))
+        atoms = lc.read_dump(env.path(dump))
+        df = max(max(abs(a - b) for a, b in zip(atoms[i + 1][2], fr))
+                 for i, fr in enumerate(f_ref_lammps))
+        f.check(df <= FORCE_TOL, "%s: forces, max |d| %.2e eV/A" % (tag, df))
+        # per-atom values and 10 NVE steps (re-neighbouring at skin 0.1) as on the first rank count
+        frames = read_peratom_dump(env.path(peratom))
+        nve = [(r["PotEng"], r["KinEng"], r["TotEng"]) for r in rows[1:]]
+        if first is None:
+            first = (frames, nve)
+            d_atom = d_nve = 0.0
+        else:
+            d_atom = max(abs(a - b) / max(1.0, abs(a)) for fa, fb in zip(first[0], frames)
+                         for i in fa for a, b in zip(fa[i], fb[i]))
+            d_nve = max(abs(a - b) for ra, rb in zip(first[1], nve) for a, b in zip(ra, rb))
+            f.check(d_atom <= 1e-9, "%s: per-atom energies and centroid virials as on %d rank(s), "
+                    "max relative |d| %.2e" % (tag, env.ranks[0], d_atom))
+            f.check(d_nve <= 1e-8 * abs(e_ref), "%s: NVE thermo as on %d rank(s), |d| %.2e eV" % (
+                tag, env.ranks[0], d_nve))
+        print("%s: E %.10f eV, |dE| %.1e eV, max |dF| %.1e eV/A, max |dP| %.1e bar, cvatom %.1e "
+              "bar, per-atom vs %d rank(s) %.1e, NVE %.1e eV, %.1f s" % (
+                  tag, e_ref, de, df, dp, d_cs, env.ranks[0], d_atom, d_nve, run.seconds))
+
+
 def case_threads(env, f):
     """CPU threads per rank: OMP_NUM_THREADS where set, else the cores a rank
     may use divided among the node's ranks that may use them too."""
@@ -478,7 +659,7 @@ def case_threads(env, f):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("case", choices=["reference", "peratom", "nve", "skin", "errors", "real",
-                                    "threads"])
+                                    "threads", "layers"])
     p.add_argument("structures", nargs="*")
     lc.add_common_args(p)
     args = p.parse_args()

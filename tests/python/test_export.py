@@ -165,9 +165,12 @@ def check_hessian(name, module, path):
 
 
 def check_chunks(path, layers, systems, want_e):
-    """Chunks of atoms: exact for one interaction layer, refused for more."""
+    """Chunks of atoms: exact for one interaction layer, refused for more;
+    the model reports its layers (mlff_model_get_interaction_layers)."""
     try:
         with mlff.Model(path, device="cpu", precision="float64", max_chunk_atoms=3) as model:
+            check(model.interaction_layers == layers, "Model.interaction_layers %d, want %d" % (
+                model.interaction_layers, layers))
             got = model.evaluate_batch([n for n, _, _ in systems], [p for _, p, _ in systems])[0]
         check(layers == 1 and np.abs(got - want_e).max() <= 1e-10,
               "%d layer(s), chunks of 3 atoms: energies within %.1e eV" % (layers, np.abs(got - want_e).max()))
