@@ -51,7 +51,9 @@ typedef struct hessian_options {
 /* Returns -1 when the options are fine, else the exit status. */
 static int parse_options(int argc, char **argv, hessian_options *o)
 {
-    o->run.device = MLFF_DEVICE_CPU; /* auto once the GPU backends have second derivatives */
+    /* The CPU unless --device says otherwise: float64 (the default
+     * precision) runs on every CPU, not on every GPU. */
+    o->run.device = MLFF_DEVICE_CPU;
     o->run.precision = MLFF_PRECISION_FLOAT64; /* wavenumbers need it: see README */
     o->projection = PROJECT_AUTO;
     o->files = calloc((size_t)argc + 1, sizeof *o->files);

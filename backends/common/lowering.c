@@ -17,7 +17,8 @@ int mlff_node_segment_lists(mlff_op op, const mlff_op_attrs *attrs, int n_inputs
     if (op == MLFF_OP_ANI_ANGULAR)
         return mlff_angular_has_radial(n_inputs) ? 2 : 1;
     return op == MLFF_OP_SCATTER_ADD_ROWS || op == MLFF_OP_PAIR_SHIFTS_VJP || op == MLFF_OP_ANI_RADIAL ||
-           (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]);
+           (op == MLFF_OP_ANI_ANGULAR_VJP && !attrs->i[1]) || op == MLFF_OP_ANI_RADIAL_JVP ||
+           op == MLFF_OP_ANI_ANGULAR_JVP || op == MLFF_OP_ANI_ANGULAR_VJP_JVP;
 }
 
 int mlff_op_group_lanes(mlff_op op, const mlff_op_attrs *attrs)
@@ -82,13 +83,20 @@ int64_t mlff_node_work_items(const mlff_exec_node *n)
     if (lanes)
         return n->output.rows * n->output.cols * lanes; /* a group per output entry */
     switch (n->op) {
+    case MLFF_OP_PAIR_VECTORS_VJP: /* an atom's 3 columns, or (a tangent's any width) each entry */
+        return n->output.cols == 3 ? n->output.rows : n->output.rows * n->output.cols;
+    case MLFF_OP_ANI_RADIAL_JVP: /* an atom, direction and species: its shifts */
+        return n->output.rows * (n->output.cols / n->inputs[4].rows);
+    case MLFF_OP_ANI_ANGULAR_JVP: /* an atom, direction, species pair and radial shift: its angles */
+        return n->output.rows * (n->output.cols / n->inputs[5].rows);
+    case MLFF_OP_ANI_RADIAL_VJP_JVP: /* a pair and direction */
+    case MLFF_OP_ANI_ANGULAR_VJP_JVP:
+        return n->output.rows * (n->output.cols / 3);
     case MLFF_OP_LINEAR:
     case MLFF_OP_LINEAR_VJP:
     case MLFF_OP_CELU_MLP:
     case MLFF_OP_CELU_MLP_VJP:
-    case MLFF_OP_SUM_COLS:
     case MLFF_OP_PAIR_VECTORS:
-    case MLFF_OP_PAIR_VECTORS_VJP:
     case MLFF_OP_PAIR_SHIFTS:
     case MLFF_OP_NORM3:
     case MLFF_OP_NORM3_VJP:
@@ -134,6 +142,8 @@ void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
         s->fixed[0] = n->inputs[3].rows;
         break;
     case MLFF_OP_ANI_RADIAL_VJP:
+    case MLFF_OP_ANI_RADIAL_JVP:
+    case MLFF_OP_ANI_RADIAL_VJP_JVP:
         s->fixed[0] = n->inputs[4].rows;
         break;
     case MLFF_OP_PAIR_VECTORS_VJP:
@@ -145,6 +155,8 @@ void mlff_node_signature(const mlff_exec_node *n, mlff_node_sig *s)
         s->fixed[2] = mlff_angular_has_radial(n->n_inputs) ? n->inputs[8].rows : 0;
         break;
     case MLFF_OP_ANI_ANGULAR_VJP:
+    case MLFF_OP_ANI_ANGULAR_JVP:
+    case MLFF_OP_ANI_ANGULAR_VJP_JVP:
         s->fixed[0] = n->inputs[5].rows;
         s->fixed[1] = n->inputs[6].rows;
         break;
@@ -188,7 +200,7 @@ const char *const mlff_constant_names[] = {
     "GROUP_LANES", "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2",
     "MLP_W3", "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS",
     "MLP_LANES1", "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4", "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL",
-    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN", "MAKES_VECTORS"};
+    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN", "MAKES_VECTORS", "TO2"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -547,13 +559,18 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
         /* Their words of shared memory are read 4 at a time (the dialect's vector types). */
         mlff_text_put(t, "#define TO4 %s4\n", type_name(s->out_dtype));
     }
-    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP ||
+    if (s->op == MLFF_OP_ANI_RADIAL || s->op == MLFF_OP_ANI_RADIAL_VJP || s->op == MLFF_OP_ANI_RADIAL_JVP ||
+        s->op == MLFF_OP_ANI_RADIAL_VJP_JVP ||
         (s->op == MLFF_OP_PAIR_VECTORS_VJP && mlff_pair_vjp_has_radial(s->n_inputs)))
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[0]);
     if (s->op == MLFF_OP_ANI_ANGULAR && s->fixed[2])
         mlff_text_put(t, "#define N_SHIFTS %lld\n", (long long)s->fixed[2]);
-    if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP)
+    if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP || s->op == MLFF_OP_ANI_ANGULAR_JVP ||
+        s->op == MLFF_OP_ANI_ANGULAR_VJP_JVP)
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
+    /* The second-order ops' dual numbers (prelude.kernel). */
+    if (mlff_op_second_order((mlff_op)s->op))
+        mlff_text_put(t, "#define TO2 %s2\n", type_name(s->out_dtype));
     const int lanes = mlff_op_group_lanes((mlff_op)s->op, &s->attrs);
     if (lanes)
         mlff_text_put(t, "#define GROUP_LANES %d\n", lanes);

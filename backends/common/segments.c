@@ -38,6 +38,17 @@ static int spec_for(const mlff_exec_node *n, int part, segment_spec *s)
     case MLFF_OP_ANI_RADIAL: /* pairs by center */
         keys = 1;
         break;
+    case MLFF_OP_ANI_RADIAL_JVP: /* pairs by center (after the tangent) */
+        keys = 2;
+        break;
+    case MLFF_OP_ANI_ANGULAR_JVP: /* triples by the center of their first pair */
+        keys = 3;
+        map = 2;
+        break;
+    case MLFF_OP_ANI_ANGULAR_VJP_JVP: /* both pairs of every triple, entry 2t + side, whatever made them */
+        keys = 3;
+        per_row = 2;
+        break;
     case MLFF_OP_ANI_ANGULAR: /* triples by the center of their first pair; the radial pairs by center */
         keys = part ? 7 : 2;
         map = part ? -1 : 1;

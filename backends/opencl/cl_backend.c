@@ -259,6 +259,7 @@ const mlff_backend_iface mlff_backend_opencl = {
     .fuses = cl_fuses,
     .is_gpu = cl_is_gpu,
     .launches_cost = 1,
+    .second_order = 1,
     .memory_limits = cl_memory_limits,
     .buffer_alloc = cl_buffer_alloc,
     .buffer_free = cl_buffer_free,

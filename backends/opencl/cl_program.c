@@ -144,7 +144,7 @@ static void instantiate(mlff_text *t, const mlff_node_sig *s, int index, const c
         mlff_text_put(t, "%s", mlff_kernel_source(mlff_opencl_shaders, "gemm_store"));
     mlff_text_put(t, "%s#undef KNAME\n#undef KARGS\n#undef KTENSORS\n", template_text);
     if (dense)
-        mlff_text_put(t, "#undef ROW_BLOCK\n");
+        mlff_text_put(t, "#undef ROW_BLOCK\n#undef ROWS_PER_START\n");
     if (our_gemm)
         mlff_text_put(t, "#undef GEMM_BIASED\n#undef GEMM_ACTIVATED\n#undef GEMM_STORE\n");
     for (int k = 0; k < mlff_n_constant_names; k++)

@@ -346,6 +346,7 @@ const mlff_backend_iface mlff_backend_vulkan = {
     .supports_dtype = vk_supports_dtype,
     .fuses = vk_fuses,
     .is_gpu = vk_is_gpu,
+    .second_order = 1,
     .memory_limits = vk_memory_limits,
     .buffer_alloc = vk_buffer_alloc,
     .buffer_free = vk_buffer_free,

@@ -429,9 +429,8 @@ class Model:
 
         Inputs as for evaluate(); a periodic system's Hessian is taken with
         its cell fixed. Use precision='float64' for vibrational analysis:
-        float32 Hessians carry errors of about 1e-4 eV/Angstrom^2. Only the
-        CPU device computes second derivatives today; others raise
-        UnsupportedError with the library's message.
+        float32 Hessians carry errors of about 1e-4 eV/Angstrom^2. Every
+        device computes them (a GPU without fp64 in float32 only).
         Returns (energy, forces, hessian).
         """
         energies, forces, hessians = self.hessian_batch(

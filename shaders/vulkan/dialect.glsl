@@ -25,6 +25,8 @@
 #define int3 ivec3
 #define int4 ivec4
 #define double4 dvec4
+#define float2 vec2
+#define double2 dvec2
 /* Kernels: the work-group's size, the shared arrays at file scope, main.
  * Of a file of several kernels the host compiles one at a time, the one its
  * #define `selector` selects. */

@@ -4,9 +4,12 @@
  * its output and the gradient of a weighted sum of it with respect to every
  * differentiable input. The op list comes from the registry: an op that no
  * graph here runs fails the test.
- * Usage: test_conformance BACKEND [TUNING]   (opencl, ...; TUNING: the
- * backend's forms as settings.tuning gives them, "mlp=wide sum_lanes=16":
- * tests/backends/meson.build runs the matrix of them)
+ * Where the backend claims second order, also the tangents of every case's
+ * output and gradient (the tangent ops and the ops' T-blocked forms).
+ * Usage: test_conformance BACKEND [TUNING [CASE]]   (opencl, ...; TUNING:
+ * the backend's forms as settings.tuning gives them, "mlp=wide
+ * sum_lanes=16": tests/backends/meson.build runs the matrix of them; CASE:
+ * only the cases whose name contains it, and no check of coverage)
  */
 #include <math.h>
 #include <stdio.h>
@@ -103,6 +106,108 @@ static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface
         CHECK(!got || !folded || nodes == cpu_nodes - folded, "%s: %d nodes on %s, %d on the CPU (%d folded)",
               c->name, nodes, iface->name, cpu_nodes, folded);
         free(got);
+        free(want);
+    }
+    mlff_graph_destroy(g);
+}
+
+/* Second order (where the backend claims it): the case's graph with the
+ * tangents of its output and of its gradient along two random directions
+ * (core/tangent.c: the T-blocked forms and the tangent ops), each
+ * against the CPU backend's. The cases that between them take every
+ * T-blocked form and tangent op (every kernel costs PoCL and lavapipe
+ * seconds to build, and CI runs this test in eight forms). */
+static const char *const tangent_cases[] = {
+    "mul", "mul (broadcast column)", "concat_cols", "scatter_add_rows (row sums)",
+    "scatter_add_rows (few rows, weighted row sums)", "sum_cols (first 3)",
+    "celu_mlp (members' mean, 3 stacks, 64 wide)", "linear + celu (3 stacks: runs of 20, 0, 17 rows)",
+    "pair_vectors (three lists: two gradients in one pass, the third added, folded)", "row_differences",
+    "pair_shifts", "norm3", "cosine_cutoff", "ani_radial", "ani_angular (pair_triples)",
+    "ani_angular (the AEV of positions in cells)", NULL};
+
+static int takes_tangents(const op_case *c)
+{
+    for (int k = 0; tangent_cases[k]; k++)
+        if (!strcmp(c->name, tangent_cases[k]))
+            return 1;
+    return 0;
+}
+
+#define TANGENT_DIRECTIONS 2
+static double *run_tangents(const mlff_graph *g, const int tensors[2], const mlff_backend_iface *iface,
+                            mlff_backend *be, mlff_dtype real, int64_t *n)
+{
+    mlff_error err;
+    mlff_error_clear(&err);
+    mlff_plan *plan = NULL;
+    int64_t symbols[8] = {0};
+    const int64_t n0 = g->tensors[tensors[0]].rows * g->tensors[tensors[0]].cols;
+    const int64_t n1 = g->tensors[tensors[1]].rows * g->tensors[tensors[1]].cols;
+    double *out = malloc((size_t)(n0 + n1 > 0 ? n0 + n1 : 1) * sizeof *out);
+    const int ok = out && mlff_plan_create(g, iface, be, real, &plan, &err) == MLFF_OK &&
+                   mlff_plan_bind(plan, symbols, &err) == MLFF_OK &&
+                   mlff_plan_run(plan, (1u << MLFF_OUTPUT_COUNT) - 1, &err) == MLFF_OK &&
+                   mlff_plan_read(plan, tensors[0], out, &err) == MLFF_OK &&
+                   mlff_plan_read(plan, tensors[1], out + n0, &err) == MLFF_OK;
+    mlff_plan_destroy(plan);
+    if (!ok) {
+        fprintf(stderr, "%s: %s\n", iface->name, err.message);
+        free(out);
+        return NULL;
+    }
+    *n = n0 + n1;
+    return out;
+}
+
+static void check_tangents(const op_case *c, int wrt_index, const mlff_backend_iface *iface, mlff_backend *be,
+                           mlff_backend *cpu, char covered[MLFF_OP_COUNT])
+{
+    test_rng rng = {0x9e3779b97f4a7c15ULL};
+    mlff_graph *g = mlff_graph_create();
+    int wrt[OP_CASE_MAX_WRT], n_wrt = 0;
+    const int y = c->build(g, &rng, wrt, &n_wrt);
+    if (wrt_index >= n_wrt) {
+        mlff_graph_destroy(g);
+        return;
+    }
+    const int x = wrt[wrt_index];
+    const int grad = mlff_graph_gradient(g, op_case_weighted_sum(g, &rng, y), x, 1.0);
+    const int64_t rows = g->tensors[x].rows, cols = g->tensors[x].cols;
+    double *v = malloc((size_t)(TANGENT_DIRECTIONS * rows * cols > 0 ? TANGENT_DIRECTIONS * rows * cols : 1) *
+                       sizeof *v);
+    for (int64_t k = 0; v && k < TANGENT_DIRECTIONS * rows * cols; k++)
+        v[k] = test_uniform(&rng, -1, 1);
+    const int dirs = v ? mlff_graph_param(g, "directions", MLFF_DTYPE_REAL, rows, TANGENT_DIRECTIONS * cols,
+                                          MLFF_DTYPE_F64, v)
+                       : -1;
+    free(v);
+    const int first = g->n_nodes, wanted[2] = {y, grad};
+    int got[2] = {-1, -1};
+    mlff_graph_tangents(g, TANGENT_DIRECTIONS, &x, &dirs, 1, wanted, 2, got);
+    mlff_graph_set_output(g, MLFF_OUTPUT_ENERGY, y);
+    mlff_graph_set_output(g, MLFF_OUTPUT_FORCES, grad);
+    mlff_graph_set_output(g, MLFF_OUTPUT_CELL_FORCES, got[0]);
+    mlff_graph_set_output(g, MLFF_OUTPUT_FORCE_TANGENTS, got[1]);
+    CHECK(mlff_graph_status(g) == MLFF_OK, "%s: tangent graph: %s", c->name, g->error.message);
+    if (mlff_graph_status(g) != MLFF_OK) {
+        mlff_graph_destroy(g);
+        return;
+    }
+    for (int k = first; k < g->n_nodes; k++)
+        covered[g->nodes[k].op] = 1;
+    const mlff_dtype types[2] = {MLFF_DTYPE_F64, MLFF_DTYPE_F32};
+    for (int t = 0; t < 2; t++) {
+        if (!iface->supports_dtype(be, types[t]))
+            continue;
+        int64_t n_got = 0, n_want = 0;
+        double *want = run_tangents(g, got, &mlff_backend_cpu, cpu, types[t], &n_want);
+        double *mine = run_tangents(g, got, iface, be, types[t], &n_got);
+        const double tol = types[t] == MLFF_DTYPE_F64 ? 1e-12 : 2e-6;
+        const double err = mine && want && n_got == n_want ? compare(mine, want, n_got) : INFINITY;
+        printf("%-4s %-8s %-24s input %d tangents: %.2e (tol %.0e)\n", err <= tol ? "ok" : "FAIL",
+               types[t] == MLFF_DTYPE_F64 ? "float64" : "float32", c->name, wrt_index, err, tol);
+        CHECK(err <= tol, "%s input %d tangents: %s differs from the CPU by %g", c->name, wrt_index, iface->name, err);
+        free(mine);
         free(want);
     }
     mlff_graph_destroy(g);
@@ -295,8 +400,8 @@ static void check_symmetric_pairs(const mlff_backend_iface *iface, mlff_backend 
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 3) {
-        fprintf(stderr, "usage: %s BACKEND [TUNING]\n", argv[0]);
+    if (argc < 2 || argc > 4) {
+        fprintf(stderr, "usage: %s BACKEND [TUNING [CASE]]\n", argv[0]);
         return 2;
     }
     const mlff_backend_iface *iface = mlff_backend_named(argv[1]);
@@ -317,9 +422,28 @@ int main(int argc, char **argv)
     CHECK(asked.device_fp64 || !iface->supports_dtype(be, MLFF_DTYPE_F64),
           "%s: float64 supported although device_fp64=off", iface->name);
     char covered[MLFF_OP_COUNT] = {0};
+    const char *only = argc > 3 ? argv[3] : NULL;
     for (int c = 0; c < n_op_cases; c++)
-        for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)); w++)
+        for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)) &&
+                        (!only || strstr(op_cases[c].name, only));
+             w++)
             check_case(&op_cases[c], w, iface, be, cpu, covered);
+    for (int c = 0; c < n_op_cases && iface->second_order; c++)
+        for (int w = 0; w < OP_CASE_MAX_WRT && (only ? strstr(op_cases[c].name, only) != NULL : takes_tangents(&op_cases[c]));
+             w++)
+            check_tangents(&op_cases[c], w, iface, be, cpu, covered);
+    int names = 0, named = 0;
+    for (; tangent_cases[names]; names++)
+        ;
+    for (int c = 0; c < n_op_cases; c++)
+        named += takes_tangents(&op_cases[c]);
+    CHECK(named == names, "%d of the %d tangent cases named are op cases", named, names);
+    if (only) {
+        mlff_backend_cpu.close(cpu);
+        iface->close(be);
+        printf("%s\n", failures ? "FAILED" : "all passed");
+        return failures ? 1 : 0;
+    }
     check_elision(iface, be);
     for (int c = 0; c < n_op_cases; c++)
         if (op_cases[c].folded_adds && op_cases[c].op == MLFF_OP_SCATTER_ADD_ROWS)
