@@ -141,7 +141,7 @@ static totals decompose(mlff_model *model, mlff_context *ctx, const reference *r
         double *forces = malloc((size_t)(d.n_atoms + 1) * 3 * sizeof(double));
         double *atom_e = malloc((size_t)(d.n_owned + 1) * sizeof(double));
         double *atom_v = malloc((size_t)(d.n_atoms + 1) * 9 * sizeof(double));
-        const mlff_subdomain sub = {d.n_owned, d.n_atoms, d.z, d.pos, 1, {0}};
+        const mlff_subdomain sub = {.n_owned = d.n_owned, .n_atoms = d.n_atoms, .atomic_numbers = d.z, .positions = d.pos, .renumbered = 1};
         const mlff_subdomain_results res = {&energy, forces, virial, atom_e, atom_v, {0}};
         const mlff_status s = mlff_compute_subdomain(model, &sub, &res);
         CHECK(s == MLFF_OK, "%s, slab %d of %d: %s", r->name, k, n_slabs, mlff_last_error(ctx));
@@ -268,7 +268,7 @@ static void check_skin(const reference *box, double cutoff)
         }
         double e, e_fresh;
         mlff_get_stats(ctx, &before);
-        const mlff_subdomain sub = {d.n_owned, d.n_atoms, d.z, d.pos, step != 1, {0}};
+        const mlff_subdomain sub = {.n_owned = d.n_owned, .n_atoms = d.n_atoms, .atomic_numbers = d.z, .positions = d.pos, .renumbered = step != 1};
         const mlff_subdomain_results res = {.energy = &e, .forces = f}, fres = {.energy = &e_fresh, .forces = g};
         CHECK(mlff_compute_subdomain(model, &sub, &res) == MLFF_OK, "skin, step %d: %s", step, mlff_last_error(ctx));
         CHECK(mlff_compute_subdomain(fresh, &sub, &fres) == MLFF_OK, "fresh, step %d: %s", step,
@@ -296,10 +296,10 @@ static void check_errors(mlff_model *model, mlff_context *ctx)
     double pos[6] = {0, 0, 0, 0.01, 0, 0};
     double e;
     const mlff_subdomain_results res = {.energy = &e};
-    mlff_subdomain bad = {3, 2, z, pos, 1, {0}};
+    mlff_subdomain bad = {.n_owned = 3, .n_atoms = 2, .atomic_numbers = z, .positions = pos, .renumbered = 1};
     CHECK(mlff_compute_subdomain(model, &bad, &res) == MLFF_ERROR_INVALID_ARGUMENT && strstr(mlff_last_error(ctx), "n_owned"),
           "more owned atoms than atoms: '%s'", mlff_last_error(ctx));
-    mlff_subdomain close = {1, 2, z, pos, 1, {0}};
+    mlff_subdomain close = {.n_owned = 1, .n_atoms = 2, .atomic_numbers = z, .positions = pos, .renumbered = 1};
     CHECK(mlff_compute_subdomain(model, &close, &res) == MLFF_ERROR_BAD_INPUT && strstr(mlff_last_error(ctx), "Angstrom"),
           "atoms too close: '%s'", mlff_last_error(ctx));
     z[1] = 92;
