@@ -9,18 +9,53 @@
  * Usage: test_conformance BACKEND [TUNING [CASE]]   (opencl, ...; TUNING:
  * the backend's forms as settings.tuning gives them, "mlp=wide
  * sum_lanes=16": tests/backends/meson.build runs the matrix of them; CASE:
- * only the cases whose name contains it, and no check of coverage)
+ * only the cases whose name contains it, and no check of coverage; or
+ * kinds=KINDS: only the cases whose graphs run an op of these kinds,
+ * comma-separated: gemm (LINEAR and its VJP), mlp (CELU_MLP and its VJP),
+ * lanes (the ops that sum in lanes), for a form that changes no other op's
+ * kernels (the run with every case is another's), and every op of those
+ * kinds must have run)
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backends/common/lowering.h"
 #include "runtime/plan.h"
 #include "tests/common/check.h"
 #include "tests/common/model.h"
 #include "tests/core/op_cases.h"
 #include "device.h"
+
+/* The kinds of ops a run is limited to (kinds=KINDS); none: every op. */
+typedef struct op_kinds {
+    int limited, gemm, mlp, lanes;
+} op_kinds;
+
+static int parse_kinds(const char *text, op_kinds *k)
+{
+    *k = (op_kinds){.limited = 1};
+    while (*text) {
+        const size_t len = strcspn(text, ",");
+        if (len == 4 && !strncmp(text, "gemm", len))
+            k->gemm = 1;
+        else if (len == 3 && !strncmp(text, "mlp", len))
+            k->mlp = 1;
+        else if (len == 5 && !strncmp(text, "lanes", len))
+            k->lanes = 1;
+        else
+            return 0;
+        text += len + (text[len] == ',');
+    }
+    return k->gemm || k->mlp || k->lanes;
+}
+
+static int kind_of(const op_kinds *k, mlff_op op)
+{
+    return !k->limited || (k->gemm && mlff_op_is_gemm(op)) || (k->mlp && mlff_op_is_mlp(op)) ||
+           (k->lanes && mlff_op_sums_in_lanes(op));
+}
 
 /* Runs g (outputs ENERGY and FORCES) and returns both, concatenated,
  * malloc'ed; pair list `symmetric` (or -1) declared symmetric; the nodes
@@ -68,6 +103,26 @@ static double compare(const double *got, const double *want, int64_t n)
     for (int64_t k = 0; k < n; k++)
         worst = fmax(worst, isfinite(got[k]) ? fabs(got[k] - want[k]) : INFINITY);
     return worst / scale;
+}
+
+/* Whether case c's graph for input wrt_index (its output and gradient)
+ * runs an op of the kinds. */
+static int case_of_kinds(const op_case *c, int wrt_index, const op_kinds *kinds)
+{
+    if (!kinds->limited)
+        return 1;
+    test_rng rng = {0x9e3779b97f4a7c15ULL};
+    mlff_graph *g = mlff_graph_create();
+    int wrt[OP_CASE_MAX_WRT], n_wrt = 0;
+    const int y = c->build(g, &rng, wrt, &n_wrt);
+    int wanted = 0;
+    if (wrt_index < n_wrt) {
+        mlff_graph_gradient(g, op_case_weighted_sum(g, &rng, y), wrt[wrt_index], 1.0);
+        for (int k = 0; k < g->n_nodes; k++)
+            wanted |= kind_of(kinds, g->nodes[k].op);
+    }
+    mlff_graph_destroy(g);
+    return wanted;
 }
 
 static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface *iface, mlff_backend *be,
@@ -400,8 +455,11 @@ static void check_symmetric_pairs(const mlff_backend_iface *iface, mlff_backend 
 
 int main(int argc, char **argv)
 {
-    if (argc < 2 || argc > 4) {
-        fprintf(stderr, "usage: %s BACKEND [TUNING [CASE]]\n", argv[0]);
+    op_kinds kinds = {0};
+    const char *only = argc > 3 && strncmp(argv[3], "kinds=", 6) ? argv[3] : NULL;
+    if (argc < 2 || argc > 4 || (argc == 4 && !only && !parse_kinds(argv[3] + 6, &kinds))) {
+        fprintf(stderr, "usage: %s BACKEND [TUNING [CASE | kinds=KINDS]] (KINDS: gemm, mlp, lanes, "
+                "comma-separated)\n", argv[0]);
         return 2;
     }
     const mlff_backend_iface *iface = mlff_backend_named(argv[1]);
@@ -422,16 +480,17 @@ int main(int argc, char **argv)
     CHECK(asked.device_fp64 || !iface->supports_dtype(be, MLFF_DTYPE_F64),
           "%s: float64 supported although device_fp64=off", iface->name);
     char covered[MLFF_OP_COUNT] = {0};
-    const char *only = argc > 3 ? argv[3] : NULL;
     for (int c = 0; c < n_op_cases; c++)
         for (int w = 0; w < OP_CASE_MAX_WRT && (iface->second_order || !mlff_op_of_tangents(op_cases[c].op)) &&
                         (!only || strstr(op_cases[c].name, only));
              w++)
-            check_case(&op_cases[c], w, iface, be, cpu, covered);
+            if (case_of_kinds(&op_cases[c], w, &kinds))
+                check_case(&op_cases[c], w, iface, be, cpu, covered);
     for (int c = 0; c < n_op_cases && iface->second_order; c++)
         for (int w = 0; w < OP_CASE_MAX_WRT && (only ? strstr(op_cases[c].name, only) != NULL : takes_tangents(&op_cases[c]));
              w++)
-            check_tangents(&op_cases[c], w, iface, be, cpu, covered);
+            if (case_of_kinds(&op_cases[c], w, &kinds))
+                check_tangents(&op_cases[c], w, iface, be, cpu, covered);
     int names = 0, named = 0;
     for (; tangent_cases[names]; names++)
         ;
@@ -444,18 +503,25 @@ int main(int argc, char **argv)
         printf("%s\n", failures ? "FAILED" : "all passed");
         return failures ? 1 : 0;
     }
-    check_elision(iface, be);
-    for (int c = 0; c < n_op_cases; c++)
-        if (op_cases[c].folded_adds && op_cases[c].op == MLFF_OP_SCATTER_ADD_ROWS)
-            check_folded_reuse(&op_cases[c], iface, be);
-    static const int32_t unsorted[3] = {1, 7, 0}, in_order[3] = {0, 1, 7};
-    check_key_out_of_range(iface, be, unsorted, "scatter_add_rows (key out of range)");
-    check_key_out_of_range(iface, be, in_order, "scatter_add_rows (in order, key out of range)");
-    check_symmetric_pairs(iface, be, cpu);
+    /* These run scatters, gathers and adds (no op of any kind), and pair
+     * vectors and their VJP (which sums in lanes). */
+    if (!kinds.limited) {
+        check_elision(iface, be);
+        for (int c = 0; c < n_op_cases; c++)
+            if (op_cases[c].folded_adds && op_cases[c].op == MLFF_OP_SCATTER_ADD_ROWS)
+                check_folded_reuse(&op_cases[c], iface, be);
+        static const int32_t unsorted[3] = {1, 7, 0}, in_order[3] = {0, 1, 7};
+        check_key_out_of_range(iface, be, unsorted, "scatter_add_rows (key out of range)");
+        check_key_out_of_range(iface, be, in_order, "scatter_add_rows (in order, key out of range)");
+    }
+    if (kind_of(&kinds, MLFF_OP_PAIR_VECTORS_VJP))
+        check_symmetric_pairs(iface, be, cpu);
     /* The ops of tangent passes run where a backend claims second order
-     * (backend.h), and are checked there by their own cases. */
+     * (backend.h), and are checked there by their own cases. Limited to
+     * some kinds, every op of those kinds. */
     for (int op = 0; op < MLFF_OP_COUNT; op++)
-        CHECK(covered[op] || (mlff_op_of_tangents((mlff_op)op) && !iface->second_order),
+        CHECK(covered[op] || !kind_of(&kinds, (mlff_op)op) ||
+                  (mlff_op_of_tangents((mlff_op)op) && !iface->second_order),
               "op %s is never run on %s", mlff_op_get((mlff_op)op)->name, iface->name);
     mlff_backend_cpu.close(cpu);
     iface->close(be);

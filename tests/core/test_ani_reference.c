@@ -3,7 +3,11 @@
  * non-periodic reference structure in float64 and float32 (compared with the
  * float64 references), also with the element networks run each way, and the
  * per-atom AEVs that pin down the feature code.
- * Usage: test_ani_reference REFERENCE_DIR
+ * Usage: test_ani_reference REFERENCE_DIR [TUNING]
+ * TUNING: added to every context's record (settings.tuning), e.g.
+ * element_plans=off: every structure through the graph of every element,
+ * one set of kernels for all, for a run whose switch (a device without
+ * doubles) changes every kernel alike, not which graphs run.
  */
 #include <math.h>
 #include <stdio.h>
@@ -181,14 +185,16 @@ static void check_pair_vectors_apart(const char *dir)
  * element (element_plans=off): the AEVs as TorchANI's, the energies
  * equal to rounding; and methane's forces through the graph of every
  * element, which is read before the device is known. */
-static void check_every_element(mlff_model *model, const char *dir)
+static void check_every_element(mlff_model *model, const char *dir, const char *extra)
 {
     double kept[AEV_STRUCTURES], every[AEV_STRUCTURES];
     check_aevs(model, dir, kept);
     mlff_settings settings;
     mlff_default_settings(&settings);
     settings.precision = MLFF_PRECISION_FLOAT64;
-    settings.tuning = "element_plans=off";
+    char tuning[512];
+    snprintf(tuning, sizeof tuning, "%s element_plans=off", extra);
+    settings.tuning = tuning;
     mlff_context *ctx;
     mlff_model *all = test_open_model_with(&ctx, settings);
     check_aevs(all, dir, every);
@@ -228,7 +234,7 @@ static void one_element(const reference *benzene, reference *carbons)
         }
 }
 
-static void check_network_forms(const char *dir, mlff_precision precision)
+static void check_network_forms(const char *dir, mlff_precision precision, const char *extra)
 {
     reference benzene, carbons;
     if (!reference_load(&benzene, dir, "g2_C6H6")) {
@@ -241,7 +247,9 @@ static void check_network_forms(const char *dir, mlff_precision precision)
         mlff_settings settings;
         mlff_default_settings(&settings);
         settings.precision = precision;
-        settings.tuning = "element_networks=separate";
+        char tuning[512];
+        snprintf(tuning, sizeof tuning, "%s element_networks=separate", extra);
+        settings.tuning = tuning;
         mlff_context *ctx;
         mlff_model *model = test_open_model_with(&ctx, settings);
         int64_t offsets[2] = {0, carbons.n_atoms};
@@ -254,8 +262,8 @@ static void check_network_forms(const char *dir, mlff_precision precision)
     static const char *const forms[] = {"auto", "stacked", "merged", "separate"}; /* mlff_element_networks */
     for (int form = 1; form < 4; form++)
     for (int chunked = 0; chunked < 2; chunked++) {
-        char tuning[64];
-        snprintf(tuning, sizeof tuning, "element_networks=%s", forms[form]);
+        char tuning[512];
+        snprintf(tuning, sizeof tuning, "%s element_networks=%s", extra, forms[form]);
         mlff_settings settings;
         mlff_default_settings(&settings);
         settings.precision = precision;
@@ -303,10 +311,11 @@ static void check_network_forms(const char *dir, mlff_precision precision)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s REFERENCE_DIR\n", argv[0]);
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: %s REFERENCE_DIR [TUNING]\n", argv[0]);
         return 2;
     }
+    const char *extra = argc > 2 ? argv[2] : "";
     const mlff_precision precisions[] = {MLFF_PRECISION_FLOAT64, MLFF_PRECISION_FLOAT32};
     for (int p = 0; p < 2; p++) {
         mlff_context *ctx;
@@ -314,7 +323,11 @@ int main(int argc, char **argv)
             check_float64_refused();
             continue;
         }
-        mlff_model *model = test_open_model(&ctx, precisions[p], MLFF_NEIGHBORS_AUTO, 0.0);
+        mlff_settings settings;
+        mlff_default_settings(&settings);
+        settings.precision = precisions[p];
+        settings.tuning = *extra ? extra : NULL;
+        mlff_model *model = test_open_model_with(&ctx, settings);
         for (int k = 0; reference_molecules[k]; k++) {
             reference r;
             if (!reference_load(&r, argv[1], reference_molecules[k])) {
@@ -326,12 +339,12 @@ int main(int argc, char **argv)
         }
         check_launches(model);
         if (precisions[p] == MLFF_PRECISION_FLOAT64)
-            check_every_element(model, argv[1]);
+            check_every_element(model, argv[1], extra);
         mlff_context_destroy(ctx);
         /* On OpenCL and Vulkan in float32 alone, as GPUs run it: each
          * precision compiles its own kernels (minutes of CI on PoCL and lavapipe). */
         if (precisions[p] == MLFF_PRECISION_FLOAT32 || test_device() == MLFF_DEVICE_CPU)
-            check_network_forms(argv[1], precisions[p]);
+            check_network_forms(argv[1], precisions[p], extra);
         if (precisions[p] == MLFF_PRECISION_FLOAT32)
             check_pair_vectors_apart(argv[1]);
     }

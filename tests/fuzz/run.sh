@@ -8,8 +8,10 @@
 # sanitizer report, leak, hang (-timeout) or out-of-memory (-rss_limit_mb)
 # fails the run; the input is kept in $FUZZ_BUILD_DIR/fuzz-findings/ and
 # printed in base64. FUZZ_RUNS=N runs N inputs a target instead of for
-# SECONDS (the long campaigns of README.md); FUZZ_JOBS is not used: one
-# target at a time, as the machines have two cores.
+# SECONDS (the long campaigns of README.md). FUZZ_JOBS targets run at once
+# (default 2: libFuzzer runs one thread, PoCL's device as run here one too,
+# so two fill CI's two cores and each target still gets its SECONDS of
+# one core; 1 for the long campaigns' timings).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
@@ -61,8 +63,10 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:intercept_tls_get_addr=0
 export POCL_CACHE_DIR=$cache/pocl-cache MLFF_CACHE_DIR=$cache/kernel-cache POCL_DEVICES=basic
 
-failed=0
-for t in "${targets[@]}"; do
+# One target: its line of the summary in $findings/$t.summary, its exit
+# status (0, or 1 for a failure) in $findings/$t.status.
+run_target() {
+    local t=$1 inputs opts work log start status stats f
     case $t in
     xyz) inputs=xyz; opts=(-max_len=4096 -timeout=10 -rss_limit_mb=2048) ;;
     model_file) inputs=model_file; opts=(-max_len=70000 -timeout=30 -rss_limit_mb=2048) ;;
@@ -72,7 +76,7 @@ for t in "${targets[@]}"; do
     # ANI-2x's plans and ASan's quarantine come on top.
     api_cpu) inputs=api; opts=(-max_len=512 -timeout=60 -rss_limit_mb=3584) ;;
     api_opencl) inputs=api; opts=(-max_len=512 -timeout=120 -rss_limit_mb=3584) ;;
-    *) echo "fuzz: no target $t" >&2; exit 2 ;;
+    *) echo "fuzz: no target $t"; return 2 ;;
     esac
     # A copy: what the run adds to its corpus stays out of the repository.
     work=$(mktemp -d)
@@ -93,19 +97,37 @@ for t in "${targets[@]}"; do
     stats=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$log" | tail -1 || true)
     if [ "$status" = 77 ] && [ "${CI:-}" != true ]; then
         echo "fuzz $t: skipped (no device)"
-        continue
+        return 0
     fi
     if [ "$status" != 0 ]; then
-        failed=1
         echo "fuzz $t: FAILED (exit $status) after $(($(date +%s) - start)) s; the last of $log:"
         grep -E 'FUZZ FINDING|ERROR|runtime error|SUMMARY|^    #[0-9]+ ' "$log" | grep -v 'in fuzzer::' | head -30 || true
         for f in "$findings/$t"-*; do
             [ -f "$f" ] || continue
-            case $f in *.log) continue ;; esac
+            case $f in *.log | *.summary | *.status) continue ;; esac
             echo "input $f (base64): $(base64 -w0 "$f")"
         done
-        continue
+        return 1
     fi
     echo "fuzz $t: ok in $(($(date +%s) - start)) s: ${stats:-see $log}"
+}
+
+jobs=${FUZZ_JOBS:-2}
+running=0
+for t in "${targets[@]}"; do
+    if ((running >= jobs)); then
+        wait -n || true
+        running=$((running - 1))
+    fi
+    rm -f "$findings/$t.status"
+    { status=0; run_target "$t" >"$findings/$t.summary" 2>&1 || status=$?; echo "$status" >"$findings/$t.status"; } &
+    running=$((running + 1))
+done
+wait
+# The summaries in the order of the targets, whichever finished first.
+failed=0
+for t in "${targets[@]}"; do
+    cat "$findings/$t.summary"
+    [ "$(cat "$findings/$t.status" 2>/dev/null)" = 0 ] || failed=1
 done
 exit $failed
