@@ -9,10 +9,10 @@ module in PyTorch (eager and torch.compile), energy + forces, float32.
 The model: examples/painn.py with 128 features, 20 radial functions, 3
 interactions, cutoff 5 A. Its weights come from a seeded numpy RNG (not
 torch's), so every torch version and this machine build the same model.
-The file mlff runs is exported here with the local torch (mlff.export works
-on torch.fx of 1.13 and 2.x) unless --model names one exported elsewhere
-(--save-model FILE writes it and exits: export on a machine whose torch
-the exporter knows, carry the file). Either way both sides' energies are
+The file mlff runs is exported with the local torch unless --model names
+one exported elsewhere (--save-model FILE writes it and exits). mlff.export
+is tested with Debian's torch 1.13 only; for a torch 2.x machine, export
+with 1.13 and carry the file (6 MB; the export is deterministic). Either way both sides' energies are
 printed and compared (relative difference < 1e-5 is required; the run
 fails otherwise), so a file from elsewhere is proved to be the same model.
 
