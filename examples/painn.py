@@ -69,10 +69,10 @@ class PaiNN(nn.Module):
         fcut = torch.where(d < self.cutoff, 0.5 * (torch.cos(d * (math.pi / self.cutoff)) + 1.0),
                            torch.zeros_like(d))
         s = self.embedding(species)
-        v = torch.zeros(s.shape[0], 3, self.features, dtype=positions.dtype)
+        v = torch.zeros(s.shape[0], 3, self.features, dtype=positions.dtype, device=positions.device)
         for message, update in zip(self.messages, self.updates):
             s, v = message(s, v, rbf, fcut, unit, i, j)
             s, v = update(s, v)
-        energies = torch.zeros(n_systems, dtype=positions.dtype)
+        energies = torch.zeros(n_systems, dtype=positions.dtype, device=positions.device)
         energies.index_add_(0, system, self.readout(s).squeeze(-1))
         return energies
