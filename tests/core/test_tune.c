@@ -163,9 +163,10 @@ int main(int argc, char **argv)
      * MLFF_ELEMENT_NETWORKS=stacked mlff energy --device opencl --neighbors
      * sparse on two waters crashes so under clang's ASan whatever the
      * cache (the work-group function compiled again is the cached one, byte
-     * for byte; dense lists, merged or separate networks pass); without
-     * ASan the read lands in mapped memory and the energy is right. Open:
-     * which read of the kernel it is. */
+     * for byte; dense lists, merged or separate networks, and
+     * MLFF_OPENCL_ARENA=off pass: the arena form's offsets); without ASan
+     * the read lands in mapped memory and the energy is right. Open: which
+     * of the kernel's reads it is. */
     char pocl_dir[320];
     snprintf(pocl_dir, sizeof pocl_dir, "%s/pocl", dir);
     setenv("POCL_CACHE_DIR", pocl_dir, 1);
