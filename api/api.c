@@ -205,19 +205,31 @@ MLFF_API mlff_status mlff_model_get_interaction_layers(const mlff_model *model, 
     return MLFF_OK;
 }
 
-MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
-                                  const mlff_results *results)
+/* The head of every evaluation: a model, its last error cleared, and the
+ * arguments the call cannot do without (missing names them). */
+static mlff_status begin_evaluation(mlff_model *model, int have_arguments, const char *missing)
 {
     if (!model)
         return MLFF_ERROR_INVALID_ARGUMENT;
-    mlff_context *ctx = model->ctx;
-    mlff_error_clear(&ctx->error);
-    if (!batch || !results)
-        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch or results is NULL");
-    mlff_status s = mlff_model_run(model, batch, results);
+    mlff_error_clear(&model->ctx->error);
+    if (!have_arguments)
+        return mlff_fail(&model->ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "%s is NULL", missing);
+    return MLFF_OK;
+}
+
+/* An evaluation that succeeded counts in the context's statistics. */
+static mlff_status counted(mlff_model *model, mlff_status s)
+{
     if (s == MLFF_OK)
-        ctx->stats.evaluations++;
+        model->ctx->stats.evaluations++;
     return s;
+}
+
+MLFF_API mlff_status mlff_compute(mlff_model *model, const mlff_batch *batch,
+                                  const mlff_results *results)
+{
+    const mlff_status s = begin_evaluation(model, batch && results, "batch or results");
+    return s != MLFF_OK ? s : counted(model, mlff_model_run(model, batch, results));
 }
 
 MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch, double *energies,
@@ -230,31 +242,16 @@ MLFF_API mlff_status mlff_evaluate(mlff_model *model, const mlff_batch *batch, d
 MLFF_API mlff_status mlff_compute_hessians(mlff_model *model, const mlff_batch *batch,
                                            const mlff_hessian_results *results)
 {
-    if (!model)
-        return MLFF_ERROR_INVALID_ARGUMENT;
-    mlff_context *ctx = model->ctx;
-    mlff_error_clear(&ctx->error);
-    if (!batch || !results)
-        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch or results is NULL");
-    mlff_status s = mlff_model_hessians(model, batch, results);
-    if (s == MLFF_OK)
-        ctx->stats.evaluations++;
-    return s;
+    const mlff_status s = begin_evaluation(model, batch && results, "batch or results");
+    return s != MLFF_OK ? s : counted(model, mlff_model_hessians(model, batch, results));
 }
 
 MLFF_API mlff_status mlff_compute_hessian_products(mlff_model *model, const mlff_batch *batch, int64_t n_vectors,
                                                    const double *vectors, double *products)
 {
-    if (!model)
-        return MLFF_ERROR_INVALID_ARGUMENT;
-    mlff_context *ctx = model->ctx;
-    mlff_error_clear(&ctx->error);
-    if (!batch)
-        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "batch is NULL");
-    mlff_status s = mlff_model_hessian_products(model, batch, n_vectors, vectors, products);
-    if (s == MLFF_OK)
-        ctx->stats.evaluations++;
-    return s;
+    const mlff_status s = begin_evaluation(model, batch != NULL, "batch");
+    return s != MLFF_OK ? s
+                        : counted(model, mlff_model_hessian_products(model, batch, n_vectors, vectors, products));
 }
 
 MLFF_API mlff_status mlff_get_stats(const mlff_context *ctx, mlff_stats *stats)
@@ -304,16 +301,8 @@ MLFF_API mlff_status mlff_count_devices(mlff_device_kind kind, int *devices, int
 MLFF_API mlff_status mlff_compute_subdomain(mlff_model *model, const mlff_subdomain *subdomain,
                                             const mlff_subdomain_results *results)
 {
-    if (!model)
-        return MLFF_ERROR_INVALID_ARGUMENT;
-    mlff_context *ctx = model->ctx;
-    mlff_error_clear(&ctx->error);
-    if (!subdomain || !results)
-        return mlff_fail(&ctx->error, MLFF_ERROR_INVALID_ARGUMENT, "subdomain or results is NULL");
-    mlff_status s = mlff_model_run_subdomain(model, subdomain, results);
-    if (s == MLFF_OK)
-        ctx->stats.evaluations++;
-    return s;
+    const mlff_status s = begin_evaluation(model, subdomain && results, "subdomain or results");
+    return s != MLFF_OK ? s : counted(model, mlff_model_run_subdomain(model, subdomain, results));
 }
 
 MLFF_API mlff_status mlff_list_devices(char *buf, size_t size, size_t *needed)

@@ -161,3 +161,31 @@ int run_option(int argc, char **argv, int *i, run_options *o)
     }
     return 0;
 }
+
+int command_files_init(command_files *f, int argc)
+{
+    memset(f, 0, sizeof *f);
+    f->files = calloc((size_t)argc + 1, sizeof *f->files);
+    if (!f->files) {
+        error_line("mlff: out of memory");
+        return EXIT_BAD_INPUT;
+    }
+    return -1;
+}
+
+int command_argument(int argc, char **argv, int *i, command_files *f, run_options *run)
+{
+    const char *arg = argv[*i];
+    if (f->only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
+        f->files[f->n_files++] = arg;
+        return ARGUMENT_TAKEN;
+    }
+    if (strcmp(arg, "--") == 0) {
+        f->only_files = 1;
+        return ARGUMENT_TAKEN;
+    }
+    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
+        return print_usage();
+    const int r = run_option(argc, argv, i, run);
+    return r < 0 ? EXIT_USAGE : r > 0 ? ARGUMENT_TAKEN : ARGUMENT_OWN;
+}

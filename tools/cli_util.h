@@ -56,6 +56,29 @@ typedef struct run_options {
  * argument; -1 after a usage error. */
 int run_option(int argc, char **argv, int *i, run_options *o);
 
+/* The input files named to a command that evaluates a model. */
+typedef struct command_files {
+    const char **files; /* in the order named */
+    size_t n_files;
+    int only_files; /* after "--", every argument is a file */
+} command_files;
+
+/* Room for every argument as a file: -1, or EXIT_BAD_INPUT after a message. */
+int command_files_init(command_files *f, int argc);
+
+/* What command_argument made of an argument, unless it returns an exit
+ * status (EXIT_OK or EXIT_BAD_INPUT after -h printed the usage, EXIT_USAGE
+ * after a usage error). */
+enum {
+    ARGUMENT_TAKEN = -1, /* a file, "--", or one of run_options' with its value */
+    ARGUMENT_OWN = -2    /* an option for the command itself to parse */
+};
+
+/* The head of energy's and hessian's argument loops, for argv[*i]: files
+ * ("-" and anything not starting with '-', every argument after "--"), -h
+ * and --help, run_options'. */
+int command_argument(int argc, char **argv, int *i, command_files *f, run_options *run);
+
 /* Text to standard output; EXIT_OK, or EXIT_BAD_INPUT after a message. */
 int print_text(const char *text);
 

@@ -42,19 +42,15 @@ typedef struct energy_options {
     int quiet;             /* --quiet */
     int resume;
     int skip_bad;          /* --on-error skip */
-    const char **files;
-    size_t n_files;
+    command_files in;
 } energy_options;
 
 /* Returns -1 when the options are fine, else the exit status. */
 static int parse_options(int argc, char **argv, energy_options *o)
 {
-    int only_files = 0;
-    o->files = calloc((size_t)argc + 1, sizeof *o->files);
-    if (!o->files) {
-        error_line("mlff: out of memory");
-        return EXIT_BAD_INPUT;
-    }
+    int r = command_files_init(&o->in, argc);
+    if (r >= 0)
+        return r;
     static const struct {
         const char *name;
         size_t offset;
@@ -65,16 +61,11 @@ static int parse_options(int argc, char **argv, energy_options *o)
     };
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
-        if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            o->files[o->n_files++] = arg;
-            continue;
+        if ((r = command_argument(argc, argv, &i, &o->in, &o->run)) != ARGUMENT_OWN) {
+            if (r == ARGUMENT_TAKEN)
+                continue;
+            return r;
         }
-        if (strcmp(arg, "--") == 0) {
-            only_files = 1;
-            continue;
-        }
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
-            return print_usage();
         int is_flag = 0;
         for (size_t k = 0; k < sizeof flags / sizeof *flags && !is_flag; k++)
             if (strcmp(arg, flags[k].name) == 0) {
@@ -82,11 +73,6 @@ static int parse_options(int argc, char **argv, energy_options *o)
                 is_flag = 1;
             }
         if (is_flag)
-            continue;
-        int r = run_option(argc, argv, &i, &o->run);
-        if (r < 0)
-            return EXIT_USAGE;
-        if (r > 0)
             continue;
         if ((r = option_value(argc, argv, &i, "--neighbors", &value)) != 0) {
             static const char *const kinds[] = {"auto", "dense", "sparse"}; /* mlff_neighbors */
@@ -113,7 +99,7 @@ static int parse_options(int argc, char **argv, energy_options *o)
             return usage_error("energy: unknown option '%s'", arg);
         }
     }
-    if (o->n_files == 0)
+    if (o->in.n_files == 0)
         return usage_error("energy: no input files");
     if (o->resume && !o->run.output)
         return usage_error("energy: --resume needs -o OUT (the output to go on with)");
@@ -128,33 +114,33 @@ static int check_files(const energy_options *o)
 {
     struct stat out_info;
     int out_exists = o->run.output && stat(o->run.output, &out_info) == 0 && S_ISREG(out_info.st_mode);
-    for (size_t k = 0; out_exists && k < o->n_files; k++) {
+    for (size_t k = 0; out_exists && k < o->in.n_files; k++) {
         struct stat in_info;
-        if (strcmp(o->files[k], "-") != 0 && stat(o->files[k], &in_info) == 0 &&
+        if (strcmp(o->in.files[k], "-") != 0 && stat(o->in.files[k], &in_info) == 0 &&
             in_info.st_dev == out_info.st_dev && in_info.st_ino == out_info.st_ino) {
-            error_line("mlff: %s is both an input and the output", o->files[k]);
+            error_line("mlff: %s is both an input and the output", o->in.files[k]);
             return -1;
         }
     }
     /* Pipes and devices (process substitution's /dev/fd/N) are left alone:
      * opening or reading them here would take what the run must read. */
-    for (size_t k = 0; k < o->n_files; k++) {
+    for (size_t k = 0; k < o->in.n_files; k++) {
         struct stat info;
-        if (strcmp(o->files[k], "-") == 0)
+        if (strcmp(o->in.files[k], "-") == 0)
             continue;
-        if (stat(o->files[k], &info) != 0) {
-            error_line("%s: cannot open: %s", o->files[k], strerror(errno));
+        if (stat(o->in.files[k], &info) != 0) {
+            error_line("%s: cannot open: %s", o->in.files[k], strerror(errno));
             return -1;
         }
         if (S_ISDIR(info.st_mode)) {
-            error_line("%s: cannot read: %s", o->files[k], strerror(EISDIR));
+            error_line("%s: cannot read: %s", o->in.files[k], strerror(EISDIR));
             return -1;
         }
         if (!S_ISREG(info.st_mode))
             continue;
-        int fd = open(o->files[k], O_RDONLY | O_CLOEXEC);
+        int fd = open(o->in.files[k], O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            error_line("%s: cannot open: %s", o->files[k], strerror(errno));
+            error_line("%s: cannot open: %s", o->in.files[k], strerror(errno));
             return -1;
         }
         close(fd);
@@ -215,7 +201,7 @@ static int run_energy(energy_state *s)
         error_line("mlff: cannot install the signal handlers: %s", strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    s->input = frame_input_new(o->files, o->n_files, o->skip_bad);
+    s->input = frame_input_new(o->in.files, o->in.n_files, o->skip_bad);
     if (!s->input) {
         error_line("mlff: out of memory");
         return EXIT_BAD_INPUT;
@@ -364,6 +350,6 @@ int command_energy(int argc, char **argv)
         progress_destroy(&s.progress);
     mlff_context_destroy(s.ctx);
     frame_input_free(s.input);
-    free(s.opt.files);
+    free(s.opt.in.files);
     return code;
 }

@@ -44,8 +44,7 @@ typedef enum projection_choice { PROJECT_AUTO = -1 } projection_choice;
 typedef struct hessian_options {
     run_options run; /* --model, --device, --precision, --verbose, -o */
     int projection;  /* PROJECT_AUTO or a harmonic_projection */
-    const char **files;
-    size_t n_files;
+    command_files in;
 } hessian_options;
 
 /* Returns -1 when the options are fine, else the exit status. */
@@ -56,29 +55,16 @@ static int parse_options(int argc, char **argv, hessian_options *o)
     o->run.device = MLFF_DEVICE_CPU;
     o->run.precision = MLFF_PRECISION_FLOAT64; /* wavenumbers need it: see README */
     o->projection = PROJECT_AUTO;
-    o->files = calloc((size_t)argc + 1, sizeof *o->files);
-    if (!o->files) {
-        error_line("mlff: out of memory");
-        return EXIT_BAD_INPUT;
-    }
-    int only_files = 0;
+    int r = command_files_init(&o->in, argc);
+    if (r >= 0)
+        return r;
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i], *value = NULL;
-        if (only_files || arg[0] != '-' || strcmp(arg, "-") == 0) {
-            o->files[o->n_files++] = arg;
-            continue;
+        if ((r = command_argument(argc, argv, &i, &o->in, &o->run)) != ARGUMENT_OWN) {
+            if (r == ARGUMENT_TAKEN)
+                continue;
+            return r;
         }
-        if (strcmp(arg, "--") == 0) {
-            only_files = 1;
-            continue;
-        }
-        if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0)
-            return print_usage();
-        int r = run_option(argc, argv, &i, &o->run);
-        if (r < 0)
-            return EXIT_USAGE;
-        if (r > 0)
-            continue;
         if ((r = option_value(argc, argv, &i, "--project", &value)) == 0)
             return usage_error("hessian: unknown option '%s'", arg);
         /* auto, then harmonic_projection's values in order */
@@ -88,7 +74,7 @@ static int parse_options(int argc, char **argv, hessian_options *o)
             return EXIT_USAGE;
         o->projection = k == 0 ? PROJECT_AUTO : k - 1;
     }
-    if (o->n_files == 0)
+    if (o->in.n_files == 0)
         return usage_error("hessian: no input files");
     return -1;
 }
@@ -293,7 +279,7 @@ static int run_hessian(hessian_run *r)
         error_line("mlff: cannot install the signal handlers: %s", strerror(errno));
         return EXIT_BAD_INPUT;
     }
-    r->input = frame_input_new(o->files, o->n_files, 0);
+    r->input = frame_input_new(o->in.files, o->in.n_files, 0);
     if (!r->input) {
         error_line("mlff: out of memory");
         return EXIT_BAD_INPUT;
@@ -420,7 +406,7 @@ int command_hessian(int argc, char **argv)
     xyz_buffer_free(&r->line);
     mlff_context_destroy(r->ctx);
     frame_input_free(r->input);
-    free(r->opt.files);
+    free(r->opt.in.files);
     free(r);
     return code;
 }

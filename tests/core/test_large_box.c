@@ -1,7 +1,7 @@
 /*
  * float32 on a large periodic box: the 64-water box replicated N x N x N
- * (N = 3: 5184 atoms in a 37.3 Angstrom cube; MLFF_TEST_LARGE_BOX=4: 12288
- * atoms, 49.7 Angstrom), its forces in float32 on the device
+ * (N = 3: 5184 atoms in a 37.3 Angstrom cube; N = 4: 12288 atoms, 49.7
+ * Angstrom), its forces in float32 on the device
  * MLFF_TEST_DEVICE names against the same box in float64 on the CPU
  * backend, the reference for boxes of any size. Positions of that size are
  * far coarser in float32 (spacing 4e-6 Angstrom near 50) than the pair
@@ -39,8 +39,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s REFERENCE_DIR [N]\n", argv[0]);
         return 2;
     }
-    const char *env = getenv("MLFF_TEST_LARGE_BOX");
-    const int copies = argc > 2 ? atoi(argv[2]) : env ? atoi(env) : 3;
+    const int copies = argc > 2 ? atoi(argv[2]) : 3;
     reference r;
     if (copies < 1 || !reference_load(&r, argv[1], "water_box_64"))
         return 1;

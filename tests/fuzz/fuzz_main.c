@@ -3,7 +3,9 @@
  * the command line, or in a directory named there, goes once through
  * LLVMFuzzerTestOneInput. The normal test suite runs each target so over
  * its corpus and the inputs the fuzzers found (tests/fuzz/README.md): a
- * finding aborts, which fails the test.
+ * finding aborts, which fails the test. Arguments that start with "--" are
+ * the target's own options (LLVMFuzzerInitialize reads them; libFuzzer
+ * leaves them to the target too).
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -100,6 +102,8 @@ int main(int argc, char **argv)
     int ok = 1, count = 0;
     for (int k = 1; k < argc; k++) {
         struct stat st;
+        if (!strncmp(argv[k], "--", 2))
+            continue;
         if (stat(argv[k], &st) != 0) {
             fprintf(stderr, "%s: not found\n", argv[k]);
             ok = 0;

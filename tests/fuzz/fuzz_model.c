@@ -7,9 +7,20 @@
 
 #include "fuzz_util.h"
 
+/* The context, and whether to say what each load did: opened and read
+ * once, by fuzz_model_init. */
+static mlff_context *ctx;
+static int verbose;
+
+void fuzz_model_init(int argc, char **argv)
+{
+    for (int k = 1; k < argc; k++)
+        verbose |= !strcmp(argv[k], "--verbose");
+    fuzz_model_context();
+}
+
 mlff_context *fuzz_model_context(void)
 {
-    static mlff_context *ctx;
     if (!ctx) {
         mlff_settings s;
         mlff_default_settings(&s);
@@ -33,8 +44,6 @@ mlff_status fuzz_model_load_and_run(const char *path)
     mlff_context *ctx = fuzz_model_context();
     mlff_model *model = NULL;
     const mlff_status s = mlff_model_load(ctx, path, &model);
-    /* FUZZ_VERBOSE=1: what happened to each input (to see a corpus load). */
-    const int verbose = getenv("FUZZ_VERBOSE") != NULL;
     if (verbose)
         fprintf(stderr, "load: %s\n", s == MLFF_OK ? "ok" : mlff_last_error(ctx));
     if (s != MLFF_OK) {

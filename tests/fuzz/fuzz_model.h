@@ -4,6 +4,11 @@
 
 #include "mlff.h"
 
+/* Opens the context; "--verbose" among the target's arguments (libFuzzer
+ * leaves arguments that start with "--" to the target) makes each load say
+ * on standard error what it did (to see what a corpus loads). */
+void fuzz_model_init(int argc, char **argv);
+
 /* The context they load into: the CPU, float32, one thread, opened once. */
 mlff_context *fuzz_model_context(void);
 

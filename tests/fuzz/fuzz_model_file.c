@@ -18,9 +18,7 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
-    fuzz_model_context();
+    fuzz_model_init(*argc, *argv);
     return 0;
 }
 

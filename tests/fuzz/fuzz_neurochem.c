@@ -20,10 +20,8 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-    (void)argc;
-    (void)argv;
     FUZZ_CHECK(fuzz_scratch_dir(), "cannot make a scratch directory");
-    fuzz_model_context();
+    fuzz_model_init(*argc, *argv);
     return 0;
 }
 
