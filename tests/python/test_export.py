@@ -178,6 +178,26 @@ def check_chunks(path, layers, systems, want_e):
         check(layers > 1 and "cutoffs far" in str(e), "%d layers, chunks of 3 atoms refused: %s" % (layers, e))
 
 
+def check_device_chunks(tmp, rng):
+    """Two layers in chunks whose pairs the device lists (device cell lists):
+    refused as with the host's search. They were evaluated, wrong, before
+    (a 12k-atom box on NVIDIA's OpenCL, 3.75e-3 of the energy off)."""
+    module = SchNet(features=8, n_rbf=6, cutoff=CUTOFF, n_interactions=2).double()
+    path = os.path.join(tmp, "deep.mlff")
+    export_model(module, path, cutoff=CUTOFF, elements=ELEMENTS)
+    cell = np.diag([6.0, 6.0, 6.0])
+    numbers, pos, _ = box(rng, 24, cell)
+    os.environ["MLFF_CELL_LISTS"] = "device"
+    try:
+        with mlff.Model(path, device=DEVICE, precision="float32", neighbors="sparse", max_chunk_atoms=6) as model:
+            model.evaluate_batch([numbers], [pos], [cell], [[True] * 3])
+        check(False, "%s: 2 layers in chunks of 6 atoms with device cell lists evaluated, not refused" % DEVICE)
+    except mlff.UnsupportedError as e:
+        check("cutoffs far" in str(e), "%s: 2 layers in chunks with device cell lists refused: %s" % (DEVICE, e))
+    finally:
+        del os.environ["MLFF_CELL_LISTS"]
+
+
 def check_bad_files(tmp, path):
     """Files whose graph rows lie: each refused at load, naming the row."""
     from mlff.export import _write_model_file
@@ -290,6 +310,7 @@ def main():
             compare(name, module, path, [box(rng, 3, small), molecule(rng, 4)], "small cell + molecule")
             check_hessian(name, module, path)
         if DEVICE != "cpu":
+            check_device_chunks(tmp, rng)
             print("%d failure(s)" % len(failures))
             return 1 if failures else 0
         systems = [molecule(rng, 6), molecule(rng, 5)]
