@@ -61,36 +61,32 @@ class ExportError(Exception):
 # ---------------------------------------------------------------- values
 
 
-class Tensor:
+class Shaped:
+    """What a value and a pending zeros share: rows, then the inner shape."""
+
+    @property
+    def cols(self):
+        return int(np.prod(self.inner, dtype=np.int64))
+
+    @property
+    def shape(self):
+        return (Size(self.rows),) + self.inner
+
+
+class Tensor(Shaped):
     """A value of the exported graph: file row `row`, first dimension `rows`
     (ATOMS, PAIRS, SYSTEMS), the others `inner` (flattened in the file)."""
 
     def __init__(self, row, rows, inner):
         self.row, self.rows, self.inner = row, rows, tuple(inner)
 
-    @property
-    def cols(self):
-        return int(np.prod(self.inner, dtype=np.int64))
 
-    @property
-    def shape(self):
-        return (Size(self.rows),) + self.inner
-
-
-class Zeros:
+class Zeros(Shaped):
     """torch.zeros(...) not yet materialised: most are the target of an
     index_add or vector features that start at zero."""
 
     def __init__(self, rows, inner):
         self.rows, self.inner = rows, tuple(inner)
-
-    @property
-    def cols(self):
-        return int(np.prod(self.inner, dtype=np.int64))
-
-    @property
-    def shape(self):
-        return (Size(self.rows),) + self.inner
 
 
 class Index:
