@@ -10,8 +10,9 @@
  * own size, and the Hessian's asymmetry (a check that the numbers are real).
  * Not a test: numbers depend on the machine and its load.
  *
- *   bench_hessian REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE]
- * CASE: run only the cases whose name contains it.
+ *   bench_hessian REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] [TUNING]
+ * CASE: run only the cases whose name contains it ("": all); TUNING:
+ * settings.tuning ("hessian_groups_from_atoms=never": every molecule whole).
  */
 #include <math.h>
 #include <stdio.h>
@@ -140,7 +141,7 @@ static int run_case(mlff_context *ctx, mlff_model *model, const bench_case *c)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE]\n", argv[0]);
+        fprintf(stderr, "usage: %s REFERENCE_DIR [threads] [float32|float64] [cpu|opencl|vulkan] [CASE] [TUNING]\n", argv[0]);
         return 2;
     }
     static const char *const methane[] = {"g2_CH4", NULL}, *const benzene[] = {"g2_C6H6", NULL},
@@ -161,6 +162,7 @@ int main(int argc, char **argv)
     s.precision = argc > 3 && !strcmp(argv[3], "float64") ? MLFF_PRECISION_FLOAT64 : MLFF_PRECISION_FLOAT32;
     s.device = bench_device(argc > 4 ? argv[4] : "cpu");
     const char *only = argc > 5 ? argv[5] : "";
+    s.tuning = argc > 6 ? argv[6] : NULL;
     mlff_context *ctx;
     mlff_model *model;
     if (mlff_context_create(&s, &ctx) != MLFF_OK) {

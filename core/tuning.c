@@ -65,6 +65,11 @@ const mlff_tuning_key mlff_tuning_keys[] = {
      "device cell lists: pairs to test (atoms squared, summed) counted by the host"},
     {"cells_listed_on_host_most", NULL, FIELD(cells_listed_on_host_most), NULL, COUNT, 0, 0,
      "device cell lists: pairs to test for which the host writes the lists too"},
+    {"hessian_groups_from_atoms", NULL, FIELD(hessian_groups_from_atoms), never, COUNT, 0, 0,
+     "Hessians: a molecule of at least this many atoms takes its Hessian as a sum over groups of its atoms, each "
+     "with its neighbours' directions alone (memory and work with the atoms near each, not all)"},
+    {"hessian_group_atoms", NULL, FIELD(hessian_group_atoms), automatic, 1, BIG, 0, 0,
+     "the atoms a group owns; auto: by the molecule's size, so that a pass's memory stays near the Hessian's"},
     {"device_fp64", "MLFF_DEVICE_FP64", FIELD(device_fp64), on_off, NAMES_ONLY, 0, 1,
      "off: the GPU kernels use no doubles (float sums, float64 refused), as on a device without them"},
     {"pair_vectors", NULL, FIELD(pair_vectors), pair_vectors, NAMES_ONLY, 0, 0,
@@ -162,6 +167,8 @@ void mlff_tuning_defaults(mlff_tuning *t)
     t->cells_placed_on_host_most = 4096;
     t->cells_counted_on_host_most = 65536;
     t->cells_listed_on_host_most = 1024;
+    t->hessian_groups_from_atoms = 128;
+    t->hessian_group_atoms = 0;
     t->device_fp64 = 1;
     t->segment_sort = MLFF_SEGMENT_SORT_DEVICE;
     /* Each entry finding its runs itself cost more than a second launch

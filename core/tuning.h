@@ -100,6 +100,8 @@ typedef struct mlff_tuning {
     int64_t cells_placed_on_host_most;
     int64_t cells_counted_on_host_most;
     int64_t cells_listed_on_host_most;
+    int64_t hessian_groups_from_atoms;      /* a molecule's Hessian by groups of atoms from this many (hessian.c) */
+    int64_t hessian_group_atoms;            /* the atoms a group owns; 0: by the molecule's size */
     /* The GPU backends (backends/common/lowering.h, segments.h). */
     int device_fp64;                        /* the kernels may use doubles where the device has them */
     mlff_pair_vectors_form pair_vectors;    /* made in the AEV or apart, where launches cost */

@@ -9,6 +9,8 @@
  *  - float32 within 1e-2 eV/A^2 of them;
  *  - a batch of 64 molecules (the 12, displaced at random, again and again)
  *    gives each molecule its Hessian alone;
+ *  - a molecule's Hessian by groups of its atoms equals the whole one, in
+ *    a batch with a molecule taken whole;
  *  - periodic: Hessian-vector products on the 64-water box against central
  *    differences of the forces along them, and in a cell smaller than
  *    twice the cutoff against the full Hessian times the vectors.
@@ -155,6 +157,100 @@ static void check_batch(const char *dir)
     mlff_context_destroy(ctx);
 }
 
+/* A molecule's Hessian by groups of its atoms (hessian_groups.h) against
+ * the same taken whole: the 30 waters of the 100-water cluster nearest its
+ * centre (about 13 A across, more than twice ANI's 5.2 A reach, so that
+ * groups have ghosts and atoms beyond them), in groups of 7 atoms; and in a
+ * batch after a small molecule that stays whole, energies and forces
+ * included. */
+static void check_groups(const char *dir, mlff_precision precision)
+{
+    reference cluster, small;
+    if (!reference_load(&cluster, dir, "water_cluster_100") || !reference_load(&small, dir, "g2_CH3CONH2")) {
+        failures++;
+        return;
+    }
+    enum { WATERS = 30, N = 3 * WATERS, M = 3 * N };
+    double centre[3] = {0}, dist[100];
+    const int n_waters = cluster.n_atoms / 3;
+    for (int a = 0; a < cluster.n_atoms; a++)
+        for (int c = 0; c < 3; c++)
+            centre[c] += cluster.positions[3 * a + c] / cluster.n_atoms;
+    for (int w = 0; w < n_waters && w < 100; w++) {
+        const double *o = cluster.positions + 9 * w;
+        dist[w] = (o[0] - centre[0]) * (o[0] - centre[0]) + (o[1] - centre[1]) * (o[1] - centre[1]) +
+                  (o[2] - centre[2]) * (o[2] - centre[2]);
+    }
+    /* The small molecule first, then the waters, nearest first. */
+    const int n_small = small.n_atoms, n_all = n_small + N, m_small = 3 * n_small;
+    int32_t z[N + 16];
+    double pos[3 * (N + 16)];
+    memcpy(z, small.species, (size_t)n_small * sizeof *z);
+    memcpy(pos, small.positions, (size_t)(3 * n_small) * sizeof *pos);
+    for (int taken = 0; taken < WATERS; taken++) {
+        int best = 0;
+        for (int w = 1; w < n_waters; w++)
+            if (dist[w] < dist[best])
+                best = w;
+        memcpy(z + n_small + 3 * taken, cluster.species + 3 * best, 3 * sizeof *z);
+        memcpy(pos + 3 * (n_small + 3 * taken), cluster.positions + 9 * best, 9 * sizeof *pos);
+        dist[best] = INFINITY;
+    }
+    double *whole = malloc((size_t)M * M * sizeof *whole), *grouped = malloc((size_t)(M * M + m_small * m_small) * sizeof *grouped);
+    double *small_alone = malloc((size_t)(m_small * m_small) * sizeof *small_alone);
+    double energies[2], energy[2], forces[3 * (N + 16)], alone_forces[3 * (N + 16)];
+    const char *const tunings[2] = {"hessian_groups_from_atoms=never", "hessian_groups_from_atoms=60 hessian_group_atoms=7"};
+    mlff_context *ctx[2];
+    mlff_model *model[2];
+    for (int k = 0; k < 2; k++) {
+        mlff_settings settings;
+        mlff_default_settings(&settings);
+        settings.precision = precision;
+        settings.tuning = tunings[k];
+        model[k] = test_open_model_with(&ctx[k], settings);
+    }
+    const int64_t one[2] = {0, N}, two[3] = {0, n_small, n_all};
+    const mlff_batch waters = {1, one, z + n_small, pos + 3 * n_small, NULL, NULL}, batch = {2, two, z, pos, NULL, NULL};
+    CHECK(mlff_compute_hessians(model[0], &waters, &(mlff_hessian_results){.hessians = whole}) == MLFF_OK, "whole: %s",
+          mlff_last_error(ctx[0]));
+    CHECK(hessian_of(model[0], n_small, z, pos, small_alone) == MLFF_OK, "alone: %s", mlff_last_error(ctx[0]));
+    CHECK(mlff_evaluate(model[0], &batch, energy, alone_forces) == MLFF_OK, "energies: %s", mlff_last_error(ctx[0]));
+    const mlff_hessian_results res = {.energies = energies, .forces = forces, .hessians = grouped};
+    CHECK(mlff_compute_hessians(model[1], &batch, &res) == MLFF_OK, "by groups: %s", mlff_last_error(ctx[1]));
+    const double *waters_grouped = grouped + m_small * m_small;
+    double largest = 0, far = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < M; j++)
+            largest = fmax(largest, fabs(whole[i * M + j]));
+    /* Some atoms lie beyond each other's reach (the test means something). */
+    for (int a = 0; a < N; a++)
+        for (int b = 0; b < N; b++) {
+            const double *x = pos + 3 * (n_small + a), *y = pos + 3 * (n_small + b);
+            far = fmax(far, sqrt((x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1]) + (x[2] - y[2]) * (x[2] - y[2])));
+        }
+    const double tol = precision == MLFF_PRECISION_FLOAT64 ? 1e-10 : 1e-4;
+    const double diff = test_max_diff(waters_grouped, whole, (int64_t)M * M),
+                 diff_small = test_max_diff(grouped, small_alone, (int64_t)m_small * m_small),
+                 diff_forces = test_max_diff(forces, alone_forces, 3 * (int64_t)n_all),
+                 diff_energies = fmax(fabs(energies[0] - energy[0]), fabs(energies[1] - energy[1]));
+    printf("%s %d waters (%.1f A across) by groups of 7 atoms against whole: %.2e eV/A^2 (|H| up to %.1f), the "
+           "molecule before them %.2e, energies %.2e eV, forces %.2e eV/A\n",
+           precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32", WATERS, far, diff, largest, diff_small,
+           diff_energies, diff_forces);
+    CHECK(far > 2 * 5.2, "the waters span %.3g A: groups would see every atom", far);
+    CHECK(diff <= tol * largest, "by groups %.3g from the whole Hessian", diff);
+    CHECK(diff_small <= tol * largest, "the small molecule's Hessian %.3g from alone", diff_small);
+    CHECK(diff_energies <= 1e-9 && diff_forces <= 1e-9, "energies %.3g, forces %.3g from mlff_evaluate's", diff_energies,
+          diff_forces);
+    for (int k = 0; k < 2; k++)
+        mlff_context_destroy(ctx[k]);
+    free(whole);
+    free(grouped);
+    free(small_alone);
+    reference_free(&cluster);
+    reference_free(&small);
+}
+
 /* Random vectors, n_vectors x m entries in [-0.5, 0.5). */
 static double *random_vectors(int n_vectors, int m, uint64_t state)
 {
@@ -283,6 +379,8 @@ int main(int argc, char **argv)
         check_references(argv[1], MLFF_PRECISION_FLOAT32);
     if (cpu)
         check_batch(argv[1]);
+    if ((cpu || test_device_fp64()) && strcmp(only, "float32"))
+        check_groups(argv[1], MLFF_PRECISION_FLOAT64);
     if (cpu || test_device_fp64())
         check_products(argv[1]);
     printf("%s\n", failures ? "FAILED" : "all passed");
