@@ -85,8 +85,9 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     /* CELU, f[0] = alpha: x > 0 ? x : alpha * (exp(x / alpha) - 1). */                           \
     X(CELU, "celu")                                                                               \
     /* backward. inputs (gy, y) with y = celu(x), the forward OUTPUT: the derivative is       \
-     * 1 where y > 0, else exp(x / alpha) = y / alpha + 1; f[0] = alpha. (Taking y rather       \
-     * than x leaves x with one reader, so a dense layer and its CELU can run as one.)          \
+     * 1 where y > 0, else exp(x / alpha) = y / alpha + 1 as PyTorch takes it (in float64      \
+     * k (y / alpha + 1)^k: mlff_celu_derivative_power); f[0] = alpha. (Taking y rather than  \
+     * x leaves x with one reader, so a dense layer and its CELU can run as one.)               \
      * T: i[0], gy T-blocked and y one block. */                                                  \
     X(CELU_VJP, "celu_vjp")                                                                       \
     /* inputs (positions [A, 3], pairs [P, 2], shifts [P, 3]), or (positions, pairs, and        \
@@ -196,7 +197,7 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(ROW_DIFFERENCES, "row_differences")                                                         \
     /* tangent. inputs (gy [n, c], y [n, c], dy [n, T*c][, dgy [n, T*c]]), f[0] = alpha,          \
      * i[0] = T: the tangent of CELU_VJP(gy, y): dgy * celu' + gy * celu'' dx, where celu'' dx    \
-     * is dy / alpha where y < 0, else 0 (dy = celu' dx). */                                      \
+     * is k dy / alpha where y < 0, else 0 (dy = celu' dx; k as CELU_VJP's). */                   \
     X(CELU_VJP_JVP, "celu_vjp_jvp")                                                               \
     /* tangent. inputs (dv [P, 3T], v [P, 3]); out [P, T] = v . dv_t / |v| (0 at v = 0). */       \
     X(NORM3_JVP, "norm3_jvp")                                                                     \
@@ -282,6 +283,23 @@ typedef enum mlff_unary_kind {
  * - 1 (a run may be empty), and every weight and bias holds E stacks one
  * after another, stack e for run e.
  */
+/*
+ * CELU's derivative as PyTorch computes it, which is how models with CELU
+ * (ANI) were trained and how TorchANI's forces and Hessians come out:
+ * alpha c exp(c x) where x <= 0, with c = 1 / (float)alpha (ATen's celu
+ * backward takes its input scale from alpha in float32), while the forward
+ * pass uses exp(x / alpha) exactly. From y = celu(x) that is
+ * k (y / alpha + 1)^k, k = alpha c, and its derivative (PyTorch's double
+ * backward) c times it. In float32 k rounds to 1 (for ANI's alpha 0.1):
+ * the derivative is y / alpha + 1. In float64 it differs from
+ * exp(x / alpha) by about 1e-8 of itself, which TorchANI's float64 forces
+ * carry (tests/core/test_ani_reference.c).
+ */
+static inline double mlff_celu_derivative_power(double alpha)
+{
+    return alpha * (1.0 / (double)(float)alpha);
+}
+
 static inline int64_t mlff_op_stacks(const mlff_op_attrs *a)
 {
     return a->i[1] > 1 ? a->i[1] : 1;

@@ -200,7 +200,7 @@ const char *const mlff_constant_names[] = {
     "GROUP_LANES", "ANGULAR_CHUNK", "ANGULAR_SUMS_LOCAL", "SUM_GROUP", "MLP_LAYERS", "MLP_W0", "MLP_W1", "MLP_W2",
     "MLP_W3", "MLP_WTOP", "MLP_B1", "MLP_B2", "MLP_B3", "MLP_COLS", "MLP_ROWS", "MLP_THREADS", "MLP_PARTS",
     "MLP_LANES1", "MLP_LANES2", "MLP_LANES3", "MLP_STRIDE", "TO4", "STACKS", "STARTS", "PLUS_EPI", "A_LD", "A_COL",
-    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN", "MAKES_VECTORS", "TO2"};
+    "C_LD", "C_COL", "EPI_LD", "EPI_COL", "GY_HIDDEN", "MAKES_VECTORS", "TO2", "CELU_K", "ALPHA_K"};
 const int mlff_n_constant_names = (int)(sizeof mlff_constant_names / sizeof *mlff_constant_names);
 
 static const char *type_name(int32_t dtype)
@@ -568,6 +568,12 @@ void mlff_emit_constants(mlff_text *t, const mlff_node_sig *s, mlff_kernel_diale
     if (s->op == MLFF_OP_ANI_ANGULAR || s->op == MLFF_OP_ANI_ANGULAR_VJP || s->op == MLFF_OP_ANI_ANGULAR_JVP ||
         s->op == MLFF_OP_ANI_ANGULAR_VJP_JVP)
         mlff_text_put(t, "#define N_Z %lld\n#define N_RA %lld\n", (long long)s->fixed[0], (long long)s->fixed[1]);
+    /* CELU's derivative (CELU_DERIVATIVE, prelude.kernel): its power in float64, for F0 and an epilogue's ALPHA. */
+    const int f64 = s->out_dtype == MLFF_DTYPE_F64;
+    if (s->op == MLFF_OP_CELU_VJP || s->op == MLFF_OP_CELU_VJP_JVP || s->op == MLFF_OP_CELU_MLP_VJP)
+        put_real(t, "CELU_K", f64 ? mlff_celu_derivative_power(s->attrs.f[0]) : 1.0, dialect, fp64);
+    if (s->epilogue == MLFF_EPILOGUE_CELU_GRAD)
+        put_real(t, "ALPHA_K", f64 ? mlff_celu_derivative_power(s->alpha) : 1.0, dialect, fp64);
     /* The second-order ops' dual numbers (prelude.kernel). */
     if (mlff_op_second_order((mlff_op)s->op))
         mlff_text_put(t, "#define TO2 %s2\n", type_name(s->out_dtype));

@@ -219,33 +219,47 @@ static inline int64_t FN(block_entry)(int64_t k, int64_t block, int64_t t_count)
     return k / (block * t_count) * block + k % block;
 }
 
+/* CELU's derivative from y as PyTorch takes it (core/ops.h,
+ * mlff_celu_derivative_power: k is 1 in float32). */
+static inline double FN(celu_power)(double alpha)
+{
+    return sizeof(real) == sizeof(double) ? mlff_celu_derivative_power(alpha) : 1.0;
+}
+
+static inline real FN(celu_derivative)(real h, real alpha, double k)
+{
+    if (h > 0)
+        return 1;
+    return k == 1.0 ? h / alpha + 1 : (real)(k * pow((double)(h / alpha + 1), k));
+}
+
 RANGE(celu_vjp_items)
 {
     (void)extra;
     const int64_t t_count = TANGENTS, block = n->inputs[1].cols;
     const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
+    const double power = FN(celu_power)(n->attrs.f[0]);
     real *gx = OUT;
-    for (int64_t k = begin; k < end; k++) {
-        const real h = y[FN(block_entry)(k, block, t_count)];
-        gx[k] = h > 0 ? gy[k] : gy[k] * (h / alpha + 1);
-    }
+    for (int64_t k = begin; k < end; k++)
+        gx[k] = gy[k] * FN(celu_derivative)(y[FN(block_entry)(k, block, t_count)], alpha, power);
 }
 
 /* The tangent of CELU_VJP (core/ops.h): dgy celu' + gy celu'' dx, with
- * celu'' dx = dy / alpha where y < 0. */
+ * celu'' dx = k dy / alpha where y < 0. */
 RANGE(celu_vjp_jvp_items)
 {
     (void)extra;
     const int64_t t_count = TANGENTS, block = n->inputs[1].cols;
     const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1), *dy = IN(2);
-    const real *dgy = n->n_inputs > 3 ? IN(3) : NULL;
+    const double power = FN(celu_power)(n->attrs.f[0]);
+    const real *dgy = n->n_inputs > 3 ? IN(3) : NULL, curvature = (real)(power / n->attrs.f[0]);
     real *out = OUT;
     for (int64_t k = begin; k < end; k++) {
         const int64_t e = FN(block_entry)(k, block, t_count);
         const real h = y[e];
-        real v = h < 0 ? gy[e] * dy[k] / alpha : 0;
+        real v = h < 0 ? gy[e] * dy[k] * curvature : 0;
         if (dgy)
-            v += h > 0 ? dgy[k] : dgy[k] * (h / alpha + 1);
+            v += dgy[k] * FN(celu_derivative)(h, alpha, power);
         out[k] = v;
     }
 }
@@ -306,6 +320,7 @@ RANGE(celu_mlp_vjp_rows)
     (void)extra;
     const mlff_mlp_shape m = mlff_mlp_shape_of(n);
     const real alpha = (real)n->attrs.f[0], *gy = IN(0), *y = IN(1);
+    const double power = FN(celu_power)(n->attrs.f[0]);
     real *gx = OUT, gz[MLFF_MLP_MAX_WIDTH], gin[MLFF_MLP_MAX_WIDTH];
     const int64_t gy_cols = n->inputs[0].cols, gy_hidden = gy_cols == m.cols;
     for (int64_t r = begin; r < end; r++) {
@@ -327,7 +342,7 @@ RANGE(celu_mlp_vjp_rows)
                 }
                 const int64_t at = r * m.cols + m.block[l - 1] + g * in;
                 for (int64_t c = 0; c < in; c++) {
-                    const real h = y[at + c], d = h > 0 ? 1 : h / alpha + 1;
+                    const real d = FN(celu_derivative)(y[at + c], alpha, power);
                     gz[c] = (gin[c] + (gy_hidden ? gy[at + c] : 0)) * d;
                 }
             }

@@ -7,7 +7,7 @@ kernel void KNAME(KARGS)
     ITEM();
     TO v = outp[item];
 #if VJP
-    v = in0[item] > 0 ? v : v * (in0[item] / (TO)ALPHA + 1);
+    v *= CELU_DERIVATIVE(in0[item], (TO)ALPHA, ALPHA_K);
 #else
     v += in0[item % (GROUPS * GEMM_N)];
 #if EPILOGUE == 1

@@ -2,10 +2,10 @@
  * Hessians (mlff_compute_hessians, mlff_compute_hessian_products):
  *  - the 12 reference molecules against TorchANI's autograd Hessians of the
  *    ANI-2x ensemble in float64 (tests/data/reference/hessians), within
- *    2e-6 eV/A^2 (1e-6 for ten of them: the largest entries, 100 eV/A^2,
- *    differ by 1.6e-8 of themselves, as TorchANI's forces differ from the
- *    derivative of the energy both compute, to 1e-12 eV, by 1e-8 of
- *    theirs), symmetric to 1e-9, rows summing to zero (translation);
+ *    1e-8 eV/A^2 (the issue asks 1e-6; 1.6e-8 of the largest entries apart
+ *    before CELU's derivative followed PyTorch's: core/ops.h,
+ *    mlff_celu_derivative_power), symmetric to 1e-9, rows summing to zero
+ *    (translation);
  *  - float32 within 1e-2 eV/A^2 of them;
  *  - a batch of 64 molecules (the 12, displaced at random, again and again)
  *    gives each molecule its Hessian alone;
@@ -65,7 +65,7 @@ static void check_references(const char *dir, mlff_precision precision)
 {
     mlff_context *ctx;
     mlff_model *model = test_open_model(&ctx, precision, MLFF_NEIGHBORS_AUTO, 0.0);
-    const double tol = precision == MLFF_PRECISION_FLOAT64 ? 2e-6 : 1e-2;
+    const double tol = precision == MLFF_PRECISION_FLOAT64 ? 1e-8 : 1e-2;
     const char *const *molecules = test_device() == MLFF_DEVICE_CPU ? reference_molecules : gpu_molecules;
     for (int k = 0; molecules[k]; k++) {
         reference r;
@@ -158,8 +158,8 @@ static void check_batch(const char *dir)
 }
 
 /* A molecule's Hessian by groups of its atoms (hessian_groups.h) against
- * the same taken whole: the 30 waters of the 100-water cluster nearest its
- * centre (about 13 A across, more than twice ANI's 5.2 A reach, so that
+ * the same taken whole: the 24 waters of the 100-water cluster nearest its
+ * centre (about 12 A across, more than twice ANI's 5.2 A reach, so that
  * groups have ghosts and atoms beyond them), in groups of 7 atoms; and in a
  * batch after a small molecule that stays whole, energies and forces
  * included. */
@@ -170,7 +170,7 @@ static void check_groups(const char *dir, mlff_precision precision)
         failures++;
         return;
     }
-    enum { WATERS = 30, N = 3 * WATERS, M = 3 * N };
+    enum { WATERS = 24, N = 3 * WATERS, M = 3 * N };
     double centre[3] = {0}, dist[100];
     const int n_waters = cluster.n_atoms / 3;
     for (int a = 0; a < cluster.n_atoms; a++)
