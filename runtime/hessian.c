@@ -30,17 +30,6 @@ static int64_t largest_system(const mlff_batch *b)
     return most;
 }
 
-/* Where system s's block starts among the batch's Hessians. */
-static int64_t block_start(const mlff_batch *b, int64_t s)
-{
-    int64_t at = 0;
-    for (int64_t y = 0; y < s; y++) {
-        const int64_t n = 3 * (b->system_offsets[y + 1] - b->system_offsets[y]);
-        at += n * n;
-    }
-    return at;
-}
-
 /* The evaluation prepared with a tangent pass of t_count directions (atoms
  * from n_owned on ghosts reaching ghost_depth, as mlff_evaluate_prepare
  * takes them), and its directions and products ([n_atoms, 3 t_count] each)
@@ -250,25 +239,19 @@ mlff_status mlff_model_hessians(mlff_model *m, const mlff_batch *batch, const ml
     int64_t grouped = 0;
     for (int64_t y = 0; y < batch->n_systems; y++)
         grouped += by_groups(m, batch, y);
-    if (!grouped) {
-        int64_t *block_at = malloc((size_t)(batch->n_systems + 1) * sizeof *block_at);
-        if (!block_at)
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "no memory for %lld systems", (long long)batch->n_systems);
-        for (int64_t y = 0; y < batch->n_systems; y++)
-            block_at[y] = block_start(batch, y);
-        const mlff_status s = whole_systems(m, batch, r->energies, r->forces, r->hessians, block_at);
-        free(block_at);
-        return s;
-    }
-    /* Energies and forces in a pass of their own; the small systems side by side, then each large molecule by groups. */
-    mlff_status s = r->energies || r->forces ? mlff_model_run(m, batch, &(mlff_results){.energies = r->energies, .forces = r->forces})
-                                             : MLFF_OK;
-    if (s != MLFF_OK || !r->hessians)
+    /* The systems taken whole side by side, their first pass giving the
+     * energies and forces when all are; else these in a pass of their own,
+     * then each large molecule by groups. */
+    mlff_status s = MLFF_OK;
+    if (grouped && (r->energies || r->forces))
+        s = mlff_model_run(m, batch, &(mlff_results){.energies = r->energies, .forces = r->forces});
+    if (s != MLFF_OK || (grouped && !r->hessians))
         return s;
     whole_batch whole;
     s = whole_batch_make(m, batch, &whole, err);
-    if (s == MLFF_OK && whole.batch.n_systems > 0)
-        s = whole_systems(m, &whole.batch, NULL, NULL, r->hessians, whole.block_at);
+    if (s == MLFF_OK && (whole.batch.n_systems > 0 || !grouped))
+        s = whole_systems(m, &whole.batch, grouped ? NULL : r->energies, grouped ? NULL : r->forces, r->hessians,
+                          whole.block_at);
     for (int64_t y = 0, at = 0; s == MLFF_OK && y < batch->n_systems; y++) {
         const int64_t a0 = batch->system_offsets[y], n = batch->system_offsets[y + 1] - a0;
         if (by_groups(m, batch, y))
