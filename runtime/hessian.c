@@ -123,7 +123,7 @@ static int64_t group_atoms(const mlff_model *m, int64_t n_atoms)
     if (m->ctx->tuning.hessian_group_atoms > 0)
         return m->ctx->tuning.hessian_group_atoms;
     const int64_t per = m->ctx->real == MLFF_DTYPE_F64 ? 192 : 96;
-    return n_atoms / per > 2 ? n_atoms / per : 2;
+    return n_atoms / per > 8 ? n_atoms / per : 8;
 }
 
 /* One molecule's Hessian h ((3n)^2, overwritten) as the sum over groups of

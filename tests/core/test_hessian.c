@@ -158,11 +158,12 @@ static void check_batch(const char *dir)
 }
 
 /* A molecule's Hessian by groups of its atoms (hessian_groups.h) against
- * the same taken whole: the 24 waters of the 100-water cluster nearest its
- * centre (about 12 A across, more than twice ANI's 5.2 A reach, so that
- * groups have ghosts and atoms beyond them), in groups of 7 atoms; and in a
- * batch after a small molecule that stays whole, energies and forces
- * included. */
+ * the same taken whole: the waters of the 100-water cluster nearest its
+ * centre, in groups of 7 atoms, so that groups have ghosts and atoms beyond
+ * their reach (ANI's 5.2 A): 24 waters (12 A across) on the CPU, 8 (8 A)
+ * on a GPU backend, where each pass costs seconds on PoCL and lavapipe;
+ * and in a batch after a small molecule that stays whole, energies and
+ * forces included. */
 static void check_groups(const char *dir, mlff_precision precision)
 {
     reference cluster, small;
@@ -170,7 +171,8 @@ static void check_groups(const char *dir, mlff_precision precision)
         failures++;
         return;
     }
-    enum { WATERS = 24, N = 3 * WATERS, M = 3 * N };
+    enum { MOST = 3 * 24 + 16 };
+    const int n_waters_taken = test_device() == MLFF_DEVICE_CPU ? 24 : 8, N = 3 * n_waters_taken, M = 3 * N;
     double centre[3] = {0}, dist[100];
     const int n_waters = cluster.n_atoms / 3;
     for (int a = 0; a < cluster.n_atoms; a++)
@@ -183,11 +185,11 @@ static void check_groups(const char *dir, mlff_precision precision)
     }
     /* The small molecule first, then the waters, nearest first. */
     const int n_small = small.n_atoms, n_all = n_small + N, m_small = 3 * n_small;
-    int32_t z[N + 16];
-    double pos[3 * (N + 16)];
+    int32_t z[MOST];
+    double pos[3 * MOST];
     memcpy(z, small.species, (size_t)n_small * sizeof *z);
     memcpy(pos, small.positions, (size_t)(3 * n_small) * sizeof *pos);
-    for (int taken = 0; taken < WATERS; taken++) {
+    for (int taken = 0; taken < n_waters_taken; taken++) {
         int best = 0;
         for (int w = 1; w < n_waters; w++)
             if (dist[w] < dist[best])
@@ -198,7 +200,7 @@ static void check_groups(const char *dir, mlff_precision precision)
     }
     double *whole = malloc((size_t)M * M * sizeof *whole), *grouped = malloc((size_t)(M * M + m_small * m_small) * sizeof *grouped);
     double *small_alone = malloc((size_t)(m_small * m_small) * sizeof *small_alone);
-    double energies[2], energy[2], forces[3 * (N + 16)], alone_forces[3 * (N + 16)];
+    double energies[2], energy[2], forces[3 * MOST], alone_forces[3 * MOST];
     const char *const tunings[2] = {"hessian_groups_from_atoms=never", "hessian_groups_from_atoms=60 hessian_group_atoms=7"};
     mlff_context *ctx[2];
     mlff_model *model[2];
@@ -235,9 +237,9 @@ static void check_groups(const char *dir, mlff_precision precision)
                  diff_energies = fmax(fabs(energies[0] - energy[0]), fabs(energies[1] - energy[1]));
     printf("%s %d waters (%.1f A across) by groups of 7 atoms against whole: %.2e eV/A^2 (|H| up to %.1f), the "
            "molecule before them %.2e, energies %.2e eV, forces %.2e eV/A\n",
-           precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32", WATERS, far, diff, largest, diff_small,
+           precision == MLFF_PRECISION_FLOAT64 ? "float64" : "float32", n_waters_taken, far, diff, largest, diff_small,
            diff_energies, diff_forces);
-    CHECK(far > 2 * 5.2, "the waters span %.3g A: groups would see every atom", far);
+    CHECK(far > 5.2, "the waters span %.3g A: every group would see every atom", far);
     CHECK(diff <= tol * largest, "by groups %.3g from the whole Hessian", diff);
     CHECK(diff_small <= tol * largest, "the small molecule's Hessian %.3g from alone", diff_small);
     CHECK(diff_energies <= 1e-9 && diff_forces <= 1e-9, "energies %.3g, forces %.3g from mlff_evaluate's", diff_energies,
