@@ -20,11 +20,13 @@
  * long ones), V at MLP_ROWS rows in local memory, read four words at a
  * time. Lane `lane` of LANES takes the slice from lane * MLP_SLICE(K, LANES)
  * (whole TO4 words); CHUNK loads are issued before any is used. Words past
- * the slice meet zero weights. */
+ * the slice meet zero weights. A block without rows (past the last run:
+ * row_block.kernel) takes no slice. */
 #define MLP_SLICE(K, LANES) ((((K) + (LANES)-1) / (LANES) + 3) / 4 * 4)
 #define MLP_SUM(M, K, N, LANES, V, lane, acc)                                                         \
     {                                                                                                 \
-        const int c_begin = (lane)*MLP_SLICE(K, LANES), c_end = min(c_begin + MLP_SLICE(K, LANES), (K)); \
+        const int c_begin = (lane)*MLP_SLICE(K, LANES),                                               \
+                  c_end = rows > 0 ? min(c_begin + MLP_SLICE(K, LANES), (K)) : c_begin;               \
         for (int c0 = c_begin; c0 < c_end; c0 += CHUNK) {                                             \
             TO wv[CHUNK];                                                                             \
             _Pragma("unroll") for (int j = 0; j < CHUNK; j++)                                         \

@@ -37,7 +37,7 @@ layout(std430, set = 0, binding = 6) readonly buffer In5V { TO4 in5v[]; };
         TO acc[MLP_ROWS];                                                                             \
         [[unroll]] for (uint r = 0; r < MLP_ROWS; r++)                                                \
             acc[r] = TO(0);                                                                           \
-        if (o < OUT_W) {                                                                              \
+        if (o < OUT_W && rows > 0) { /* none past the last run (row_block.kernel) */                  \
             const uint w0 = (wg * OUT_W + o) * IN_W;                                                  \
             for (uint j0 = 0; j0 < IN_W / STEP(LANES); j0 += CHUNK) {                                 \
                 TO4 wv[CHUNK];                                                                        \

@@ -22,6 +22,8 @@ void main()
 {
     const uint lane = gl_SubgroupInvocationID, size = gl_SubgroupSize, g = gl_WorkGroupID.z;
     ROW_BLOCK(pc.base / SG_ROWS + gl_WorkGroupID.x, SG_ROWS);
+    if (m_end == m0) /* past the last run (row_block.kernel); no barrier follows */
+        return;
     const uint wg = e * GROUPS + g;
     const uint n0 = gl_WorkGroupID.y * (SG_WG * SG_COLS) + gl_LocalInvocationID.x;
     TO acc[SG_ROWS][SG_COLS];

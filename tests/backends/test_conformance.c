@@ -175,7 +175,7 @@ static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface
 static const char *const tangent_cases[] = {
     "mul", "mul (broadcast column)", "concat_cols", "scatter_add_rows (row sums)",
     "scatter_add_rows (few rows, weighted row sums)", "sum_cols (first 3)",
-    "celu_mlp (members' mean, 3 stacks, 64 wide)", "linear + celu (3 stacks: runs of 20, 0, 17 rows)",
+    "celu_mlp (members' mean, 4 stacks, 64 wide)", "linear + celu (4 stacks: runs of 3, 0, 20, 14 rows)",
     "pair_vectors (three lists: two gradients in one pass, the third added, folded)", "row_differences",
     "pair_shifts", "norm3", "cosine_cutoff", "ani_radial", "ani_angular (pair_triples)",
     "ani_angular (the AEV of positions in cells)", NULL};

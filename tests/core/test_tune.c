@@ -156,20 +156,6 @@ int main(int argc, char **argv)
         return 1;
     snprintf(cache_dir, sizeof cache_dir, "%s/cache", dir);
     setenv("MLFF_CACHE_DIR", cache_dir, 1);
-    /* PoCL's kernel cache of its own too, cold. Not a fault of the cache:
-     * warm, the first step's timings differ (no compiles in them), and the
-     * run crashed at its next step, which times stacked element networks,
-     * in mlff_k13 (our GEMM, linear_rows, 32x8) reading far past a buffer.
-     * MLFF_ELEMENT_NETWORKS=stacked mlff energy --device opencl --neighbors
-     * sparse on two waters crashes so under clang's ASan whatever the
-     * cache (the work-group function compiled again is the cached one, byte
-     * for byte; dense lists, merged or separate networks, and
-     * MLFF_OPENCL_ARENA=off pass: the arena form's offsets); without ASan
-     * the read lands in mapped memory and the energy is right. Open: which
-     * of the kernel's reads it is. */
-    char pocl_dir[320];
-    snprintf(pocl_dir, sizeof pocl_dir, "%s/pocl", dir);
-    setenv("POCL_CACHE_DIR", pocl_dir, 1);
 
     /* 1. A quick tune writes a record. */
     mlff_settings settings;
