@@ -888,7 +888,8 @@ static int take(const binned_cut *j, int64_t p0, int64_t p, int64_t end)
 }
 
 /* Greedy cut along the order, as cut() does, with the ghosts the chunk's
- * slabs bring. Every row count, the atoms' included, only grows as a
+ * slabs bring; no chunks (n_chunks 0) where one atom with the slabs it
+ * needs does not fit. Every row count, the atoms' included, only grows as a
  * chunk takes more of the order, so a block that fits whole may be taken
  * at once. */
 static mlff_status cut_binned(const binned_cut *j, mlff_error *err)
@@ -907,10 +908,9 @@ static mlff_status cut_binned(const binned_cut *j, mlff_error *err)
             p += ROWS_BLOCK;
         } else if (take(j, p0, p, p + 1)) {
             p++;
-        } else if (p == p0) {
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
-                             "one atom with its neighbours needs more than the device allows "
-                             "(budget %.0f MB, largest buffer %zu MB)", j->budget / 1e6, j->limits->max_buffer >> 20);
+        } else if (p == p0) { /* whole slabs are too much: the host's search cuts finer */
+            c->n_chunks = 0;
+            return MLFF_OK;
         } else { /* the atom at p begins the next chunk */
             c->start[++c->n_chunks] = p0 = p;
             memset(c->rows + j->n_symbols, 0, (size_t)j->n_symbols * sizeof *c->rows);

@@ -95,7 +95,9 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
  * system's lattice axis of most bins); its ghosts are the other atoms of
  * the slabs within layers x the search's reach, its centers those within
  * (layers - 1) x that reach (whose pairs the device lists again for the
- * chunk).
+ * chunk). No chunks (c->n_chunks 0) when one atom with those slabs does
+ * not fit: the host's search, whose ghosts are only those the pairs reach,
+ * must cut it.
  */
 mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const mlff_plan *plan,
                                     const mlff_chunk_limits *limits, const mlff_batch *b, const mlff_batch_work *w,

@@ -320,8 +320,10 @@ static mlff_status count_on_device(mlff_model *m, const mlff_batch *batch, const
 /*
  * The batch chunk by chunk, each chunk's pair lists made on the device
  * (mlff_chunks_plan_binned), after a count of the whole batch's. *done
- * stays 0 when the device cannot list a chunk's pairs or a chunk does not
- * fit after all: the host's search then takes over.
+ * stays 0 when the device cannot list a chunk's pairs, a chunk does not
+ * fit after all, or no chunk of whole slabs fits (a model of several
+ * layers, whose slabs of centers and ghosts span much of a box): the
+ * host's search then takes over.
  */
 static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o,
                                      const mlff_chunk_limits *limits, int *done)
@@ -336,7 +338,7 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, con
     if (s == MLFF_OK)
         s = mlff_chunks_plan_binned(chunks, p->graph, p->plan, limits, batch, &m->work, &p->device_lists.lists,
                                     &census, &ctx->error);
-    if (s != MLFF_OK)
+    if (s != MLFF_OK || chunks->n_chunks == 0)
         return s;
     phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
     /* The plan kept the cap on owned atoms; a chunk's atoms include its ghosts. */
