@@ -22,9 +22,8 @@ The systems:
             molecules in turn), one call
   boxN      water_box_64 replicated N^3 times (--box-copies, default 4,2:
             box4 12288 atoms, 49.7 A cubic, periodic; box2 1536 atoms).
-            A multi-layer model evaluated in one pass only (mlff refuses
-            chunks for it): a box too large for the device's memory budget
-            says 'failed' with mlff's message, which box2 does not.
+            A box too large for one pass on the device runs in atom
+            chunks, their ghosts 3 cutoffs deep (the model's layers).
 
 PyTorch gets its pair lists (i, j, shift) built once on its device before
 timing (they are not part of its time); mlff builds its own neighbour lists

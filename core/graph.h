@@ -67,9 +67,10 @@ typedef enum mlff_input_role {
 
 /*
  * Owned atoms and ghosts. A large batch is evaluated in chunks of atoms
- * (core/chunks.h). A chunk's graph sees its own atoms ("owned") and, after
+ * (runtime/chunks.h). A chunk's graph sees its own atoms ("owned") and, after
  * them, the neighbours they need ("ghosts"). Pair lists hold only pairs
- * whose center is owned, ELEMENT_ATOMS and ELEMENT_ORDER only owned atoms; a model must
+ * whose center is owned (with interaction_layers L > 1, also those of the
+ * ghosts within L - 1 cutoffs), ELEMENT_ATOMS and ELEMENT_ORDER only owned atoms; a model must
  * count in the energy only what belongs to owned atoms (per-atom terms that
  * do not go through the element lists or the pairs are weighted by OWNED). The
  * forces on ghosts are their share of this chunk's energy, which the caller

@@ -47,15 +47,27 @@ static int64_t pairs_within(const atom_pairs *p, double cutoff)
     return within;
 }
 
-/* Rows of every symbol but the atoms that one owned atom adds to a chunk:
- * its pairs and triples, a row of its element and of the atoms by element. */
+/* Which rows of an atom: those it adds as an owned atom (a row of its
+ * element and of the atoms by element), and as a center (its pairs and
+ * triples). With one layer the owned atoms are the centers. */
+enum { ROWS_OWNED = 1, ROWS_CENTER = 2, ROWS_ALL = 3 };
+
+static int is_center_kind(symbol_kind kind)
+{
+    return kind == SYMBOL_PAIRS || kind == SYMBOL_TRIPLES;
+}
+
+/* Rows of every symbol but the atoms that one atom adds to a chunk. */
 static void atom_rows(const symbol_cost *costs, int n_symbols, int32_t species, const atom_pairs *pairs,
-                      int64_t *rows)
+                      int parts, int64_t *rows)
 {
     for (int s = 0; s < n_symbols; s++) {
         const symbol_cost *c = &costs[s];
-        const int64_t within =
-            c->kind == SYMBOL_PAIRS || c->kind == SYMBOL_TRIPLES ? pairs_within(pairs, c->cutoff) : 0;
+        if (!(parts & (is_center_kind(c->kind) ? ROWS_CENTER : ROWS_OWNED))) {
+            rows[s] = 0;
+            continue;
+        }
+        const int64_t within = is_center_kind(c->kind) ? pairs_within(pairs, c->cutoff) : 0;
         rows[s] = c->kind == SYMBOL_OWNED     ? 1
                   : c->kind == SYMBOL_ELEMENT ? species == c->element
                   : c->kind == SYMBOL_PAIRS   ? within
@@ -218,30 +230,39 @@ typedef struct host_rows {
     const mlff_chunks *c;
     const mlff_batch_work *w;
     int n_symbols;
+    int parts;  /* ROWS_*, of atoms below n_owned; ghosts' rows are their pairs' */
 } host_rows;
 
-/* The rows of atom a, from the host's pair list. */
+/* Some rows of atom a, from the host's pair list. */
+static void host_rows_of(const host_rows *h, int64_t a, int parts, int64_t *rows)
+{
+    const int64_t p0 = h->c->first_pair[a];
+    const atom_pairs pairs = {.distances = h->w->pairs.distances + p0, .n_pairs = h->c->first_pair[a + 1] - p0};
+    atom_rows(h->c->costs, h->n_symbols, h->w->species[a], &pairs, parts, rows);
+}
+
+/* The rows of atom a (a position_rows_fn). */
 static void host_atom_rows(const void *source, int64_t a, int64_t *rows)
 {
     const host_rows *h = source;
-    const int64_t p0 = h->c->first_pair[a];
-    const atom_pairs pairs = {.distances = h->w->pairs.distances + p0, .n_pairs = h->c->first_pair[a + 1] - p0};
-    atom_rows(h->c->costs, h->n_symbols, h->w->species[a], &pairs, rows);
+    host_rows_of(h, a, a < h->w->n_owned ? h->parts : ROWS_CENTER, rows);
 }
 
 /* The whole batch as one chunk (no ghosts but the batch's own): the
- * common case, checked without the cut's bookkeeping. */
+ * common case, checked without the cut's bookkeeping. The batch's ghosts
+ * (a subdomain's) are centers too where their pairs run. */
 static mlff_status whole_batch_fits(mlff_chunks *c, int n_symbols, const mlff_chunk_limits *limits, double budget,
                                     const mlff_batch_work *w, int *fits, mlff_error *err)
 {
     *fits = 0;
     if (limits->max_atoms > 0 && w->n_owned > limits->max_atoms)
         return MLFF_OK;
-    const host_rows h = {c, w, n_symbols};
-    mlff_status s = sum_by_block(c, w->pool, n_symbols, w->n_owned, host_atom_rows, &h, err);
+    const host_rows h = {c, w, n_symbols, ROWS_ALL};
+    const int64_t n_centers = w->ghost_pairs ? w->n_atoms : w->n_owned;
+    mlff_status s = sum_by_block(c, w->pool, n_symbols, n_centers, host_atom_rows, &h, err);
     if (s != MLFF_OK)
         return s;
-    const int64_t n_blocks = (w->n_owned + ROWS_BLOCK - 1) / ROWS_BLOCK;
+    const int64_t n_blocks = (n_centers + ROWS_BLOCK - 1) / ROWS_BLOCK;
     int64_t *sum = c->rows + n_symbols;
     memset(sum, 0, (size_t)n_symbols * sizeof *sum);
     for (int64_t b = 0; b < n_blocks; b++)
@@ -258,7 +279,7 @@ static mlff_status find_budget(mlff_chunks *c, const mlff_graph *g, const mlff_p
                                const mlff_chunk_limits *limits, const mlff_batch *b, double *budget, mlff_error *err)
 {
     if (!c->costs && (!(c->costs = symbol_costs(g, plan)) ||
-                      !(c->rows = malloc((size_t)g->n_symbols * 2 * sizeof *c->rows))))
+                      !(c->rows = malloc((size_t)g->n_symbols * 4 * sizeof *c->rows))))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
     *budget = ((double)limits->budget - (double)mlff_plan_param_bytes(plan)) / MLFF_PLAN_HEADROOM -
               (double)c->costs[MLFF_SYMBOL_SYSTEMS].total * (double)b->n_systems;
@@ -281,55 +302,94 @@ mlff_status mlff_chunks_whole_fits(mlff_chunks *c, const mlff_graph *g, const ml
     return MLFF_OK;
 }
 
+/*
+ * The chunk being cut takes owned atom a: every atom within layers hops of
+ * it comes in, or nearer (c->hops, breadth first from a), logged with its
+ * hops before (-1: not in the chunk) so that undo() can take it back.
+ * delta: the rows this adds, its atoms' included. Returns the log's length.
+ */
+static int64_t bring_in(mlff_chunks *c, const host_rows *host, int32_t a, int64_t *delta, int64_t *scratch)
+{
+    const int n_symbols = host->n_symbols, layers = c->layers;
+    const int32_t *neighbour = host->w->pairs.master.pairs;
+    host_rows_of(host, a, ROWS_OWNED, delta);
+    delta[MLFF_SYMBOL_ATOMS] = 0;
+    int64_t n_log = 0;
+    for (int64_t q = -1; q < n_log; q++) {
+        const int32_t x = q < 0 ? a : c->log_atom[q];
+        const int32_t hops = q < 0 ? 0 : c->hops[x] + 1;
+        if (hops > layers)
+            break; /* breadth first: all later ones are as far */
+        const int64_t p0 = q < 0 ? 0 : c->first_pair[x], p1 = q < 0 ? 1 : c->first_pair[x + 1];
+        for (int64_t p = p0; p < p1; p++) {
+            const int32_t y = q < 0 ? a : neighbour[2 * p + 1];
+            const int32_t before = c->seen[y] == c->generation ? c->hops[y] : -1;
+            if (before >= 0 && before <= hops)
+                continue;
+            c->log_atom[n_log] = y;
+            c->log_hops[n_log++] = before;
+            c->seen[y] = c->generation;
+            c->hops[y] = hops;
+            delta[MLFF_SYMBOL_ATOMS] += before < 0;
+            if (hops < layers && (before < 0 || before == layers)) { /* a new center */
+                host_rows_of(host, y, ROWS_CENTER, scratch);
+                for (int s = 0; s < n_symbols; s++)
+                    delta[s] += s == MLFF_SYMBOL_ATOMS ? 0 : scratch[s];
+            }
+        }
+    }
+    return n_log;
+}
+
+/* Takes back what bring_in logged. */
+static void undo(mlff_chunks *c, int64_t n_log)
+{
+    for (int64_t q = n_log - 1; q >= 0; q--) {
+        const int32_t y = c->log_atom[q];
+        if (c->log_hops[q] < 0)
+            c->seen[y] = c->generation - 1;
+        else
+            c->hops[y] = c->log_hops[q];
+    }
+}
+
 /* Greedy cut along c->order: a chunk grows while its tensors fit. The
- * atoms of a chunk are its owned atoms and their neighbours (ghosts), found
- * as it grows: c->seen[a] == c->generation marks the atoms already in it. */
+ * atoms of a chunk are its owned atoms and the ghosts within layers hops,
+ * found as it grows: c->seen[a] == c->generation marks the atoms already
+ * in it. */
 static mlff_status cut(mlff_chunks *c, const symbol_cost *costs, int n_symbols, const mlff_chunk_limits *limits,
                        double budget, const mlff_batch_work *w, mlff_error *err)
 {
     const int64_t n_atoms = w->n_owned; /* c->order's */
-    const int32_t *neighbour = w->pairs.master.pairs;
-    int64_t *rows = c->rows, *sum = rows + n_symbols;
+    int64_t *delta = c->rows, *sum = delta + n_symbols, *scratch = sum + n_symbols;
     memset(sum, 0, (size_t)n_symbols * sizeof *sum);
     int64_t owned = 0;
     c->n_chunks = 0;
     c->start[0] = 0;
     c->generation++;
-    const host_rows host = {c, w, n_symbols};
+    const host_rows host = {c, w, n_symbols, ROWS_ALL};
     for (int64_t k = 0; k < n_atoms; k++) {
         const int32_t a = c->order[k];
-        const int64_t p0 = c->first_pair[a], p1 = c->first_pair[a + 1];
-        host_atom_rows(&host, a, rows);
         for (;;) { /* this chunk, or (closed) the next */
-            /* New atoms: a unless it is a ghost already, and its neighbours not in yet
-             * (images of one neighbour counted each: an overestimate). */
-            int64_t new_atoms = c->seen[a] != c->generation;
-            for (int64_t p = p0; p < p1; p++)
-                new_atoms += c->seen[neighbour[2 * p + 1]] != c->generation;
-            rows[MLFF_SYMBOL_ATOMS] = new_atoms;
+            const int64_t n_log = bring_in(c, &host, a, delta, scratch);
             if ((limits->max_atoms <= 0 || owned < limits->max_atoms) &&
-                rows_fit(costs, n_symbols, sum, rows, limits, budget))
+                rows_fit(costs, n_symbols, sum, delta, limits, budget))
                 break;
+            undo(c, n_log);
             if (owned == 0)
                 return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
-                                 "one atom with its neighbours needs more than the device allows "
-                                 "(budget %.0f MB, largest buffer %zu MB)", budget / 1e6, limits->max_buffer >> 20);
+                                 "one atom with its neighbours%s needs more than the device allows "
+                                 "(budget %.0f MB, largest buffer %zu MB)",
+                                 c->layers > 1 ? " (as far as the model's layers reach)" : "", budget / 1e6,
+                                 limits->max_buffer >> 20);
             /* Close this chunk; the atom starts the next one. */
             c->start[++c->n_chunks] = k;
             memset(sum, 0, (size_t)n_symbols * sizeof *sum);
             owned = 0;
             c->generation++;
         }
-        /* Take it, counting the atoms exactly. */
-        rows[MLFF_SYMBOL_ATOMS] = c->seen[a] != c->generation;
-        c->seen[a] = c->generation;
-        for (int64_t p = p0; p < p1; p++)
-            if (c->seen[neighbour[2 * p + 1]] != c->generation) {
-                c->seen[neighbour[2 * p + 1]] = c->generation;
-                rows[MLFF_SYMBOL_ATOMS]++;
-            }
         for (int y = 0; y < n_symbols; y++)
-            sum[y] += rows[y];
+            sum[y] += delta[y];
         owned++;
     }
     c->start[++c->n_chunks] = n_atoms;
@@ -348,12 +408,14 @@ static void forget_view(mlff_chunks *c)
 static mlff_status reserve_atoms(mlff_chunks *c, int64_t n, mlff_error *err)
 {
     const int64_t old = c->atoms_capacity;
-    void **const arrays[] = {(void **)&c->first_pair, (void **)&c->start,   (void **)&c->order,
+    void **const arrays[] = {(void **)&c->first_pair, (void **)&c->start,    (void **)&c->order,
                              (void **)&c->seen,       (void **)&c->local_of, (void **)&c->slab_at,
-                             (void **)&c->bin_key};
-    const size_t elems[] = {sizeof *c->first_pair, sizeof *c->start,    sizeof *c->order, sizeof *c->seen,
-                            sizeof *c->local_of,   sizeof *c->slab_at, sizeof *c->bin_key};
-    if (!mlff_grow_columns(arrays, elems, 7, &c->atoms_capacity, n + 2))
+                             (void **)&c->bin_key,    (void **)&c->hops,     (void **)&c->log_atom,
+                             (void **)&c->log_hops};
+    const size_t elems[] = {sizeof *c->first_pair, sizeof *c->start,    sizeof *c->order,   sizeof *c->seen,
+                            sizeof *c->local_of,   sizeof *c->slab_at,  sizeof *c->bin_key, sizeof *c->hops,
+                            sizeof *c->log_atom,   sizeof *c->log_hops};
+    if (!mlff_grow_columns(arrays, elems, 10, &c->atoms_capacity, n + 2))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks of %lld atoms",
                          (long long)n);
     for (int64_t a = old; a < c->atoms_capacity; a++) {
@@ -389,6 +451,7 @@ mlff_status mlff_chunks_plan(mlff_chunks *c, const mlff_graph *g, const mlff_pla
     const mlff_neighbor_list *master = &w->pairs.master;
     forget_view(c);
     c->n_chunks = 1;
+    c->layers = g->interaction_layers > 1 ? g->interaction_layers : 1;
     mlff_status s = reserve_atoms(c, n_atoms, err);
     if (s != MLFF_OK)
         return s;
@@ -444,39 +507,61 @@ static int reserve_pairs(mlff_chunks *c, int64_t n)
     return mlff_grow_columns(arrays, elems, 3, &c->pairs_capacity, n);
 }
 
+/* Sorts local[l0, l1) by batch atom and sets their local_of. */
+static void sort_local(mlff_chunks *c, int64_t l0, int64_t l1)
+{
+    qsort(c->local + l0, (size_t)(l1 - l0), sizeof *c->local, by_atom);
+    for (int64_t l = l0; l < l1; l++)
+        c->local_of[c->local[l]] = (int32_t)l;
+}
+
 mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work *w, mlff_error *err)
 {
     const mlff_neighbor_list *master = &w->pairs.master;
     forget_view(c);
     const int32_t *owned = c->order + c->start[k];
     const int64_t n_owned = c->start[k + 1] - c->start[k];
-    int64_t n_pairs = 0, n_local = n_owned;
-    for (int64_t o = 0; o < n_owned; o++)
-        n_pairs += c->first_pair[owned[o] + 1] - c->first_pair[owned[o]];
-    /* Ghosts are at most one per pair. */
-    if (!mlff_grow((void **)&c->local, &c->local_capacity, n_owned + n_pairs, sizeof *c->local))
+    if (!mlff_grow((void **)&c->local, &c->local_capacity, n_owned, sizeof *c->local))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
-    if (!reserve_pairs(c, n_pairs))
-        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
-    /* Owned atoms in batch order, then the ghosts their pairs reach, in batch order. */
+    /* Owned atoms, then the ghosts breadth first, hop by hop: those the pairs
+     * of the atoms before them reach. */
     memcpy(c->local, owned, (size_t)n_owned * sizeof *c->local);
-    qsort(c->local, (size_t)n_owned, sizeof *c->local, by_atom);
     for (int64_t l = 0; l < n_owned; l++)
         c->local_of[c->local[l]] = (int32_t)l;
-    for (int64_t l = 0; l < n_owned; l++)
-        for (int64_t p = c->first_pair[c->local[l]]; p < c->first_pair[c->local[l] + 1]; p++) {
-            const int32_t j = master->pairs[2 * p + 1];
-            if (c->local_of[j] < 0) {
-                c->local_of[j] = (int32_t)n_local;
-                c->local[n_local++] = j;
-            }
+    int64_t n_local = n_owned, n_centers = n_owned, n_pairs = 0;
+    for (int64_t hop = 0, l0 = 0; hop < c->layers; hop++) {
+        const int64_t l1 = n_local;
+        int64_t reach = 0; /* ghosts are at most one per pair */
+        for (int64_t l = l0; l < l1; l++)
+            reach += c->first_pair[c->local[l] + 1] - c->first_pair[c->local[l]];
+        n_pairs += reach;
+        if (!mlff_grow((void **)&c->local, &c->local_capacity, n_local + reach, sizeof *c->local)) {
+            c->view = (mlff_atom_view){.n_atoms = n_local, .batch_atom = c->local}; /* forget_view's */
+            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
         }
-    qsort(c->local + n_owned, (size_t)(n_local - n_owned), sizeof *c->local, by_atom);
-    for (int64_t l = n_owned; l < n_local; l++)
-        c->local_of[c->local[l]] = (int32_t)l;
-    /* The owned atoms' pairs in local indices, sorted by center, then neighbour. */
+        for (int64_t l = l0; l < l1; l++)
+            for (int64_t p = c->first_pair[c->local[l]]; p < c->first_pair[c->local[l] + 1]; p++) {
+                const int32_t j = master->pairs[2 * p + 1];
+                if (c->local_of[j] < 0) {
+                    c->local_of[j] = (int32_t)n_local;
+                    c->local[n_local++] = j;
+                }
+            }
+        n_centers = l1;
+        l0 = l1;
+    }
+    /* Owned atoms in batch order, then the centers among the ghosts, then
+     * the rest, each in batch order. */
+    sort_local(c, 0, n_owned);
+    sort_local(c, n_owned, n_centers);
+    sort_local(c, n_centers, n_local);
+    if (!reserve_pairs(c, n_pairs)) {
+        c->view = (mlff_atom_view){.n_atoms = n_local, .batch_atom = c->local};
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
+    }
+    /* The centers' pairs in local indices, sorted by center, then neighbour. */
     int64_t q = 0;
-    for (int64_t l = 0; l < n_owned; l++) {
+    for (int64_t l = 0; l < n_centers; l++) {
         const int64_t run = q;
         for (int64_t p = c->first_pair[c->local[l]]; p < c->first_pair[c->local[l] + 1]; p++, q++) {
             c->pairs[2 * q] = (int32_t)l;
@@ -486,6 +571,7 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
         }
         sort_run(c->pairs + 2 * run, c->images + 3 * run, c->distances + run, q - run);
     }
+    c->n_centers = n_centers;
     c->view = (mlff_atom_view){
         .n_owned = n_owned,
         .n_atoms = n_local,
@@ -493,7 +579,7 @@ mlff_status mlff_chunks_select(mlff_chunks *c, int64_t k, const mlff_batch_work 
         .pairs = c->pairs,
         .images = c->images,
         .distances = c->distances,
-        .n_pairs = n_pairs,
+        .n_pairs = q,
     };
     return MLFF_OK;
 }
@@ -540,10 +626,10 @@ static int partial_systems(const mlff_chunks *c, const int32_t *system, int64_t 
 /* The slabs (numbered across the batch) within reach of a system's slabs
  * [xa, xb]: one interval, or two where the reach wraps around a periodic
  * axis; returns how many. */
-static int slabs_within_reach(const slab_system *y, int64_t xa, int64_t xb, int64_t interval[2][2])
+static int slabs_within_reach(const slab_system *y, int64_t xa, int64_t xb, int64_t reach, int64_t interval[2][2])
 {
     const int64_t n = y->n_slabs;
-    int64_t lo = xa - y->reach, hi = xb + y->reach;
+    int64_t lo = xa - reach, hi = xb + reach;
     if (y->periodic && hi - lo + 1 >= n) {
         lo = 0;
         hi = n - 1;
@@ -563,16 +649,19 @@ static int slabs_within_reach(const slab_system *y, int64_t xa, int64_t xb, int6
     return 1;
 }
 
-/* The ghosts of the chunk owning positions [p0, p1); written to local when
- * it is not NULL. Returns how many. */
-static int64_t chunk_ghosts(const mlff_chunks *c, const int32_t *system, int64_t p0, int64_t p1, int32_t *local)
+/* The ghosts of the chunk owning positions [p0, p1) within `hops` times
+ * the search's reach; written to local when it is not NULL. Returns how
+ * many. */
+static int64_t chunk_ghosts(const mlff_chunks *c, const int32_t *system, int64_t p0, int64_t p1, int hops,
+                            int32_t *local)
 {
     partial_system part[2];
     const int n_parts = partial_systems(c, system, p0, p1, part);
     int64_t ghosts = 0;
     for (int k = 0; k < n_parts; k++) {
+        const slab_system *y = &c->slab_systems[part[k].system];
         int64_t interval[2][2];
-        const int n = slabs_within_reach(&c->slab_systems[part[k].system], part[k].xa, part[k].xb, interval);
+        const int n = slabs_within_reach(y, part[k].xa, part[k].xb, hops * y->reach, interval);
         for (int i = 0; i < n; i++) {
             const int64_t q0 = c->slab_first[interval[i][0]], q1 = c->slab_first[interval[i][1] + 1];
             if (!local) {
@@ -686,18 +775,87 @@ typedef struct binned_cut {
     const mlff_chunk_limits *limits;
     double budget;
     int n_symbols;
+    int64_t n_systems;
+    int parts; /* of an owned atom's rows (ROWS_*): with several layers the centers' come from c->slab_rows */
 } binned_cut;
 
-/* The rows of the atom at position p of the order. */
-static void binned_atom_rows(const void *source, int64_t p, int64_t *rows)
+/* Some rows of the atom at position p of the order. */
+static void binned_rows_of(const binned_cut *j, int64_t p, int parts, int64_t *rows)
 {
-    const binned_cut *j = source;
     const int32_t a = j->c->order[p];
     int64_t counts[MLFF_DEVICE_LISTS];
     for (int l = 0; l < j->lists->n_lists; l++)
         counts[l] = j->census->list_offsets[l][a + 1] - j->census->list_offsets[l][a];
     const atom_pairs pairs = {.cutoffs = j->lists->cutoff, .counts = counts, .n_lists = j->lists->n_lists};
-    atom_rows(j->c->costs, j->n_symbols, j->w->species[a], &pairs, rows);
+    atom_rows(j->c->costs, j->n_symbols, j->w->species[a], &pairs, parts, rows);
+}
+
+/* The rows an owned atom at position p adds (a position_rows_fn). */
+static void binned_atom_rows(const void *source, int64_t p, int64_t *rows)
+{
+    const binned_cut *j = source;
+    binned_rows_of(j, p, j->parts, rows);
+}
+
+/* c->slab_rows: the centers' rows of the slabs before each slab, for
+ * models of several layers, whose centers are whole slabs (and owned
+ * atoms of systems owned whole). */
+static mlff_status sum_slab_rows(const binned_cut *j, mlff_error *err)
+{
+    mlff_chunks *c = j->c;
+    const int n = j->n_symbols;
+    const int64_t n_atoms = j->w->n_atoms;
+    const slab_system *last = &c->slab_systems[j->n_systems - 1];
+    const int64_t n_slabs = last->first + last->n_slabs;
+    if (!mlff_grow((void **)&c->slab_rows, &c->slab_rows_capacity, (n_slabs + 1) * n, sizeof *c->slab_rows))
+        return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning chunks");
+    int64_t *rows = c->rows + 2 * n;
+    memset(c->slab_rows, 0, (size_t)((n_slabs + 1) * n) * sizeof *c->slab_rows);
+    for (int64_t p = 0; p < n_atoms; p++) {
+        binned_rows_of(j, p, ROWS_CENTER, rows);
+        int64_t *slab = c->slab_rows + (c->slab_at[p] + 1) * n;
+        for (int y = 0; y < n; y++)
+            slab[y] += rows[y];
+    }
+    for (int64_t k = 0; k < n_slabs; k++)
+        for (int y = 0; y < n; y++)
+            c->slab_rows[(k + 1) * n + y] += c->slab_rows[k * n + y];
+    return MLFF_OK;
+}
+
+/* Adds the centers' rows of slabs [k0, k1] (numbered across the batch). */
+static void add_slab_rows(const mlff_chunks *c, int n, int64_t k0, int64_t k1, int64_t *rows)
+{
+    for (int y = 0; y < n; y++)
+        rows[y] += c->slab_rows[(k1 + 1) * n + y] - c->slab_rows[k0 * n + y];
+}
+
+/* The centers' rows of the chunk owning positions [p0, p1), for a model
+ * of several layers: the slabs within (layers - 1) x the search's reach
+ * in the systems it owns in part, and the slabs of those it owns whole
+ * (between the first and the last it owns atoms of). */
+static void center_rows(const binned_cut *j, int64_t p0, int64_t p1, int64_t *rows)
+{
+    const mlff_chunks *c = j->c;
+    const int n = j->n_symbols;
+    memset(rows, 0, (size_t)n * sizeof *rows);
+    partial_system part[2];
+    const int n_parts = partial_systems(c, j->w->system, p0, p1, part);
+    for (int k = 0; k < n_parts; k++) {
+        const slab_system *y = &c->slab_systems[part[k].system];
+        int64_t interval[2][2];
+        const int m = slabs_within_reach(y, part[k].xa, part[k].xb, (c->layers - 1) * y->reach, interval);
+        for (int i = 0; i < m; i++)
+            add_slab_rows(c, n, interval[i][0], interval[i][1], rows);
+    }
+    const int64_t s0 = j->w->system[c->order[p0]], s1 = j->w->system[c->order[p1 - 1]];
+    const int partial0 = n_parts > 0 && part[0].system == s0;
+    const int partial1 = n_parts > 0 && part[n_parts - 1].system == s1;
+    const slab_system *y0 = &c->slab_systems[s0], *y1 = &c->slab_systems[s1];
+    const int64_t k0 = partial0 ? y0->first + y0->n_slabs : y0->first;
+    const int64_t k1 = partial1 ? y1->first : y1->first + y1->n_slabs;
+    if (k0 < k1)
+        add_slab_rows(c, n, k0, k1 - 1, rows);
 }
 
 /* Adds positions [p, end) to the chunk that began at p0 (c->rows' sums)
@@ -706,16 +864,23 @@ static int take(const binned_cut *j, int64_t p0, int64_t p, int64_t end)
 {
     mlff_chunks *c = j->c;
     const int n = j->n_symbols;
-    int64_t *rows = c->rows, *sum = rows + n;
+    int64_t *rows = c->rows, *sum = rows + n, *total = sum + n, *centers = total + n;
     if (j->limits->max_atoms > 0 && end - p0 > j->limits->max_atoms)
         return 0;
     if (end - p == 1)
         binned_atom_rows(j, p, rows);
     else
         memcpy(rows, c->block_rows + (2 * (p / ROWS_BLOCK) + 1) * n, (size_t)n * sizeof *rows);
+    for (int y = 0; y < n; y++)
+        total[y] = sum[y] + rows[y];
+    if (c->layers > 1) {
+        center_rows(j, p0, end, centers);
+        for (int y = 0; y < n; y++)
+            total[y] += centers[y];
+    }
     /* The chunk's atoms (sum[ATOMS] stays 0). */
-    rows[MLFF_SYMBOL_ATOMS] = end - p0 + chunk_ghosts(c, j->w->system, p0, end, NULL);
-    if (!rows_fit(c->costs, n, sum, rows, j->limits, j->budget))
+    total[MLFF_SYMBOL_ATOMS] = end - p0 + chunk_ghosts(c, j->w->system, p0, end, c->layers, NULL);
+    if (!rows_fit(c->costs, n, total, NULL, j->limits, j->budget))
         return 0;
     for (int y = 0; y < n; y++)
         sum[y] += y == MLFF_SYMBOL_ATOMS ? 0 : rows[y];
@@ -723,7 +888,8 @@ static int take(const binned_cut *j, int64_t p0, int64_t p, int64_t end)
 }
 
 /* Greedy cut along the order, as cut() does, with the ghosts the chunk's
- * slabs bring. Every row count, the atoms' included, only grows as a
+ * slabs bring; no chunks (n_chunks 0) where one atom with the slabs it
+ * needs does not fit. Every row count, the atoms' included, only grows as a
  * chunk takes more of the order, so a block that fits whole may be taken
  * at once. */
 static mlff_status cut_binned(const binned_cut *j, mlff_error *err)
@@ -742,10 +908,9 @@ static mlff_status cut_binned(const binned_cut *j, mlff_error *err)
             p += ROWS_BLOCK;
         } else if (take(j, p0, p, p + 1)) {
             p++;
-        } else if (p == p0) {
-            return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY,
-                             "one atom with its neighbours needs more than the device allows "
-                             "(budget %.0f MB, largest buffer %zu MB)", j->budget / 1e6, j->limits->max_buffer >> 20);
+        } else if (p == p0) { /* whole slabs are too much: the host's search cuts finer */
+            c->n_chunks = 0;
+            return MLFF_OK;
         } else { /* the atom at p begins the next chunk */
             c->start[++c->n_chunks] = p0 = p;
             memset(c->rows + j->n_symbols, 0, (size_t)j->n_symbols * sizeof *c->rows);
@@ -766,7 +931,11 @@ mlff_status mlff_chunks_plan_binned(mlff_chunks *c, const mlff_graph *g, const m
         s = find_budget(c, g, plan, limits, b, &budget, err);
     if (s == MLFF_OK)
         s = order_by_bin(c, b, w, census, err);
-    const binned_cut j = {c, w, lists, census, limits, budget, g->n_symbols};
+    c->layers = g->interaction_layers > 1 ? g->interaction_layers : 1;
+    const binned_cut j = {c, w, lists, census, limits, budget, g->n_symbols, b->n_systems,
+                          c->layers > 1 ? ROWS_OWNED : ROWS_ALL};
+    if (s == MLFF_OK && c->layers > 1)
+        s = sum_slab_rows(&j, err);
     return s == MLFF_OK ? cut_binned(&j, err) : s;
 }
 
@@ -774,11 +943,32 @@ mlff_status mlff_chunks_select_binned(mlff_chunks *c, int64_t k, const mlff_batc
 {
     forget_view(c);
     const int64_t p0 = c->start[k], p1 = c->start[k + 1], n_owned = p1 - p0;
-    const int64_t n_atoms = n_owned + chunk_ghosts(c, w->system, p0, p1, NULL);
-    if (!mlff_grow((void **)&c->local, &c->local_capacity, n_atoms, sizeof *c->local))
+    /* With several layers the ghosts within (layers - 1) x the reach come
+     * first: they are centers. */
+    const int inner = c->layers - 1;
+    const int64_t n_inner = inner > 0 ? chunk_ghosts(c, w->system, p0, p1, inner, NULL) : 0;
+    const int64_t n_ghosts = chunk_ghosts(c, w->system, p0, p1, c->layers, NULL);
+    if (!mlff_grow((void **)&c->local, &c->local_capacity, n_owned + n_inner + n_ghosts, sizeof *c->local))
         return mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory selecting a chunk");
     memcpy(c->local, c->order + p0, (size_t)n_owned * sizeof *c->local);
-    chunk_ghosts(c, w->system, p0, p1, c->local + n_owned);
+    int64_t n_atoms = n_owned;
+    if (inner > 0) {
+        n_atoms += chunk_ghosts(c, w->system, p0, p1, inner, c->local + n_owned);
+        for (int64_t l = 0; l < n_atoms; l++)
+            c->local_of[c->local[l]] = (int32_t)l;
+        /* The rest after them, written past them first (n_ghosts counts the inner ones too). */
+        int32_t *outer = c->local + n_atoms;
+        const int64_t n_outer = chunk_ghosts(c, w->system, p0, p1, c->layers, outer);
+        const int64_t n_inner_atoms = n_atoms;
+        for (int64_t g = 0; g < n_outer; g++)
+            if (c->local_of[outer[g]] < 0)
+                c->local[n_atoms++] = outer[g];
+        for (int64_t l = n_inner_atoms; l < n_atoms; l++)
+            c->local_of[c->local[l]] = (int32_t)l;
+    } else {
+        n_atoms += chunk_ghosts(c, w->system, p0, p1, c->layers, c->local + n_owned);
+    }
+    c->n_centers = n_owned + n_inner;
     c->view = (mlff_atom_view){.n_owned = n_owned, .n_atoms = n_atoms, .batch_atom = c->local};
     return MLFF_OK;
 }
@@ -800,6 +990,10 @@ void mlff_chunks_free(mlff_chunks *c)
     free(c->first_pair);
     free(c->local_of);
     free(c->seen);
+    free(c->hops);
+    free(c->log_atom);
+    free(c->log_hops);
+    free(c->slab_rows);
     free(c->slab_at);
     free(c->bin_key);
     free(c->slab_first);

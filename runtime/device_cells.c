@@ -25,8 +25,8 @@
  * triple bases summed on the host, and one cell_pairs over all atoms that
  * writes the lists into the graph's buffers. A chunk of a batch
  * (mlff_cell_atoms) is searched the same way over its own atoms, in its
- * order: all of them binned, cell_count and cell_pairs run over the owned
- * atoms only.
+ * order: all of them binned, cell_count and cell_pairs run over its
+ * centers only.
  *
  * The buffers, in mlff_cell_buffer order (int and float are 32 bits):
  *   PARAMS           int[10]: first atom of the range; a flag cell_pairs sets
@@ -789,7 +789,7 @@ static mlff_status count_pairs(mlff_device_cells *c, const mlff_batch *b, const 
     c->atom_of = atoms ? atoms->batch_atom : NULL;
     c->system_of = atoms ? atoms->system : NULL;
     c->n_atoms = n;
-    c->centers = atoms ? atoms->n_owned : n;
+    c->centers = atoms ? atoms->n_centers : n;
     void **const atom_columns[] = {(void **)&c->positions, (void **)&c->counts, (void **)&c->offsets};
     const size_t atom_sizes[] = {4 * sizeof(float), 4 * sizeof(int32_t), sizeof(int64_t)};
     void **const system_columns[] = {(void **)&c->sys_reals, (void **)&c->sys_ints};

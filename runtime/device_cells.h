@@ -60,11 +60,12 @@ typedef struct mlff_device_lists {
     void *pairs[MLFF_DEVICE_LISTS], *images[MLFF_DEVICE_LISTS], *triple_starts;
 } mlff_device_lists;
 
-/* The atoms of one chunk of a batch (core/chunks.h), in the chunk's own
- * order: the owned atoms, the only ones whose pairs are listed, then the
- * ghosts their pairs reach. */
+/* The atoms of one chunk of a batch (runtime/chunks.h), in the chunk's own
+ * order: the centers, the only ones whose pairs are listed (the owned
+ * atoms, and with several interaction layers the ghosts near them), then
+ * the ghosts their pairs reach. */
 typedef struct mlff_cell_atoms {
-    int64_t n_atoms, n_owned;
+    int64_t n_atoms, n_centers;
     const int32_t *batch_atom;  /* local -> batch atom */
     const int32_t *system;      /* batch atom -> system */
 } mlff_cell_atoms;

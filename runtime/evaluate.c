@@ -147,7 +147,7 @@ static mlff_status run_filled(mlff_model *m, const mlff_atom_view *v, const mlff
         const mlff_graph_tensor *gt = &g->tensors[t];
         /* The device's lists of a whole batch are symmetric by construction
          * (shaders/cell_lists.kernel): their pair gradients need no sort by neighbour. A
-         * chunk's are not: its ghosts' pairs are not listed. */
+         * chunk's are not: its outermost ghosts' pairs are not listed. */
         if (gt->kind == MLFF_TENSOR_INPUT && gt->role == MLFF_INPUT_PAIRS)
             mlff_plan_set_symmetric(plan, t, mlff_batch_made_on_device(g, v, t) && v->n_owned == v->n_atoms);
         if (gt->kind != MLFF_TENSOR_INPUT || mlff_batch_made_on_device(g, v, t))
@@ -318,27 +318,12 @@ static mlff_status count_on_device(mlff_model *m, const mlff_batch *batch, const
 }
 
 /*
- * A chunk's ghosts reach one cutoff beyond its owned atoms: exact for
- * models whose energy reaches one cutoff, not for message passing over
- * several (their ghosts would have to reach layers x cutoff). Whichever
- * search planned the chunks, such a batch is refused, never evaluated wrong.
- */
-static mlff_status refuse_deep_chunks(mlff_model *m)
-{
-    const int layers = m->active->graph->interaction_layers;
-    if (m->chunks.n_chunks <= 1 || layers <= 1)
-        return MLFF_OK;
-    return mlff_fail(&m->ctx->error, MLFF_ERROR_UNSUPPORTED,
-                     "model %s passes messages %d cutoffs far, and chunks of atoms have ghosts one cutoff deep: "
-                     "this batch needs %lld chunks (the device's memory or max_chunk_atoms); evaluate fewer atoms "
-                     "at once", m->name, layers, (long long)m->chunks.n_chunks);
-}
-
-/*
  * The batch chunk by chunk, each chunk's pair lists made on the device
  * (mlff_chunks_plan_binned), after a count of the whole batch's. *done
- * stays 0 when the device cannot list a chunk's pairs or a chunk does not
- * fit after all: the host's search then takes over.
+ * stays 0 when the device cannot list a chunk's pairs, a chunk does not
+ * fit after all, or no chunk of whole slabs fits (a model of several
+ * layers, whose slabs of centers and ghosts span much of a box): the
+ * host's search then takes over.
  */
 static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, const mlff_run_out *o,
                                      const mlff_chunk_limits *limits, int *done)
@@ -353,9 +338,7 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, con
     if (s == MLFF_OK)
         s = mlff_chunks_plan_binned(chunks, p->graph, p->plan, limits, batch, &m->work, &p->device_lists.lists,
                                     &census, &ctx->error);
-    if (s == MLFF_OK)
-        s = refuse_deep_chunks(m);
-    if (s != MLFF_OK)
+    if (s != MLFF_OK || chunks->n_chunks == 0)
         return s;
     phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
     /* The plan kept the cap on owned atoms; a chunk's atoms include its ghosts. */
@@ -367,7 +350,7 @@ static mlff_status run_device_chunks(mlff_model *m, const mlff_batch *batch, con
             return s;
         mlff_atom_view v = chunks->view;
         v.device_lists = &p->device_lists;
-        const mlff_cell_atoms atoms = {v.n_atoms, v.n_owned, v.batch_atom, m->work.system};
+        const mlff_cell_atoms atoms = {v.n_atoms, chunks->n_centers, v.batch_atom, m->work.system};
         int listed, fits;
         if ((s = count_on_device(m, batch, &atoms, &v, &chunk_limits, &listed, &fits)) != MLFF_OK || !listed ||
             !fits)
@@ -456,8 +439,6 @@ static mlff_status run_with_host_lists(mlff_model *m, const mlff_batch *batch, c
     if ((s = mlff_chunks_plan(&m->chunks, m->active->graph, m->active->plan, limits, batch, &m->work, err)) != MLFF_OK)
         return s;
     phase_done(m, PHASE_CHUNKS, "host: chunk plan", &t);
-    if ((s = refuse_deep_chunks(m)) != MLFF_OK)
-        return s;
     if (m->chunks.n_chunks > 1)
         return run_chunks(m, batch, o, atom_systems);
     mlff_atom_view whole = mlff_batch_whole(&m->work);

@@ -8,7 +8,9 @@
  *    of one atom;
  *  - the planner under a small memory budget and buffer limit: every atom is
  *    owned by exactly one chunk, and the tensors of every chunk fit the
- *    limits it was given.
+ *    limits it was given; for a model of 3 interaction layers too, whose
+ *    chunks hold every atom within 3 hops of the pair list and list the
+ *    pairs of those within 2, and are more numerous.
  * Chunks of a batch whose lists the device makes are cut into slabs of
  * bins: the 2x2x2 box and a 1x1x4 box (slabs across its long axis) check
  * them, ghost slabs wrapping around and covering a whole axis included.
@@ -207,7 +209,56 @@ static void bound_bytes(const mlff_model *m, size_t real_size, size_t *total, si
     }
 }
 
-static void check_planner(const test_batch *tb)
+/* A chunk of a model of `layers` layers holds every atom within layers
+ * hops of the pair list from its owned atoms, and its first n_centers
+ * atoms every one within layers - 1 hops (whose pairs it lists): a
+ * breadth-first search of the master list from the owned atoms, in the
+ * batch's numbers (hop: scratch per batch atom). */
+static int chunk_reaches(const mlff_model *m, const mlff_chunks *c, int layers, int32_t *hop, int32_t *queue)
+{
+    const mlff_atom_view *v = &c->view;
+    const mlff_neighbor_list *master = &m->work.pairs.master;
+    const int64_t n_atoms = m->work.n_atoms;
+    int64_t n = 0;
+    for (int64_t a = 0; a < n_atoms; a++)
+        hop[a] = -1;
+    for (int64_t l = 0; l < v->n_owned; l++) {
+        hop[v->batch_atom[l]] = 0;
+        queue[n++] = v->batch_atom[l];
+    }
+    for (int64_t q = 0; q < n; q++) {
+        const int32_t a = queue[q];
+        if (hop[a] == layers)
+            continue;
+        int64_t lo = 0, hi = master->n_pairs; /* the list is sorted by center: a's run begins at lo */
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (master->pairs[2 * mid] < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (int64_t r = lo; r < master->n_pairs && master->pairs[2 * r] == a; r++)
+            if (hop[master->pairs[2 * r + 1]] < 0) {
+                hop[master->pairs[2 * r + 1]] = hop[a] + 1;
+                queue[n++] = master->pairs[2 * r + 1];
+            }
+    }
+    int ok = 1;
+    int64_t found = 0;
+    for (int64_t l = 0; l < v->n_atoms; l++) {
+        const int32_t h = hop[v->batch_atom[l]];
+        found += h >= 0;
+        if (h >= 0 && h < layers && l >= c->n_centers)
+            ok = 0; /* within layers - 1 hops, and its pairs not listed */
+    }
+    return ok && found == n;
+}
+
+/* The planner under a small budget for a model of `layers` interaction
+ * layers (ANI-2x's graph said to have them: its energies are the owned
+ * atoms' whatever the ghosts' pairs give). Returns the chunks. */
+static int64_t check_planner(const test_batch *tb, int layers)
 {
     mlff_context *ctx;
     mlff_model *m = test_open_model(&ctx, MLFF_PRECISION_FLOAT32, MLFF_NEIGHBORS_SPARSE, 0.0);
@@ -219,17 +270,21 @@ static void check_planner(const test_batch *tb)
     if (s == MLFF_OK)
         s = mlff_batch_find_pairs(m->active->graph, &b, &pairs, &m->work, &ctx->error);
     const mlff_graph *g = s == MLFF_OK ? m->active->graph : NULL;
+    mlff_graph deep = g ? *g : (mlff_graph){0};
+    deep.interaction_layers = layers;
     const mlff_plan *plan = s == MLFF_OK ? m->active->plan : NULL;
     const mlff_chunk_limits limits = {(plan ? mlff_plan_param_bytes(plan) : 0) + (6u << 20), 1u << 18, 0};
     if (s == MLFF_OK)
-        s = mlff_chunks_plan(&m->chunks, g, plan, &limits, &b, &m->work, &ctx->error);
+        s = mlff_chunks_plan(&m->chunks, &deep, plan, &limits, &b, &m->work, &ctx->error);
     CHECK(s == MLFF_OK, "planning: %s", mlff_last_error(ctx));
     const int64_t n_chunks = s == MLFF_OK ? m->chunks.n_chunks : 0;
-    printf("planner: %lld atoms in %lld chunks under 6 MB and 256 kB buffers\n", (long long)tb->n_atoms,
-           (long long)n_chunks);
+    printf("planner: %lld atoms in %lld chunks under 6 MB and 256 kB buffers, %d layer(s)\n", (long long)tb->n_atoms,
+           (long long)n_chunks, layers);
     CHECK(n_chunks > 2, "%lld chunks under a small budget", (long long)n_chunks);
     int *owner = calloc((size_t)tb->n_atoms, sizeof *owner);
-    for (int64_t k = 0; k < n_chunks; k++) {
+    int32_t *hop = malloc((size_t)tb->n_atoms * sizeof *hop), *queue = malloc((size_t)tb->n_atoms * sizeof *queue);
+    CHECK(owner && hop && queue, "out of memory");
+    for (int64_t k = 0; k < n_chunks && owner && hop && queue; k++) {
         s = mlff_chunks_select(&m->chunks, k, &m->work, &ctx->error);
         if (s == MLFF_OK)
             s = mlff_batch_fill(g, &b, &m->chunks.view, &m->work, &ctx->error);
@@ -240,8 +295,13 @@ static void check_planner(const test_batch *tb)
         for (int64_t l = 0; l < v->n_owned; l++)
             owner[v->batch_atom[l]]++;
         for (int64_t l = 1; l < v->n_atoms; l++)
-            CHECK(l == v->n_owned || v->batch_atom[l] > v->batch_atom[l - 1], "chunk %lld: local atoms out of order",
-                  (long long)k);
+            CHECK(l == v->n_owned || l == m->chunks.n_centers || v->batch_atom[l] > v->batch_atom[l - 1],
+                  "chunk %lld: local atoms out of order", (long long)k);
+        CHECK(layers > 1 || m->chunks.n_centers == v->n_owned, "chunk %lld: ghosts' pairs listed for one layer",
+              (long long)k);
+        CHECK(chunk_reaches(m, &m->chunks, layers, hop, queue),
+              "chunk %lld: atoms within %d hops missing, or the pairs of those within %d", (long long)k, layers,
+              layers - 1);
         size_t total, largest;
         bound_bytes(m, sizeof(float), &total, &largest);
         CHECK(largest <= limits.max_buffer, "chunk %lld: a tensor of %zu bytes", (long long)k, largest);
@@ -250,7 +310,10 @@ static void check_planner(const test_batch *tb)
     for (int64_t a = 0; a < tb->n_atoms && n_chunks; a++)
         CHECK(owner[a] == 1, "atom %lld owned by %d chunks", (long long)a, owner[a]);
     free(owner);
+    free(hop);
+    free(queue);
     mlff_context_destroy(ctx);
+    return n_chunks;
 }
 
 /* A box long along its third axis (two bins across the others): chunks
@@ -300,7 +363,7 @@ int main(int argc, char **argv)
         return 1;
     check_same("a molecule and a box", &tb, MLFF_PRECISION_FLOAT64, 50);
     check_same("a molecule and a box", &tb, MLFF_PRECISION_FLOAT32, 50);
-    check_planner(&tb);
+    check_planner(&tb, 1);
     free_batch(&tb);
     if (!build_batch(&tb, argv[1], molecules))
         return 1;
@@ -311,6 +374,11 @@ int main(int argc, char **argv)
     if (!build_batch(&tb, argv[1], large) || !replicate_last(&tb, (const int[3]){2, 2, 2}))
         return 1;
     check_same("a cluster and a 2x2x2 box", &tb, MLFF_PRECISION_FLOAT32, 400);
+    /* Deeper ghosts, and the pairs of the nearer ones, take more of the
+     * budget: smaller chunks. */
+    const int64_t one_layer = check_planner(&tb, 1), two_layers = check_planner(&tb, 2);
+    CHECK(two_layers > one_layer, "%lld chunks for 2 layers, %lld for 1", (long long)two_layers,
+          (long long)one_layer);
     free_batch(&tb);
     if (lists_on_device())
         check_long_box(argv[1]);
