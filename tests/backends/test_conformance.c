@@ -94,17 +94,6 @@ static double *run(const mlff_graph *g, const mlff_backend_iface *iface, mlff_ba
     return run_declared(g, iface, be, real, -1, n, nodes);
 }
 
-/* Largest difference relative to the largest reference value (at least 1). */
-static double compare(const double *got, const double *want, int64_t n)
-{
-    double scale = 1, worst = 0;
-    for (int64_t k = 0; k < n; k++)
-        scale = fmax(scale, fabs(want[k]));
-    for (int64_t k = 0; k < n; k++)
-        worst = fmax(worst, isfinite(got[k]) ? fabs(got[k] - want[k]) : INFINITY);
-    return worst / scale;
-}
-
 /* Whether case c's graph for input wrt_index (its output and gradient)
  * runs an op of the kinds. */
 static int case_of_kinds(const op_case *c, int wrt_index, const op_kinds *kinds)
@@ -151,7 +140,7 @@ static void check_case(const op_case *c, int wrt_index, const mlff_backend_iface
         double *want = run(g, &mlff_backend_cpu, cpu, types[t], &n_want, &cpu_nodes);
         double *got = run(g, iface, be, types[t], &n_got, &nodes);
         const double tol = types[t] == MLFF_DTYPE_F64 ? 1e-12 : 2e-6;
-        const double err = got && want && n_got == n_want ? compare(got, want, n_got) : INFINITY;
+        const double err = got && want && n_got == n_want ? test_relative_diff(got, want, n_got) : INFINITY;
         printf("%-4s %-8s %-24s input %d: %.2e (tol %.0e)\n", err <= tol ? "ok" : "FAIL",
                types[t] == MLFF_DTYPE_F64 ? "float64" : "float32", c->name, wrt_index, err, tol);
         CHECK(err <= tol, "%s input %d: %s differs from the CPU by %g", c->name, wrt_index, iface->name, err);
@@ -258,7 +247,7 @@ static void check_tangents(const op_case *c, int wrt_index, const mlff_backend_i
         double *want = run_tangents(g, got, &mlff_backend_cpu, cpu, types[t], &n_want);
         double *mine = run_tangents(g, got, iface, be, types[t], &n_got);
         const double tol = types[t] == MLFF_DTYPE_F64 ? 1e-12 : 2e-6;
-        const double err = mine && want && n_got == n_want ? compare(mine, want, n_got) : INFINITY;
+        const double err = mine && want && n_got == n_want ? test_relative_diff(mine, want, n_got) : INFINITY;
         printf("%-4s %-8s %-24s input %d tangents: %.2e (tol %.0e)\n", err <= tol ? "ok" : "FAIL",
                types[t] == MLFF_DTYPE_F64 ? "float64" : "float32", c->name, wrt_index, err, tol);
         CHECK(err <= tol, "%s input %d tangents: %s differs from the CPU by %g", c->name, wrt_index, iface->name, err);
@@ -439,7 +428,7 @@ static void check_symmetric_pairs(const mlff_backend_iface *iface, mlff_backend 
         double *sorted = run(g, iface, be, types[t], &n_sorted, NULL);
         double *declared = run_declared(g, iface, be, types[t], list, &n_declared, NULL);
         const int ok = want && sorted && declared && n_sorted == n_want && n_declared == n_want;
-        const double err = ok ? compare(declared, want, n_want) : INFINITY, tol = t == 0 ? 1e-12 : 2e-6;
+        const double err = ok ? test_relative_diff(declared, want, n_want) : INFINITY, tol = t == 0 ? 1e-12 : 2e-6;
         const int same = ok && memcmp(declared, sorted, (size_t)n_want * sizeof *want) == 0;
         printf("%-4s %-8s pair_vectors (%d pairs declared symmetric): %.2e (tol %.0e), %s\n",
                err <= tol && same ? "ok" : "FAIL", t == 0 ? "float64" : "float32", n_pairs, err, tol,

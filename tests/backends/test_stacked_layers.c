@@ -40,17 +40,6 @@ static int evaluate(const mlff_graph *g, const mlff_backend_iface *iface, mlff_b
     return ok;
 }
 
-/* Largest difference relative to the largest reference value (at least 1). */
-static double compare(const double *got, const double *want, int64_t n)
-{
-    double scale = 1, worst = 0;
-    for (int64_t k = 0; k < n; k++)
-        scale = fmax(scale, fabs(want[k]));
-    for (int64_t k = 0; k < n; k++)
-        worst = fmax(worst, isfinite(got[k]) ? fabs(got[k] - want[k]) : INFINITY);
-    return worst / scale;
-}
-
 static void check_case(const op_case *c, const mlff_backend_iface *iface, mlff_backend *be, mlff_backend *cpu,
                        int times)
 {
@@ -74,7 +63,7 @@ static void check_case(const op_case *c, const mlff_backend_iface *iface, mlff_b
         int wrong = 0;
         double worst = 0;
         for (int k = 0; k < times; k++) {
-            const double err = evaluate(g, iface, be, got, n) ? compare(got, want, n) : INFINITY;
+            const double err = evaluate(g, iface, be, got, n) ? test_relative_diff(got, want, n) : INFINITY;
             wrong += !(err <= 2e-6);
             worst = fmax(worst, err);
         }

@@ -28,4 +28,16 @@ static inline double test_max_diff(const double *a, const double *b, int64_t n)
     return worst;
 }
 
+/* The largest |got[k] - want[k]| (infinite where got is not finite)
+ * relative to the largest |want[k]|, taken as at least 1. */
+static inline double test_relative_diff(const double *got, const double *want, int64_t n)
+{
+    double scale = 1, worst = 0;
+    for (int64_t k = 0; k < n; k++)
+        scale = fmax(scale, fabs(want[k]));
+    for (int64_t k = 0; k < n; k++)
+        worst = fmax(worst, isfinite(got[k]) ? fabs(got[k] - want[k]) : INFINITY);
+    return worst / scale;
+}
+
 #endif
