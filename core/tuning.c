@@ -259,22 +259,17 @@ typedef struct tuning_row {
     "dense_most_atoms=never cell_lists=host vulkan_fence_spin_us=0"
 /* Vulkan's half form of the layers was not measured faster (lowering.h). */
 #define VULKAN_GPU "mlp_half_below_groups=0 mlp_vjp_half_below_groups=0"
-/* NVIDIA's OpenCL gave wrong Hessians by groups with stacked element
- * networks (right with separate or merged ones, and on PoCL with the GPUs'
- * forms): not found yet (RESULTS.md, 2026-12-06, fourth session), so OpenCL
- * GPUs take Hessians whole. */
-#define OPENCL_GPU "hessian_groups_from_atoms=never"
 
 static const tuning_row rows[] = {
     {NULL, 0, 0, "CPU devices (the CPU backend, PoCL, lavapipe)", CPU_ROW},
-    {"opencl", MLFF_VENDOR_NVIDIA, 1, "an NVIDIA GPU through OpenCL (measured on the H100 and H200)", OPENCL_GPU},
+    {"opencl", MLFF_VENDOR_NVIDIA, 1, "an NVIDIA GPU through OpenCL (measured on the H100 and H200)", ""},
     {"vulkan", MLFF_VENDOR_NVIDIA, 1, "an NVIDIA GPU through Vulkan (measured on the H100 and H200)", VULKAN_GPU},
-    {"opencl", MLFF_VENDOR_AMD, 1, "an AMD GPU through OpenCL (NVIDIA's numbers: not measured on AMD)", OPENCL_GPU},
+    {"opencl", MLFF_VENDOR_AMD, 1, "an AMD GPU through OpenCL (NVIDIA's numbers: not measured on AMD)", ""},
     {"vulkan", MLFF_VENDOR_AMD, 1, "an AMD GPU through Vulkan (NVIDIA's numbers: not measured on AMD)", VULKAN_GPU},
-    {"opencl", MLFF_VENDOR_INTEL, 1, "an Intel GPU through OpenCL (NVIDIA's numbers: not measured on Intel)", OPENCL_GPU},
+    {"opencl", MLFF_VENDOR_INTEL, 1, "an Intel GPU through OpenCL (NVIDIA's numbers: not measured on Intel)", ""},
     {"vulkan", MLFF_VENDOR_INTEL, 1, "an Intel GPU through Vulkan (NVIDIA's numbers: not measured on Intel)",
      VULKAN_GPU},
-    {"opencl", 0, 1, "a GPU through OpenCL (NVIDIA's numbers: not measured on its vendor)", OPENCL_GPU},
+    {"opencl", 0, 1, "a GPU through OpenCL (NVIDIA's numbers: not measured on its vendor)", ""},
     {"vulkan", 0, 1, "a GPU through Vulkan (NVIDIA's numbers: not measured on its vendor)", VULKAN_GPU},
     {NULL, 0, 1, "a GPU (NVIDIA's numbers)", ""},
 };

@@ -351,7 +351,10 @@ int mlff_mlp_kernel_possible(const mlff_tuning *t, mlff_mlp_kernel form, int wid
 
 int64_t mlff_row_blocks(const mlff_exec_node *n, int64_t block_rows)
 {
-    /* Each run starts a block: at most one partial block a run. */
+    /* Each run starts a block: at most one partial block a run. No rows, no
+     * blocks: an empty node (a reused one, runtime/plan.c) must not write. */
+    if (n->output.rows == 0)
+        return 0;
     return (n->output.rows + block_rows - 1) / block_rows + mlff_op_stacks(&n->attrs) - 1;
 }
 

@@ -150,6 +150,10 @@ mlff_status cl_enqueue_node(mlff_backend *be, cl_node_programs *programs, int k,
     const mlff_exec_node *n = &programs->nodes[k];
     if (mlff_index_shadow_written_by(&((cl_buffer *)n->output.buffer)->host, n))
         return MLFF_OK;
+    /* An empty node launches nothing (runtime/plan.c): a reused node's
+     * output holds its result from an earlier call. */
+    if (n->output.rows == 0)
+        return MLFF_OK;
     if (cl_node_uses_clblast(be, n))
         return enqueue_clblast(be, programs, k, err);
     if (n->op == MLFF_OP_LINEAR || n->op == MLFF_OP_LINEAR_VJP)
