@@ -34,12 +34,15 @@ pass for mlff). Warm-up calls first, torch.cuda.synchronize() around every
 torch call, then the median of --repeats calls (fewer when one call is slow:
 at most about 20 s a measurement).
 
-Start-up: mlff's time to the first result is a fresh Python process that
-imports mlff, opens the model on the device and evaluates the cluster, from
-the parent's clock before the spawn to the child's clock after the result
-(median of 3, after one run that warms the caches). torch.compile's is the
-first compiled call on the cluster in this process (tracing, compiling
-forward and backward, running), and eager's first call for comparison.
+Start-up: mlff's time to the first result, in a fresh Python process (warm
+caches: median of 3, after one run that warms them), from before the model
+opens (the device's context, the model file, the kernels from the cache)
+to the cluster's first energies and forces, as torch's is counted: the
+first call in its process, tracing and compiling forward and backward for
+torch.compile, eager's first call for comparison (torch's import and CUDA's
+context before it are not counted). The child's whole life, from the
+parent's clock before the spawn (Python, numpy and mlff's imports
+included), is printed on a line of its own.
 
 Output: one table (milliseconds; speedups are the best mlff GPU backend
 against eager and against compiled).
@@ -193,12 +196,15 @@ def mlff_call(model, mols):
 def startup_child(args):
     import mlff
     z, r, _ = load("water_cluster_100")
+    opened = time.time()
     with mlff.Model(args.model, device=args.startup_child, precision="float32") as model:
         model.evaluate(z.astype(np.int32), r)
-        print(time.time() - args.t0)
+        done = time.time()
+        print(done - opened, done - args.t0)
 
 
 def mlff_startup(model_path, device):
+    """(in the process, from the spawn): medians in seconds, or None."""
     times = []
     for k in range(4):
         t0 = time.time()
@@ -207,8 +213,8 @@ def mlff_startup(model_path, device):
         if out.returncode != 0:
             return None
         if k:
-            times.append(float(out.stdout.split()[-1]))
-    return statistics.median(times)
+            times.append([float(x) for x in out.stdout.split()[-2:]])
+    return tuple(statistics.median(t[j] for t in times) for j in range(2))
 
 
 # ---------------------------------------------------------------- main
@@ -325,11 +331,14 @@ def main():
             line += "%10.1f" % (row["eager"] / min(done))
             line += "%10.1f" % (row["compile"] / min(done)) if "compile" in row else "%10s" % "-"
         print(line)
-    line = "%-8s %17s" % ("start-up", "first result, s")
-    line += "".join("%11s" % ("%.3f" % startup[c] if startup.get(c) is not None else "n/a") for c in cols)
-    print(line)
+    def startup_line(label, pick):
+        values = [pick(startup.get(c)) for c in cols]
+        print("%-8s %17s" % ("start-up", label) + "".join("%11s" % ("n/a" if v is None else "%.3f" % v) for v in values))
+    startup_line("first result, s", lambda v: v[0] if isinstance(v, tuple) else v)
+    startup_line("from spawn, s", lambda v: v[1] if isinstance(v, tuple) else None)
     print("(ms per energy+forces call, medians; torch's pair lists prebuilt on %s, mlff's built in every call;"
-          " start-up: torch's first call in this process, mlff's a fresh process, warm caches)" % tdev)
+          " start-up: the first call in its process, warm caches for mlff; from spawn: mlff's whole process,"
+          " Python's and numpy's start included)" % tdev)
     return 1 if failed else 0
 
 
