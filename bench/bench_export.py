@@ -265,10 +265,11 @@ def main():
         compiled = torch.compile(module, **kw)
     cases = systems([int(n) for n in args.box_copies.split(",") if n], args.molecules)
     devices = [d for d in args.devices.split(",") if d]
-    models = {}
+    models = []
     for d in devices:
         try:
-            models[d] = mlff.Model(args.model, device=d, precision="float32")
+            mlff.Model(args.model, device=d, precision="float32").close()
+            models.append(d)
         except Exception as e:  # a backend this machine lacks: its column says n/a
             print("mlff on %s: not available (%s)" % (d, e), file=sys.stderr)
 
@@ -299,10 +300,14 @@ def main():
         inputs = ref = None  # free the device memory before mlff runs
         if tdev.startswith("cuda"):
             torch.cuda.empty_cache()
-        for d, model in models.items():
+        for d in models:
+            # One backend's model at a time: each takes up to half of the
+            # GPU's memory, and OpenCL's allocations are not in what
+            # Vulkan's driver says this process could still hold.
             try:
-                row[d], (e, f) = timed(lambda: None, lambda: mlff_call(model, mols), args.repeats)
-            except mlff.MLFFError as ex:  # e.g. a box too large for one pass of a multi-layer model
+                with mlff.Model(args.model, device=d, precision="float32") as model:
+                    row[d], (e, f) = timed(lambda: None, lambda: mlff_call(model, mols), args.repeats)
+            except mlff.MLFFError as ex:  # e.g. a box too large for the device
                 print("%-8s %-7s failed: %s" % (name, d, ex))
                 row[d] = None
                 failed = True
@@ -315,7 +320,6 @@ def main():
             failed |= not de < 1e-5
         rows.append(row)
     for d in models:
-        models[d].close()
         startup[d] = None if args.no_startup else mlff_startup(args.model, d)
 
     cols = ["eager"] + (["compile"] if compiled is not None else []) + list(models)

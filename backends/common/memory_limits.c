@@ -18,12 +18,14 @@ uint64_t mlff_host_memory(void)
     return memory;
 }
 
-void mlff_memory_limits_for(int is_gpu, uint64_t device_memory, uint64_t max_buffer,
+void mlff_memory_limits_for(int is_gpu, uint64_t device_memory, uint64_t available, uint64_t max_buffer,
                             mlff_memory_limits *limits)
 {
     if (device_memory == 0)
         device_memory = UNKNOWN_MEMORY;
     uint64_t budget = device_memory / 2;
+    if (is_gpu && available && available / 4 * 3 < budget)
+        budget = available / 4 * 3;
     if (!is_gpu) {
         /* What such a device reports is often made up (lavapipe: 2 GiB); the
          * host's memory is what it really uses. */

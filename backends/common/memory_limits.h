@@ -1,7 +1,10 @@
 /*
  * One rule for every backend's mlff_memory_limits, from what the device
  * reports: a GPU may use half of its memory (the rest is for the driver,
- * BLAS libraries and other processes); a device that works in the host's
+ * BLAS libraries and other processes), and no more than three quarters of
+ * what its driver says this process could hold now (Vulkan's memory budget:
+ * another context in the process, or another process, may hold the rest);
+ * a device that works in the host's
  * memory (the CPU backend, PoCL, lavapipe) an eighth of the host's memory,
  * no more than the device reports and at most 2 GiB, which is still chunks
  * of about ten thousand ANI atoms, plenty to keep every core busy. One
@@ -15,8 +18,10 @@
 #include "backends/backend.h"
 
 /* device_memory: the device's memory (the host's RAM for CPU devices);
- * max_buffer: its per-buffer limit, 0 if none. */
-void mlff_memory_limits_for(int is_gpu, uint64_t device_memory, uint64_t max_buffer,
+ * available: what the driver says this process could hold now, what it
+ * holds included, 0 if it does not say; max_buffer: its per-buffer limit,
+ * 0 if none. */
+void mlff_memory_limits_for(int is_gpu, uint64_t device_memory, uint64_t available, uint64_t max_buffer,
                             mlff_memory_limits *limits);
 
 /* Physical memory of this machine, or the process's address-space limit

@@ -148,7 +148,7 @@ static int cpu_is_gpu(const mlff_backend *be)
 static void cpu_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
 {
     (void)be;
-    mlff_memory_limits_for(0, mlff_host_memory(), 0, limits);
+    mlff_memory_limits_for(0, mlff_host_memory(), 0, 0, limits);
 }
 
 static mlff_status cpu_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)

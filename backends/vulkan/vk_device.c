@@ -354,6 +354,7 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     if (index >= n)
         return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: no device %d (%d found)", index, n);
     be->physical = devices[index];
+    be->has_memory_budget = has_device_extension(be->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     be->queue_family = families[index];
     VkQueueFamilyProperties queues[16];
     uint32_t n_queues = 16;
