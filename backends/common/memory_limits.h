@@ -2,9 +2,9 @@
  * One rule for every backend's mlff_memory_limits, from what the device
  * reports: a GPU may use half of its memory (the rest is for the driver,
  * BLAS libraries and other processes), and no more than three quarters of
- * what its driver says this process could hold now (Vulkan's memory budget:
- * another context in the process, or another process, may hold the rest);
- * a device that works in the host's
+ * what its driver says this process could hold now, where it says (Vulkan's
+ * memory budget; NVIDIA's does not count the process's OpenCL or CUDA
+ * memory); a device that works in the host's
  * memory (the CPU backend, PoCL, lavapipe) an eighth of the host's memory,
  * no more than the device reports and at most 2 GiB, which is still chunks
  * of about ten thousand ANI atoms, plenty to keep every core busy. One

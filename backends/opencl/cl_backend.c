@@ -122,7 +122,8 @@ static int cl_is_gpu(const mlff_backend *be)
 
 static void cl_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
 {
-    mlff_memory_limits_for(be->is_gpu, be->global_memory, 0, be->max_alloc, limits); /* OpenCL does not say what is free */
+    /* OpenCL does not say what is free. */
+    mlff_memory_limits_for(be->is_gpu, be->global_memory, 0, be->max_alloc, limits);
 }
 
 static mlff_status cl_buffer_alloc(mlff_backend *be, size_t bytes, void **buffer, mlff_error *err)

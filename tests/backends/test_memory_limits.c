@@ -19,7 +19,7 @@ int main(void)
 {
     CHECK(budget(1, 80 * GIB, 0) == 40 * GIB, "a GPU whose driver says nothing of what is free: half its memory");
     CHECK(budget(1, 80 * GIB, 79 * GIB) == 40 * GIB, "an idle GPU: half its memory");
-    /* Another context of the process (or another process) holds 60 GB. */
+    /* Another process holds 60 GB. */
     CHECK(budget(1, 80 * GIB, 20 * GIB) == 15 * GIB, "three quarters of the 20 GB the driver says it could hold: %zu",
           budget(1, 80 * GIB, 20 * GIB));
     const size_t host = budget(0, 64 * GIB, 0);
