@@ -98,12 +98,12 @@ static uint64_t available_now(const mlff_backend *be)
     VkPhysicalDeviceMemoryProperties2 memory = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
                                                 .pNext = &budget};
     vkGetPhysicalDeviceMemoryProperties2(be->physical, &memory);
-    uint64_t free = 0;
+    uint64_t unused = 0;
     for (uint32_t k = 0; k < memory.memoryProperties.memoryHeapCount; k++)
         if ((memory.memoryProperties.memoryHeaps[k].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
             budget.heapBudget[k] > budget.heapUsage[k])
-            free += budget.heapBudget[k] - budget.heapUsage[k];
-    return free ? free + be->device_local_held : 0;
+            unused += budget.heapBudget[k] - budget.heapUsage[k];
+    return unused ? unused + be->device_local_held : 0;
 }
 
 void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
