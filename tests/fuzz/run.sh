@@ -61,7 +61,10 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # PoCL and the LLVM it compiles with keep memory for good (tests/lsan.supp);
 # intercept_tls_get_addr=0: tests/meson.build says why.
 export LSAN_OPTIONS=suppressions=$root/tests/lsan.supp:intercept_tls_get_addr=0
-export POCL_CACHE_DIR=$cache/pocl-cache MLFF_CACHE_DIR=$cache/kernel-cache POCL_DEVICES=basic
+# PoCL as the api_opencl target's corpus test runs it (tests/meson.build,
+# opencl_unoptimized_env): its caches then hold the corpus's kernels.
+export POCL_CACHE_DIR=$cache/pocl-cache-unoptimized MLFF_CACHE_DIR=$cache/kernel-cache-unoptimized \
+    POCL_DEVICES=basic POCL_EXTRA_BUILD_FLAGS=-cl-opt-disable
 
 # One target: its line of the summary in $findings/$t.summary, its exit
 # status (0, or 1 for a failure) in $findings/$t.status.
