@@ -354,7 +354,6 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     if (index >= n)
         return mlff_fail(err, MLFF_ERROR_DEVICE, "vulkan: no device %d (%d found)", index, n);
     be->physical = devices[index];
-    be->has_memory_budget = has_device_extension(be->physical, VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     be->queue_family = families[index];
     VkQueueFamilyProperties queues[16];
     uint32_t n_queues = 16;
@@ -408,5 +407,10 @@ mlff_status vk_open_device(mlff_backend *be, const mlff_backend_options *opts, m
     vkGetDeviceQueue(be->device, be->queue_family, 0, &be->queue);
     be->index = index;
     identity_of(&be->props, be->identity, sizeof be->identity);
+    /* What the driver says the process could take at the start, for the
+     * plans' budget (vk_memory_limits); asked once: not on every call. */
+    mlff_device_info opened;
+    vk_opened_device(be, &opened);
+    be->memory_free_at_open = opened.memory_free;
     return MLFF_OK;
 }

@@ -76,7 +76,6 @@ typedef struct vk_buffer {
     mlff_index_shadow host; /* first: the segment cache sees buffers as this */
     VkBuffer buffer;
     VkDeviceMemory memory;
-    VkDeviceSize device_local; /* bytes of device-local memory it holds (vk_memory_limits) */
     void *mapped; /* when the device memory is host-visible */
 } vk_buffer;
 
@@ -158,8 +157,7 @@ struct mlff_backend {
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memory_props;
     VkDeviceSize max_allocation;
-    int has_memory_budget; /* VK_EXT_memory_budget (vk_memory_limits) */
-    VkDeviceSize device_local_held; /* bytes of device-local memory its buffers hold */
+    uint64_t memory_free_at_open; /* VK_EXT_memory_budget's, 0 where unknown (vk_memory_limits) */
     VkDevice device;
     VkQueue queue;
     uint32_t queue_family;

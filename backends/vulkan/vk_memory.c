@@ -86,29 +86,9 @@ size_t vk_largest_buffer(const mlff_backend *be)
     return (size_t)most;
 }
 
-/* What the device-local heaps could give this process now (VK_EXT_memory_budget:
- * each heap's budget less its usage), with what its buffers hold; 0 where
- * the driver does not say. */
-static uint64_t available_now(const mlff_backend *be)
-{
-    if (!be->has_memory_budget)
-        return 0;
-    VkPhysicalDeviceMemoryBudgetPropertiesEXT budget = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT};
-    VkPhysicalDeviceMemoryProperties2 memory = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_PROPERTIES_2,
-                                                .pNext = &budget};
-    vkGetPhysicalDeviceMemoryProperties2(be->physical, &memory);
-    uint64_t unused = 0;
-    for (uint32_t k = 0; k < memory.memoryProperties.memoryHeapCount; k++)
-        if ((memory.memoryProperties.memoryHeaps[k].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
-            budget.heapBudget[k] > budget.heapUsage[k])
-            unused += budget.heapBudget[k] - budget.heapUsage[k];
-    return unused ? unused + be->device_local_held : 0;
-}
-
 void vk_memory_limits(const mlff_backend *be, mlff_memory_limits *limits)
 {
-    mlff_memory_limits_for(be->is_gpu, largest_device_heap(&be->memory_props), available_now(be),
+    mlff_memory_limits_for(be->is_gpu, largest_device_heap(&be->memory_props), be->memory_free_at_open,
                            vk_largest_buffer(be), limits);
 }
 
@@ -146,11 +126,6 @@ mlff_status vk_buffer_create(mlff_backend *be, vk_buffer *b, size_t bytes, vk_me
         return vk_fail(err, r, "allocating device memory");
     }
     b->host.size = bytes;
-    if (be->memory_props.memoryHeaps[be->memory_props.memoryTypes[type].heapIndex].flags &
-        VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) {
-        b->device_local = req.size;
-        be->device_local_held += req.size;
-    }
     be->allocations++;
     return MLFF_OK;
 }
@@ -161,7 +136,6 @@ void vk_buffer_destroy(mlff_backend *be, vk_buffer *b)
         vkDestroyBuffer(be->device, b->buffer, NULL);
     if (b->memory)
         vkFreeMemory(be->device, b->memory, NULL); /* unmaps too */
-    be->device_local_held -= b->device_local;
     free(b->host.data);
     memset(b, 0, sizeof *b);
 }

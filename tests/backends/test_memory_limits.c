@@ -1,6 +1,6 @@
 /* The one rule of every backend's memory budget (backends/common/memory_limits.h):
- * half of a GPU's memory, no more than three quarters of what its driver says
- * this process could hold now; devices in the host's memory by the host's. */
+ * half of a GPU's memory, no more than three quarters of what its driver said
+ * this process could hold; devices in the host's memory by the host's. */
 #include <stdint.h>
 
 #include "backends/common/memory_limits.h"
