@@ -1,4 +1,6 @@
 /* Builders and VJPs of the shape-preserving and column ops. */
+#include <stdlib.h>
+
 #include "op_internal.h"
 
 int mlff_op_fill(mlff_graph *g, int rows_symbol, int64_t rows, int64_t cols, mlff_dtype dtype,
@@ -47,11 +49,35 @@ int mlff_op_mul(mlff_graph *g, int x, int y)
     if (!op_inputs_valid(g, in, 2))
         return -1;
     const mlff_graph_tensor a = op_tensor(g, x), b = op_tensor(g, y);
-    if (!op_require(g, a.dtype == b.dtype && (b.cols == a.cols || b.cols == 1) &&
-                           mlff_graph_same_rows(g, x, y),
-                    MLFF_OP_MUL, "operands differ in shape or dtype"))
+    if (!op_require(g, a.dtype == b.dtype && b.cols > 0 && a.cols % b.cols == 0 && mlff_graph_same_rows(g, x, y),
+                    MLFF_OP_MUL, "operands differ in rows or dtype, or b's columns do not divide a's"))
         return -1;
     return op_node_like(g, MLFF_OP_MUL, in, 2, NULL, a.dtype, x, a.cols);
+}
+
+/* The map of a's columns onto b's (column c of a block of k is c % k), or
+ * NULL (out of memory). */
+static int32_t *tile_map(int64_t cols, int64_t k)
+{
+    int32_t *map = malloc((size_t)cols * sizeof *map);
+    for (int64_t c = 0; map && c < cols; c++)
+        map[c] = (int32_t)(c % k);
+    return map;
+}
+
+/* gb [n, cols] summed onto b's k columns (each the sum over the blocks it
+ * was applied to). */
+static int sum_onto_tile(mlff_graph *g, int gb, int64_t k)
+{
+    const int64_t cols = op_tensor(g, gb).cols;
+    if (k == 1)
+        return mlff_op_sum_cols(g, gb, 1.0);
+    int32_t *map = tile_map(cols, k);
+    if (!map)
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory differentiating a product");
+    const int summed = mlff_op_scatter_add_cols_of(g, gb, map, k);
+    free(map);
+    return summed;
 }
 
 OP_VJP(mlff_vjp_mul)
@@ -60,9 +86,10 @@ OP_VJP(mlff_vjp_mul)
     int a = n.inputs[0], b = n.inputs[1];
     grads[0] = mlff_op_mul(g, gy, b);
     int gb = mlff_op_mul(g, gy, a);
-    /* A broadcast column receives the sum over the columns it was spread to. */
+    /* A broadcast column, or a block applied to each of a's, receives the
+     * sum over the columns it was applied to. */
     if (gb >= 0 && op_tensor(g, b).cols != op_tensor(g, a).cols)
-        gb = mlff_op_sum_cols(g, gb, 1.0);
+        gb = sum_onto_tile(g, gb, op_tensor(g, b).cols);
     grads[1] = gb;
 }
 
@@ -177,11 +204,19 @@ OP_JVP(mlff_jvp_mul)
 {
     const mlff_graph_node n = op_node(g, node);
     const int a = n.inputs[0], b = n.inputs[1];
-    const int64_t cols = op_tensor(g, a).cols;
+    const int64_t cols = op_tensor(g, a).cols, k = op_tensor(g, b).cols;
     int db = dx[1];
-    if (db >= 0 && op_tensor(g, b).cols != cols)
+    if (db >= 0 && k == 1) {
         db = mlff_op_broadcast_blocks(g, db, cols, cols, 1.0, n_tangents);
-    return op_add_tangents(g, dx[0] >= 0 ? mlff_op_mul_blocks(g, dx[0], b, n_tangents) : -1,
+    } else if (db >= 0 && k != cols) {
+        int32_t *map = tile_map(cols, k);
+        db = map ? mlff_op_gather_cols_blocks_of(g, db, map, cols, n_tangents)
+                 : mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory differentiating a product");
+        free(map);
+    }
+    /* dx's T blocks of a's columns are T x cols / k blocks of b's. */
+    const int64_t b_blocks = k == 1 ? n_tangents : n_tangents * (cols / k);
+    return op_add_tangents(g, dx[0] >= 0 ? mlff_op_mul_blocks(g, dx[0], b, b_blocks) : -1,
                            db >= 0 ? mlff_op_mul_blocks(g, db, a, n_tangents) : -1);
 }
 

@@ -116,18 +116,45 @@ static int gather_cols(mlff_graph *g, int x, int map, int64_t n_tangents)
     return op_node_like(g, MLFF_OP_GATHER_COLS, in, 2, &a, t.dtype, x, n_tangents * op_tensor(g, map).rows);
 }
 
+/* A column map's inverse (SCATTER_ADD_COLS' third input): for each of the
+ * cols targets, the columns mapped to it, ascending, as a CSR in one I32
+ * parameter [cols + 1 + m, 1], the cols + 1 offsets first. A GPU's output
+ * entry then reads its own columns instead of walking the whole map. */
+static int inverse_map_param(mlff_graph *g, int map, int64_t cols)
+{
+    const mlff_graph_tensor t = op_tensor(g, map);
+    const int32_t *v = t.host_data;
+    const int64_t m = t.rows;
+    int32_t *inverse = calloc((size_t)(cols + 1 + m), sizeof *inverse);
+    if (!inverse)
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building a column map's inverse");
+    for (int64_t c = 0; c < m; c++)
+        inverse[v[c] + 1]++;
+    for (int64_t j = 0; j < cols; j++)
+        inverse[j + 1] += inverse[j];
+    int32_t *items = inverse + cols + 1, *next = calloc((size_t)cols + 1, sizeof *next);
+    if (!next) {
+        free(inverse);
+        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building a column map's inverse");
+    }
+    for (int64_t c = 0; c < m; c++)
+        items[inverse[v[c]] + next[v[c]]++] = (int32_t)c;
+    free(next);
+    return mlff_graph_param_take(g, "column map's inverse", MLFF_DTYPE_I32, cols + 1 + m, 1, MLFF_DTYPE_I32, inverse);
+}
+
 static int scatter_add_cols(mlff_graph *g, int x, int map, int64_t cols, int64_t n_tangents)
 {
-    const int in[2] = {x, map};
+    int in[3] = {x, map, -1};
     if (!op_inputs_valid(g, in, 2))
         return -1;
     const mlff_graph_tensor t = op_tensor(g, x);
     if (!op_require(g, is_real(g, x) && cols > 0 && t.cols == n_tangents * op_tensor(g, map).rows,
                     MLFF_OP_SCATTER_ADD_COLS, "needs real rows of the map's length") ||
-        !map_valid(g, MLFF_OP_SCATTER_ADD_COLS, map, cols))
+        !map_valid(g, MLFF_OP_SCATTER_ADD_COLS, map, cols) || (in[2] = inverse_map_param(g, map, cols)) < 0)
         return -1;
     const mlff_op_attrs a = {.i = {n_tangents, cols}};
-    return op_node_like(g, MLFF_OP_SCATTER_ADD_COLS, in, 2, &a, t.dtype, x, n_tangents * cols);
+    return op_node_like(g, MLFF_OP_SCATTER_ADD_COLS, in, 3, &a, t.dtype, x, n_tangents * cols);
 }
 
 int mlff_op_gather_cols(mlff_graph *g, int x, int map)
@@ -148,6 +175,11 @@ static int map_param(mlff_graph *g, const int32_t *map, int64_t m)
 int mlff_op_gather_cols_of(mlff_graph *g, int x, const int32_t *map, int64_t m)
 {
     return mlff_op_gather_cols(g, x, map_param(g, map, m));
+}
+
+int mlff_op_gather_cols_blocks_of(mlff_graph *g, int x, const int32_t *map, int64_t m, int64_t n_tangents)
+{
+    return gather_cols(g, x, map_param(g, map, m), n_tangents);
 }
 
 int mlff_op_scatter_add_cols_of(mlff_graph *g, int x, const int32_t *map, int64_t cols)

@@ -49,8 +49,9 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     X(ADD, "add")                                                                                 \
     /* out = f[0] * x. */                                                                         \
     X(SCALE, "scale")                                                                             \
-    /* out = a * b; b is [n, cols] or [n, 1] (broadcast along the row). T: i[0], a T-blocked     \
-     * and b one block, [n, cols / T] or [n, 1], applied to each. */                             \
+    /* out = a * b; b is [n, cols], [n, 1] (broadcast along the row) or [n, k], k dividing cols  \
+     * (applied to each block of k: x[:, None, :] times [n, 3, k]). T: i[0], the blocks of a b   \
+     * applies to in a tangent pass (a's T directions, times a tiled product's blocks). */        \
     X(MUL, "mul")                                                                                 \
     /* out [n, ka + kb] = [a | b]. T: i[0], each block of out [a's block | b's block]. */          \
     X(CONCAT_COLS, "concat_cols")                                                                 \
@@ -182,8 +183,10 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
      * each block of x, out [n, T*m]. Its VJP is SCATTER_ADD_COLS by the same map. */            \
     X(GATHER_COLS, "gather_cols")                                                                 \
     /* out [n, i[1]] = the sums over c of x[:, c] into column map[c], c ascending (x [n, m],     \
-     * map [m, 1] I32 parameter, entries < i[1]): sums over an axis of a flattened tensor. T:    \
-     * i[0], out [n, T*i[1]]. Its VJP is GATHER_COLS by the same map. */                         \
+     * map [m, 1] I32 parameter, entries < i[1]): sums over an axis of a flattened tensor. A      \
+     * third input, the map's inverse (the builder makes it: for each target the columns mapped  \
+     * to it, ascending, a CSR [i[1] + 1 offsets, then m columns]), lets each output entry read   \
+     * its own columns. T: i[0], out [n, T*i[1]]. Its VJP is GATHER_COLS by the same map. */      \
     X(SCATTER_ADD_COLS, "scatter_add_cols")                                                       \
     /* out[r, c] = x[r, c] * s[c] (+ t[c]) with s, t [1, cols] parameters (inputs (x, s[, t])):  \
      * a per-column scale and offset (a basis' centres, a layer's constant). T: i[0], s applied  \
@@ -458,6 +461,7 @@ int mlff_op_scatter_add_cols_of(struct mlff_graph *g, int x, const int32_t *map,
 /* Builders of the ops' T-blocked forms (see "Tangents" above), for the
  * tangent pass. */
 int mlff_op_mul_blocks(struct mlff_graph *g, int a, int b, int64_t n_tangents);
+int mlff_op_gather_cols_blocks_of(struct mlff_graph *g, int x, const int32_t *map, int64_t m, int64_t n_tangents);
 int mlff_op_concat_blocks(struct mlff_graph *g, int a, int b, int64_t n_tangents);
 int mlff_op_slice_blocks(struct mlff_graph *g, int x, int64_t start, int64_t count, int64_t n_tangents);
 int mlff_op_sum_first_cols_blocks(struct mlff_graph *g, int x, int64_t count, double factor, int64_t n_tangents);

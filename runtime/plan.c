@@ -3,12 +3,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer_sharing.h"
 #include "core/grow.h"
 #include "vectors_in_aev.h"
 
 typedef struct plan_tensor {
     void *buffer;
     size_t capacity; /* bytes */
+    /* The tensor whose buffer this one's is (buffer_sharing.h): itself, or
+     * one whose life ends before this one's begins. An owner's buffer
+     * takes rows of held_row_bytes, the widest row of the tensors it holds. */
+    int owner;
+    size_t held_row_bytes;
     int64_t rows;
     mlff_dtype dtype;   /* concrete */
     /* In the last run (see elide): the tensor whose buffer holds this one's
@@ -349,6 +355,76 @@ static mlff_status upload_params(mlff_plan *p, mlff_error *err)
     return MLFF_OK;
 }
 
+/*
+ * Which working tensors share buffers (buffer_sharing.h): those written by
+ * a node of the plan's lists (not inputs or parameters), read by no one
+ * after a run (not outputs, nor tensors named for tests and tools to read)
+ * and kept by no one between runs (not the outputs of constant nodes,
+ * which reusable() reads again), of real values with rows that follow the
+ * batch. Index tensors keep their own: the GPU
+ * backends know a sorted index by its buffer (backends/common/segments.h).
+ */
+static mlff_status share_buffers(mlff_plan *p, mlff_error *err)
+{
+    const mlff_graph *g = p->g;
+    const size_t n = (size_t)g->n_tensors + 1;
+    uint8_t *shareable = calloc(n, 1), *read_after = calloc(n, 1);
+    int *written_at = malloc(n * sizeof *written_at), *owner = malloc(n * sizeof *owner);
+    size_t *row_bytes = malloc(n * sizeof *row_bytes);
+    mlff_status s = shareable && read_after && written_at && owner && row_bytes
+                        ? MLFF_OK
+                        : mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning the graph's buffers");
+    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
+        written_at[t] = -1;
+        row_bytes[t] = p->tensors[t].held_row_bytes;
+    }
+    for (int k = 0; s == MLFF_OK && k < g->n_nodes; k++) {
+        const mlff_graph_node *n = &g->nodes[k];
+        const mlff_graph_tensor *out = &g->tensors[n->output];
+        written_at[n->output] = k;
+        shareable[n->output] = out->kind == MLFF_TENSOR_INTERNAL && !p->constant[k] &&
+                               out->rows_symbol != MLFF_FIXED_ROWS && p->tensors[n->output].dtype != MLFF_DTYPE_I32;
+    }
+    /* Read after a run: the outputs, the named tensors, and the terms of
+     * an add read after it (x + 0 is read as x: elide()), backwards through
+     * chains of adds. */
+    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
+        read_after[t] = g->tensors[t].name[0] != 0;
+    for (int r = 0; s == MLFF_OK && r < MLFF_OUTPUT_COUNT; r++)
+        if (g->outputs[r] >= 0)
+            read_after[g->outputs[r]] = 1;
+    for (int k = g->n_nodes - 1; s == MLFF_OK && k >= 0; k--) {
+        const mlff_graph_node *n = &g->nodes[k];
+        for (int j = 0; n->op == MLFF_OP_ADD && read_after[n->output] && j < n->n_inputs; j++)
+            read_after[n->inputs[j]] = 1;
+    }
+    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
+        shareable[t] = shareable[t] && !read_after[t];
+    /* A node folded into an earlier one writes its output there. */
+    for (unsigned mask = 1; s == MLFF_OK && mask < (1u << MLFF_OUTPUT_COUNT); mask++) {
+        const node_list *list = &p->runs[mask];
+        for (int k = 0; k < list->n; k++) {
+            const int folded = list->partner[k];
+            if (folded >= 0 && written_at[g->nodes[folded].output] > list->nodes[k])
+                written_at[g->nodes[folded].output] = list->nodes[k];
+        }
+    }
+    if (s == MLFF_OK)
+        s = mlff_share_buffers(g, shareable, written_at, row_bytes, owner, err);
+    for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
+        plan_tensor *pt = &p->tensors[t], *held = &p->tensors[owner[t]];
+        pt->owner = owner[t];
+        if (held->held_row_bytes < pt->held_row_bytes)
+            held->held_row_bytes = pt->held_row_bytes;
+    }
+    free(shareable);
+    free(read_after);
+    free(written_at);
+    free(owner);
+    free(row_bytes);
+    return s;
+}
+
 mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *iface,
                              mlff_backend *be, mlff_dtype real, mlff_plan **out, mlff_error *err)
 {
@@ -391,6 +467,8 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
     }
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
         p->tensors[t].dtype = concrete(g->tensors[t].dtype, real);
+        p->tensors[t].owner = t;
+        p->tensors[t].held_row_bytes = (size_t)g->tensors[t].cols * mlff_dtype_size(p->tensors[t].dtype);
         p->tensors[t].same_as = t;
         p->tensors[t].ascending = mlff_graph_ascending(g, t);
     }
@@ -401,6 +479,8 @@ mlff_status mlff_plan_create(const mlff_graph *g, const mlff_backend_iface *ifac
         if (s == MLFF_OK)
             drop_vectors_made_in_aev(p, &p->runs[mask]);
     }
+    if (s == MLFF_OK)
+        s = share_buffers(p, err);
     if (s == MLFF_OK)
         s = upload_params(p, err);
     if (s != MLFF_OK) {
@@ -417,7 +497,7 @@ void mlff_plan_destroy(mlff_plan *p)
         return;
     if (p->tensors)
         for (int t = 0; t < p->g->n_tensors; t++) {
-            if (p->tensors[t].buffer)
+            if (p->tensors[t].buffer && p->tensors[t].owner == t)
                 p->iface->buffer_free(p->be, p->tensors[t].buffer);
             free(p->tensors[t].last);
         }
@@ -444,7 +524,8 @@ void mlff_plan_release(mlff_plan *p)
         plan_tensor *pt = &p->tensors[t];
         if (p->g->tensors[t].kind == MLFF_TENSOR_PARAM || !pt->buffer)
             continue;
-        p->iface->buffer_free(p->be, pt->buffer);
+        if (pt->owner == t)
+            p->iface->buffer_free(p->be, pt->buffer);
         pt->buffer = NULL;
         pt->capacity = 0;
     }
@@ -463,8 +544,10 @@ mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_erro
         if (rows != pt->rows)
             pt->version = ++p->clock; /* what it held is of no use */
         pt->rows = rows;
+        if (pt->owner != t)
+            continue; /* in its owner's buffer, below */
         /* Never allocate zero bytes: an empty pair list is still a buffer. */
-        size_t need = tensor_bytes(p, t);
+        size_t need = (size_t)rows * pt->held_row_bytes;
         if (need == 0)
             need = 16;
         if (need <= pt->capacity)
@@ -489,6 +572,11 @@ mlff_status mlff_plan_bind(mlff_plan *p, const int64_t *symbol_values, mlff_erro
             return s;
         pt->capacity = size;
         grew = 1;
+    }
+    for (int t = 0; t < g->n_tensors; t++) {
+        plan_tensor *pt = &p->tensors[t];
+        pt->buffer = p->tensors[pt->owner].buffer;
+        pt->capacity = p->tensors[pt->owner].capacity;
     }
     p->builds += (uint64_t)grew;
     return MLFF_OK;
@@ -837,9 +925,9 @@ void mlff_plan_row_bytes(const mlff_plan *p, int symbol, size_t *total, size_t *
     *total = *widest = 0;
     for (int t = 0; t < p->g->n_tensors; t++) {
         const mlff_graph_tensor *gt = &p->g->tensors[t];
-        if (gt->kind == MLFF_TENSOR_PARAM || gt->rows_symbol != symbol)
+        if (gt->kind == MLFF_TENSOR_PARAM || gt->rows_symbol != symbol || p->tensors[t].owner != t)
             continue;
-        size_t row = (size_t)gt->cols * mlff_dtype_size(p->tensors[t].dtype);
+        const size_t row = p->tensors[t].held_row_bytes;
         *total += row;
         if (row > *widest)
             *widest = row;

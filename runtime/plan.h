@@ -1,8 +1,9 @@
 /*
  * A plan: a graph made ready to run on one backend in one precision.
  *
- * It owns one device buffer per live tensor, sized for the bound row counts
- * and kept between runs: a new batch of the same or smaller sizes (an MD
+ * It owns device buffers for its tensors, one shared by working tensors
+ * whose lives do not overlap (buffer_sharing.h), sized for the bound row
+ * counts and kept between runs: a new batch of the same or smaller sizes (an MD
  * loop) allocates nothing; a larger one grows the buffers by at least 1.5x.
  * Parameters are uploaded once. Which nodes run depends on the outputs asked
  * for (energies alone skip the reverse pass), and on what changed since the
@@ -72,9 +73,9 @@ int mlff_plan_nodes(const mlff_plan *p, unsigned outputs);
 /* ... and how many of them are of `op`. */
 int mlff_plan_nodes_of(const mlff_plan *p, unsigned outputs, mlff_op op);
 
-/* The device memory a row of size symbol `symbol` costs: in all working
- * tensors with rows of that symbol together (*total) and in the widest of
- * them (*widest). For the chunk planner. */
+/* The device memory a row of size symbol `symbol` costs: in all buffers of
+ * working tensors with rows of that symbol together (*total) and in the
+ * widest of them (*widest). For the chunk planner. */
 void mlff_plan_row_bytes(const mlff_plan *p, int symbol, size_t *total, size_t *widest);
 
 /* Bytes the parameters (weights) take on the device. */

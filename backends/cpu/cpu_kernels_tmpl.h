@@ -58,14 +58,14 @@ static inline real FN(length3)(const real *v)
 KERNEL(mul)
 {
     UNUSED_ARGS;
-    /* b applies to each of a's T blocks: a column of its own, or one column. */
+    /* b applies to each of a's blocks of its width (a tiled product, a
+     * tangent's T blocks), or is one column. */
     const int64_t rows = n->output.rows, cols = n->output.cols, bcols = n->inputs[1].cols;
-    const int64_t block = cols / TANGENTS;
     const real *a = IN(0), *b = IN(1);
     real *y = OUT;
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++)
-            y[r * cols + c] = a[r * cols + c] * b[r * bcols + (bcols == 1 ? 0 : c % block)];
+            y[r * cols + c] = a[r * cols + c] * b[r * bcols + c % bcols];
     return MLFF_OK;
 }
 

@@ -138,29 +138,42 @@ class DType:
 
 
 class _Graph:
+    """The rows of the file's graph. A row that would repeat an earlier one
+    (the same code, inputs and attributes; a parameter of the same values
+    and use) is that row: every layer's `unit[:, :, None]`, the same map or
+    constant made again, are computed once (and kept once for the reverse
+    pass). Not the sums by system: the loader makes the energy's in float64,
+    which no other operation may read."""
     def __init__(self):
         self.nodes, self.attrs, self.params = [], [], []
-        self._inputs = {}
+        self._rows = {}
 
-    def add(self, code, inputs=(), i=(), f=()):
+    def add(self, code, inputs=(), i=(), f=(), shared=True):
         ins = list(inputs) + [-1] * (3 - len(inputs))
         ii = list(i) + [0] * (3 - len(i))
         ff = [float(x) for x in f] + [0.0] * (2 - len(f))
-        self.nodes.append([code] + ins + ii + [0])
-        self.attrs.append(ff)
-        return len(self.nodes) - 1
+        key = (code, tuple(ins), tuple(ii), struct.pack("<2d", *ff))  # bytes: -0.0 is not 0.0
+        if not shared:
+            key = len(self.nodes)
+        if key not in self._rows:
+            self.nodes.append([code] + ins + ii + [0])
+            self.attrs.append(ff)
+            self._rows[key] = len(self.nodes) - 1
+        return self._rows[key]
 
     def input(self, role):
-        if role not in self._inputs:
-            self._inputs[role] = self.add(INPUT, i=(role,))
-        return self._inputs[role]
+        return self.add(INPUT, i=(role,))
 
-    def param(self, array, dtype=np.float64):
+    def param(self, array, dtype=np.float64, use="values"):
+        """use: "table" for a table gathered by species (the loader reads it so)."""
         array = np.ascontiguousarray(array, dtype=dtype)
         if array.ndim == 1:
             array = array.reshape(-1, 1) if dtype == np.int32 else array.reshape(1, -1)
-        self.params.append(array)
-        return self.add(PARAM, i=(len(self.params) - 1,))
+        key = ("param", use, array.dtype.str, array.shape, array.tobytes())
+        if key not in self._rows:
+            self.params.append(array)
+            self._rows[key] = self.add(PARAM, i=(len(self.params) - 1,))
+        return self._rows[key]
 
     def row_param(self, values):
         """A [1, cols] constant (AFFINE_COLS's s and t)."""
@@ -420,13 +433,33 @@ class _Exporter:
             return self.expand(self.real(a), inner) if not za else Zeros(a.rows, inner)
         if op == "add" and za:
             return self.expand(self.real(b), inner)
-        ta, tb = self.expand(self.real(a), inner), self.expand(self.real(b), inner)
+        ta, tb = self.real(a), self.real(b)
+        # A factor that broadcasts by repeating its columns (a column, or
+        # x[:, None, :] against [n, 3, k]): MUL applies it to each block
+        # itself, and nothing of the other's size is made for it.
+        # The other factor is expanded, best one already of the full shape.
+        orders = ((ta, tb), (tb, ta)) if op == "mul" else ((ta, tb),) if op == "div" else ()
+        for x, y in sorted(orders, key=lambda xy: xy[0].inner != inner):
+            if self.tiles(y, inner):
+                if op == "div":
+                    y = self.unary(y, U_POW, 1.0, -1.0)
+                return Tensor(self.g.add(MUL, (self.expand(x, inner).row, y.row)), a.rows, inner)
+        ta, tb = self.expand(ta, inner), self.expand(tb, inner)
         if op == "sub":
             tb = Tensor(self.g.add(SCALE, (tb.row,), f=(-1.0,)), tb.rows, inner)
         if op == "div":
             tb = self.unary(tb, U_POW, 1.0, -1.0)
         code = ADD if op in ("add", "sub") else MUL
         return Tensor(self.g.add(code, (ta.row, tb.row)), a.rows, inner)
+
+    @staticmethod
+    def tiles(t, inner):
+        """Whether t broadcast to `inner` is its columns repeated as they are:
+        t's dimensions, leading ones aside, are inner's last."""
+        dims = tuple(t.inner)
+        while dims and dims[0] == 1:
+            dims = dims[1:]
+        return tuple(inner[len(inner) - len(dims):]) == dims if len(dims) <= len(inner) else False
 
     def bshape(self, a, b):
         s = self.inner_of(tuple(a), tuple(b))
@@ -592,7 +625,7 @@ class _Exporter:
                 self.fail("a table of %d rows gathered by atomic numbers up to %d" % (v.array.shape[0],
                                                                                    max(self.numbers)))
             table = v.array[self.numbers]
-            p = self.g.param(table.reshape(len(self.numbers), -1))
+            p = self.g.param(table.reshape(len(self.numbers), -1), use="table")
             t = Tensor(self.g.add(GATHER_ROWS, (p, self.g.input(IN_SPECIES))), ATOMS, table.shape[1:])
             return t
         want = SYSTEMS if index.role == IN_SYSTEM else ATOMS
@@ -622,7 +655,8 @@ class _Exporter:
             self.fail("index_add of rows of %s by an index of %s" % (s.rows, index.rows))
         inner = self.bshape(target.inner, s.inner)
         s = self.expand(s, inner)
-        summed = Tensor(self.g.add(SCATTER_ADD_ROWS, (s.row, self.g.input(index.role))), want, inner)
+        summed = Tensor(self.g.add(SCATTER_ADD_ROWS, (s.row, self.g.input(index.role)), shared=index.role != IN_SYSTEM),
+                        want, inner)
         if isinstance(target, Zeros):
             return summed
         return self.binary("add", target, summed)

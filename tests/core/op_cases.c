@@ -96,6 +96,14 @@ CASE(case_mul_broadcast)
     return mlff_op_mul(g, x, y);
 }
 
+/* [n, 3, k] times [n, 1, k] (a block applied to each of 3). */
+CASE(case_mul_tiled)
+{
+    int x = random_param(g, rng, 4, 6, -1, 1), y = random_param(g, rng, 4, 2, -1, 1);
+    WRT2(x, y);
+    return mlff_op_mul(g, x, y);
+}
+
 CASE(case_concat_cols)
 {
     int x = random_param(g, rng, 4, 2, -1, 1), y = random_param(g, rng, 4, 3, -1, 1);
@@ -836,6 +844,7 @@ const op_case op_cases[] = {
     {"scale", MLFF_OP_SCALE, case_scale, 0, 0},
     {"mul", MLFF_OP_MUL, case_mul, 0, 0},
     {"mul (broadcast column)", MLFF_OP_MUL, case_mul_broadcast, 0, 0},
+    {"mul (a block applied to each)", MLFF_OP_MUL, case_mul_tiled, 0, 0},
     {"concat_cols", MLFF_OP_CONCAT_COLS, case_concat_cols, 0, 0},
     {"gather_rows", MLFF_OP_GATHER_ROWS, case_gather_rows, 0, 0},
     {"scatter_add_rows", MLFF_OP_SCATTER_ADD_ROWS, case_scatter_add_rows, 0, 0},

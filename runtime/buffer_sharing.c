@@ -1,0 +1,93 @@
+#include "buffer_sharing.h"
+
+#include <stdlib.h>
+
+typedef struct shared_buffer {
+    int owner;        /* the first tensor it held: the plan allocates it under that tensor */
+    int symbol;
+    size_t row_bytes; /* the widest row of the tensors it holds */
+    int free_after;   /* the last node that reads what it holds now */
+} shared_buffer;
+
+/* The last node that may read each tensor (its first write when none does). */
+static void last_reads(const mlff_graph *g, const int *written_at, int *last)
+{
+    for (int t = 0; t < g->n_tensors; t++)
+        last[t] = written_at[t];
+    for (int k = 0; k < g->n_nodes; k++)
+        for (int j = 0; j < g->nodes[k].n_inputs; j++)
+            if (last[g->nodes[k].inputs[j]] < k)
+                last[g->nodes[k].inputs[j]] = k;
+    /* x + 0 elided: the add's readers read a term. Backwards, so that
+     * chains of adds reach their first term. */
+    for (int k = g->n_nodes - 1; k >= 0; k--) {
+        const mlff_graph_node *n = &g->nodes[k];
+        if (n->op != MLFF_OP_ADD)
+            continue;
+        for (int j = 0; j < n->n_inputs; j++)
+            if (last[n->inputs[j]] < last[n->output])
+                last[n->inputs[j]] = last[n->output];
+    }
+}
+
+/* Of the buffers free before node `at` with rows of `symbol`: the
+ * narrowest at least `row_bytes` wide, else the widest; -1 if none. */
+static int free_buffer(const shared_buffer *b, int n, int symbol, size_t row_bytes, int at)
+{
+    int fits = -1, widest = -1;
+    for (int k = 0; k < n; k++) {
+        if (b[k].symbol != symbol || b[k].free_after >= at)
+            continue;
+        if (b[k].row_bytes >= row_bytes && (fits < 0 || b[k].row_bytes < b[fits].row_bytes))
+            fits = k;
+        if (widest < 0 || b[k].row_bytes > b[widest].row_bytes)
+            widest = k;
+    }
+    return fits >= 0 ? fits : widest;
+}
+
+mlff_status mlff_share_buffers(const mlff_graph *g, const uint8_t *shareable, const int *written_at,
+                               const size_t *row_bytes, int *owner, mlff_error *err)
+{
+    const size_t n = (size_t)g->n_tensors + 1;
+    int *last = malloc(n * sizeof *last), *order = malloc(n * sizeof *order);
+    int *starts = calloc((size_t)g->n_nodes + 2, sizeof *starts);
+    shared_buffer *buffers = malloc(n * sizeof *buffers);
+    mlff_status s = last && order && starts && buffers
+                        ? MLFF_OK
+                        : mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning the graph's buffers");
+    for (int t = 0; t < g->n_tensors; t++)
+        owner[t] = t;
+    if (s == MLFF_OK) {
+        last_reads(g, written_at, last);
+        /* The shareable tensors by first write: a counting sort, stable. */
+        for (int t = 0; t < g->n_tensors; t++)
+            starts[written_at[t] + 1] += shareable[t] != 0;
+        for (int k = 0; k < g->n_nodes; k++)
+            starts[k + 1] += starts[k];
+        int n_order = 0;
+        for (int t = 0; t < g->n_tensors; t++)
+            if (shareable[t]) {
+                order[starts[written_at[t]]++] = t;
+                n_order++;
+            }
+        int n_buffers = 0;
+        for (int k = 0; k < n_order; k++) {
+            const int t = order[k], symbol = g->tensors[t].rows_symbol;
+            int b = free_buffer(buffers, n_buffers, symbol, row_bytes[t], written_at[t]);
+            if (b < 0) {
+                b = n_buffers++;
+                buffers[b] = (shared_buffer){.owner = t, .symbol = symbol, .row_bytes = 0};
+            }
+            owner[t] = buffers[b].owner;
+            if (buffers[b].row_bytes < row_bytes[t])
+                buffers[b].row_bytes = row_bytes[t];
+            buffers[b].free_after = last[t];
+        }
+    }
+    free(last);
+    free(order);
+    free(starts);
+    free(buffers);
+    return s;
+}
