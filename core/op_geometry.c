@@ -106,6 +106,9 @@ int mlff_op_sum_gradients(mlff_graph *g, int a, int b)
     int in[2] = {a, b};
     if (!op_inputs_valid(g, in, 2))
         return -1;
+    int columns;
+    if (op_sum_column_scatters(g, a, b, &columns))
+        return columns;
     const mlff_graph_node *x = one_list_vjp(g, a), *y = one_list_vjp(g, b);
     const mlff_graph_tensor ta = op_tensor(g, a), tb = op_tensor(g, b);
     if (!x || !y || ta.dtype != tb.dtype || !mlff_graph_same_rows(g, a, b))

@@ -189,6 +189,45 @@ int mlff_op_scatter_add_cols_of(mlff_graph *g, int x, const int32_t *map, int64_
     return mlff_op_scatter_add_cols(g, x, map_param(g, map, op_tensor(g, x).cols), cols);
 }
 
+/* The SCATTER_ADD_COLS node of one block that made t, or NULL. */
+static const mlff_graph_node *column_scatter(const mlff_graph *g, int t)
+{
+    const mlff_graph_node *n = mlff_graph_producer(g, t);
+    return n && n->op == MLFF_OP_SCATTER_ADD_COLS && n->attrs.i[0] <= 1 ? n : NULL;
+}
+
+int op_sum_column_scatters(mlff_graph *g, int a, int b, int *sum)
+{
+    const mlff_graph_node *na = column_scatter(g, a), *nb = column_scatter(g, b);
+    if (!na || !nb || op_tensor(g, a).cols != op_tensor(g, b).cols || op_tensor(g, a).dtype != op_tensor(g, b).dtype ||
+        !mlff_graph_same_rows(g, a, b))
+        return 0;
+    const int64_t cols = op_tensor(g, a).cols;
+    const mlff_graph_tensor ma = op_tensor(g, na->inputs[1]), mb = op_tensor(g, nb->inputs[1]);
+    const int32_t *va = ma.host_data, *vb = mb.host_data;
+    if (vb[0] < va[0]) /* the lower targets first: a split's pieces then fill the columns in order */
+        return op_sum_column_scatters(g, b, a, sum);
+    uint8_t *taken = calloc((size_t)cols, 1);
+    int32_t *map = malloc((size_t)(ma.rows + mb.rows) * sizeof *map);
+    int disjoint = taken && map;
+    for (int64_t c = 0; disjoint && c < ma.rows; c++)
+        taken[va[c]] = 1;
+    for (int64_t c = 0; disjoint && c < mb.rows; c++)
+        disjoint = !taken[vb[c]];
+    int identity = disjoint && ma.rows + mb.rows == cols;
+    for (int64_t c = 0; disjoint && c < ma.rows + mb.rows; c++) {
+        map[c] = c < ma.rows ? va[c] : vb[c - ma.rows];
+        identity = identity && map[c] == c;
+    }
+    if (disjoint) {
+        const int both = mlff_op_concat_cols(g, na->inputs[0], nb->inputs[0]);
+        *sum = identity ? both : mlff_op_scatter_add_cols_of(g, both, map, cols);
+    }
+    free(taken);
+    free(map);
+    return disjoint;
+}
+
 OP_VJP(mlff_vjp_gather_cols)
 {
     const mlff_graph_node n = op_node(g, node);

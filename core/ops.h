@@ -425,7 +425,10 @@ int mlff_op_pair_vectors_vjp(struct mlff_graph *g, int gvec, int pairs, int posi
 /* a + b for two partial gradients of one tensor, read by nothing else (the
  * reverse pass's): where both are pair_vectors_vjp of one list, one node
  * that walks both lists (a model with two cutoffs gets its positions'
- * gradient in one launch, not two and an add). */
+ * gradient in one launch, not two and an add); where both are column
+ * scatters into disjoint columns (the pieces of a split), the two side by
+ * side (a split's gradient is its pieces' concatenated, not a scatter of
+ * each into zeros and their sum). */
 int mlff_op_sum_gradients(struct mlff_graph *g, int a, int b);
 int mlff_op_pair_shifts(struct mlff_graph *g, int images, int cells, int pairs, int system);
 int mlff_op_norm3(struct mlff_graph *g, int v);

@@ -792,6 +792,28 @@ UNARY_CASE(case_unary_silu, MLFF_UNARY_SILU, 0, -4, 4)
 UNARY_CASE(case_unary_less, MLFF_UNARY_LESS, 0.1, -1, 1)
 
 /* A broadcast ([n, 1, F] to [n, 3, F]) and a permutation with repeats. */
+/* The product of two pieces of x (columns 2-3 and 0-1 of 4, or of 5 with
+ * one left out): their gradients, column scatters into disjoint columns,
+ * are summed side by side (mlff_op_sum_gradients), a concatenation where
+ * they fill x's columns in order. */
+static int split_product(mlff_graph *g, test_rng *rng, int64_t cols, int *wrt, int *n_wrt)
+{
+    static const int32_t low[2] = {0, 1}, high[2] = {2, 3};
+    int x = random_param(g, rng, 4, cols, -1, 1);
+    WRT1(x);
+    return mlff_op_mul(g, mlff_op_gather_cols_of(g, x, high, 2), mlff_op_gather_cols_of(g, x, low, 2));
+}
+
+CASE(case_split_product)
+{
+    return split_product(g, rng, 4, wrt, n_wrt);
+}
+
+CASE(case_split_product_gap)
+{
+    return split_product(g, rng, 5, wrt, n_wrt);
+}
+
 CASE(case_gather_cols)
 {
     static const int32_t map[9] = {0, 1, 2, 0, 1, 2, 2, 0, 0};
@@ -908,6 +930,8 @@ const op_case op_cases[] = {
     {"unary (silu)", MLFF_OP_UNARY, case_unary_silu, 0, 0},
     {"unary (x < 0.1, a mask)", MLFF_OP_UNARY, case_unary_less, 0, 0},
     {"gather_cols", MLFF_OP_GATHER_COLS, case_gather_cols, 0, 0},
+    {"gather_cols (a split's pieces' gradients side by side)", MLFF_OP_GATHER_COLS, case_split_product, 0, 0},
+    {"gather_cols (a split's pieces' gradients, a column left out)", MLFF_OP_GATHER_COLS, case_split_product_gap, 0, 0},
     {"scatter_add_cols", MLFF_OP_SCATTER_ADD_COLS, case_scatter_add_cols, 0, 0},
     {"affine_cols", MLFF_OP_AFFINE_COLS, case_affine_cols, 0, 0},
     {"affine_cols (no offset)", MLFF_OP_AFFINE_COLS, case_affine_cols_scale, 0, 0},
