@@ -32,7 +32,7 @@ static void last_reads(const mlff_graph *g, const int *written_at, int *last)
 
 /* Of the buffers free before node `at` with rows of `symbol`: the
  * narrowest at least `row_bytes` wide, else the widest; -1 if none. */
-static int free_buffer(const shared_buffer *b, int n, int symbol, size_t row_bytes, int at)
+static int buffer_to_reuse(const shared_buffer *b, int n, int symbol, size_t row_bytes, int at)
 {
     int fits = -1, widest = -1;
     for (int k = 0; k < n; k++) {
@@ -74,7 +74,7 @@ mlff_status mlff_share_buffers(const mlff_graph *g, const uint8_t *shareable, co
         int n_buffers = 0;
         for (int k = 0; k < n_order; k++) {
             const int t = order[k], symbol = g->tensors[t].rows_symbol;
-            int b = free_buffer(buffers, n_buffers, symbol, row_bytes[t], written_at[t]);
+            int b = buffer_to_reuse(buffers, n_buffers, symbol, row_bytes[t], written_at[t]);
             if (b < 0) {
                 b = n_buffers++;
                 buffers[b] = (shared_buffer){.owner = t, .symbol = symbol, .row_bytes = 0};

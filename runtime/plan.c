@@ -361,8 +361,8 @@ static mlff_status upload_params(mlff_plan *p, mlff_error *err)
  * after a run (not outputs, nor tensors named for tests and tools to read)
  * and kept by no one between runs (not the outputs of constant nodes,
  * which reusable() reads again), of real values with rows that follow the
- * batch. Index tensors keep their own: the GPU
- * backends know a sorted index by its buffer (backends/common/segments.h).
+ * batch. Index tensors keep their own: the GPU backends know a sorted
+ * index by its buffer (backends/common/segments.h).
  */
 static mlff_status share_buffers(mlff_plan *p, mlff_error *err)
 {
