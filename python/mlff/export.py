@@ -435,9 +435,9 @@ class _Exporter:
             return self.expand(self.real(b), inner)
         ta, tb = self.real(a), self.real(b)
         # A factor that broadcasts by repeating its columns (a column, or
-        # x[:, None, :] against [n, 3, k]): MUL applies it to each block
-        # itself, and nothing of the other's size is made for it.
-        # The other factor is expanded, best one already of the full shape.
+        # x[:, None, :] against [n, 3, k]) goes to MUL as it is: MUL applies
+        # it to each block, and nothing of the other's size is made for it.
+        # The other factor is expanded, preferably one of the full shape.
         orders = ((ta, tb), (tb, ta)) if op == "mul" else ((ta, tb),) if op == "div" else ()
         for x, y in sorted(orders, key=lambda xy: xy[0].inner != inner):
             if self.tiles(y, inner):
