@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 
+#include "counting_sort.h"
 #include "op_internal.h"
 
 static int is_real(const mlff_graph *g, int t)
@@ -123,23 +124,11 @@ static int gather_cols(mlff_graph *g, int x, int map, int64_t n_tangents)
 static int inverse_map_param(mlff_graph *g, int map, int64_t cols)
 {
     const mlff_graph_tensor t = op_tensor(g, map);
-    const int32_t *v = t.host_data;
     const int64_t m = t.rows;
-    int32_t *inverse = calloc((size_t)(cols + 1 + m), sizeof *inverse);
+    int32_t *inverse = malloc((size_t)(cols + 1 + m) * sizeof *inverse);
     if (!inverse)
         return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building a column map's inverse");
-    for (int64_t c = 0; c < m; c++)
-        inverse[v[c] + 1]++;
-    for (int64_t j = 0; j < cols; j++)
-        inverse[j + 1] += inverse[j];
-    int32_t *items = inverse + cols + 1, *next = calloc((size_t)cols + 1, sizeof *next);
-    if (!next) {
-        free(inverse);
-        return mlff_graph_fail(g, MLFF_ERROR_OUT_OF_MEMORY, "out of memory building a column map's inverse");
-    }
-    for (int64_t c = 0; c < m; c++)
-        items[inverse[v[c]] + next[v[c]]++] = (int32_t)c;
-    free(next);
+    mlff_counting_sort(t.host_data, 1, m, cols, inverse, inverse + cols + 1); /* entries checked: map_valid */
     return mlff_graph_param_take(g, "column map's inverse", MLFF_DTYPE_I32, cols + 1 + m, 1, MLFF_DTYPE_I32, inverse);
 }
 

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "core/counting_sort.h"
+
 typedef struct shared_buffer {
     int owner;        /* the first tensor it held: the plan allocates it under that tensor */
     int symbol;
@@ -9,11 +11,12 @@ typedef struct shared_buffer {
     int free_after;   /* the last node that reads what it holds now */
 } shared_buffer;
 
-/* The last node that may read each tensor (its first write when none does). */
-static void last_reads(const mlff_graph *g, const int *written_at, int *last)
+/* The last node that may read each tensor (its first write when none does;
+ * past the last node when it is read after a run). */
+static void last_reads(const mlff_graph *g, const uint8_t *read_after, const int *written_at, int *last)
 {
     for (int t = 0; t < g->n_tensors; t++)
-        last[t] = written_at[t];
+        last[t] = read_after[t] ? g->n_nodes : written_at[t];
     for (int k = 0; k < g->n_nodes; k++)
         for (int j = 0; j < g->nodes[k].n_inputs; j++)
             if (last[g->nodes[k].inputs[j]] < k)
@@ -46,33 +49,28 @@ static int buffer_to_reuse(const shared_buffer *b, int n, int symbol, size_t row
     return fits >= 0 ? fits : widest;
 }
 
-mlff_status mlff_share_buffers(const mlff_graph *g, const uint8_t *shareable, const int *written_at,
-                               const size_t *row_bytes, int *owner, mlff_error *err)
+mlff_status mlff_share_buffers(const mlff_graph *g, const uint8_t *shareable, const uint8_t *read_after,
+                               const int *written_at, const size_t *row_bytes, int *owner, mlff_error *err)
 {
     const size_t n = (size_t)g->n_tensors + 1;
-    int *last = malloc(n * sizeof *last), *order = malloc(n * sizeof *order);
-    int *starts = calloc((size_t)g->n_nodes + 2, sizeof *starts);
+    /* The shareable tensors by first write (a stable counting sort; the
+     * others under a key after every node's). */
+    int32_t *keys = malloc(n * sizeof *keys), *starts = malloc(((size_t)g->n_nodes + 2) * sizeof *starts);
+    int32_t *order = malloc(n * sizeof *order);
+    int *last = malloc(n * sizeof *last);
     shared_buffer *buffers = malloc(n * sizeof *buffers);
-    mlff_status s = last && order && starts && buffers
+    mlff_status s = keys && starts && order && last && buffers
                         ? MLFF_OK
                         : mlff_fail(err, MLFF_ERROR_OUT_OF_MEMORY, "out of memory planning the graph's buffers");
     for (int t = 0; t < g->n_tensors; t++)
         owner[t] = t;
     if (s == MLFF_OK) {
-        last_reads(g, written_at, last);
-        /* The shareable tensors by first write: a counting sort, stable. */
+        last_reads(g, read_after, written_at, last);
         for (int t = 0; t < g->n_tensors; t++)
-            starts[written_at[t] + 1] += shareable[t] != 0;
-        for (int k = 0; k < g->n_nodes; k++)
-            starts[k + 1] += starts[k];
-        int n_order = 0;
-        for (int t = 0; t < g->n_tensors; t++)
-            if (shareable[t]) {
-                order[starts[written_at[t]]++] = t;
-                n_order++;
-            }
+            keys[t] = shareable[t] ? written_at[t] : g->n_nodes;
+        mlff_counting_sort(keys, 1, g->n_tensors, g->n_nodes + 1, starts, order);
         int n_buffers = 0;
-        for (int k = 0; k < n_order; k++) {
+        for (int k = 0; k < starts[g->n_nodes]; k++) {
             const int t = order[k], symbol = g->tensors[t].rows_symbol;
             int b = buffer_to_reuse(buffers, n_buffers, symbol, row_bytes[t], written_at[t]);
             if (b < 0) {
@@ -85,9 +83,10 @@ mlff_status mlff_share_buffers(const mlff_graph *g, const uint8_t *shareable, co
             buffers[b].free_after = last[t];
         }
     }
-    free(last);
-    free(order);
+    free(keys);
     free(starts);
+    free(order);
+    free(last);
     free(buffers);
     return s;
 }

@@ -385,19 +385,14 @@ static mlff_status share_buffers(mlff_plan *p, mlff_error *err)
         shareable[n->output] = out->kind == MLFF_TENSOR_INTERNAL && !p->constant[k] &&
                                out->rows_symbol != MLFF_FIXED_ROWS && p->tensors[n->output].dtype != MLFF_DTYPE_I32;
     }
-    /* Read after a run: the outputs, the named tensors, and the terms of
-     * an add read after it (x + 0 is read as x: elide()), backwards through
-     * chains of adds. */
+    /* Read after a run, and kept in buffers of their own: the outputs and
+     * the named tensors (what they may be read through lives to the run's
+     * end: mlff_share_buffers). */
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
         read_after[t] = g->tensors[t].name[0] != 0;
     for (int r = 0; s == MLFF_OK && r < MLFF_OUTPUT_COUNT; r++)
         if (g->outputs[r] >= 0)
             read_after[g->outputs[r]] = 1;
-    for (int k = g->n_nodes - 1; s == MLFF_OK && k >= 0; k--) {
-        const mlff_graph_node *n = &g->nodes[k];
-        for (int j = 0; n->op == MLFF_OP_ADD && read_after[n->output] && j < n->n_inputs; j++)
-            read_after[n->inputs[j]] = 1;
-    }
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++)
         shareable[t] = shareable[t] && !read_after[t];
     /* A node folded into an earlier one writes its output there. */
@@ -410,7 +405,7 @@ static mlff_status share_buffers(mlff_plan *p, mlff_error *err)
         }
     }
     if (s == MLFF_OK)
-        s = mlff_share_buffers(g, shareable, written_at, row_bytes, owner, err);
+        s = mlff_share_buffers(g, shareable, read_after, written_at, row_bytes, owner, err);
     for (int t = 0; s == MLFF_OK && t < g->n_tensors; t++) {
         plan_tensor *pt = &p->tensors[t], *held = &p->tensors[owner[t]];
         pt->owner = owner[t];

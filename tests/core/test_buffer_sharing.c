@@ -32,10 +32,10 @@ typedef struct shared {
     size_t row_bytes[MOST];
 } shared;
 
-/* Every internal tensor shareable, written by its producer. */
+/* Every internal tensor shareable, written by its producer; none read after a run. */
 static void share(const mlff_graph *g, shared *out)
 {
-    uint8_t shareable[MOST] = {0};
+    uint8_t shareable[MOST] = {0}, read_after[MOST] = {0};
     int written_at[MOST];
     for (int t = 0; t < g->n_tensors; t++) {
         written_at[t] = -1;
@@ -46,7 +46,7 @@ static void share(const mlff_graph *g, shared *out)
         shareable[g->nodes[k].output] = 1;
     }
     mlff_error err = {0};
-    check(mlff_share_buffers(g, shareable, written_at, out->row_bytes, out->owner, &err) == MLFF_OK, err.message);
+    check(mlff_share_buffers(g, shareable, read_after, written_at, out->row_bytes, out->owner, &err) == MLFF_OK, err.message);
 }
 
 /* x -> scale -> scale -> ...: each read only by the next. */
