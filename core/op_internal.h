@@ -40,12 +40,12 @@ static inline int op_tangent_or_zero(mlff_graph *g, int dx, int t, int64_t n_tan
     return dx >= 0 ? dx : op_zero_tangent(g, t, n_tangents);
 }
 /* a + b of two optional tangents (-1: none); -1 when neither. */
+int op_add_tangents(mlff_graph *g, int a, int b);
 /* a + b where both are SCATTER_ADD_COLS into the same columns from
  * disjoint targets (the gradients of a split's pieces): one node of the two
  * side by side (*sum; no scatter where they fill every column in order).
  * Returns 0 where that does not apply. */
 int op_sum_column_scatters(mlff_graph *g, int a, int b, int *sum);
-int op_add_tangents(mlff_graph *g, int a, int b);
 
 OP_JVP(mlff_jvp_add);
 OP_JVP(mlff_jvp_scale);

@@ -50,8 +50,8 @@ _Static_assert(2 + 2 * MLFF_MLP_MAX_LAYERS <= MLFF_MAX_OP_INPUTS, "a CELU_MLP's 
     /* out = f[0] * x. */                                                                         \
     X(SCALE, "scale")                                                                             \
     /* out = a * b; b is [n, cols], [n, 1] (broadcast along the row) or [n, k], k dividing cols  \
-     * (applied to each block of k: x[:, None, :] times [n, 3, k]). T: i[0], the blocks of a b   \
-     * applies to in a tangent pass (a's T directions, times a tiled product's blocks). */        \
+     * (applied to each block of k: x[:, None, :] times [n, 3, k]). T: i[0], in a tangent pass   \
+     * the count of a's blocks that b applies to (T directions, times a tiled product's). */      \
     X(MUL, "mul")                                                                                 \
     /* out [n, ka + kb] = [a | b]. T: i[0], each block of out [a's block | b's block]. */          \
     X(CONCAT_COLS, "concat_cols")                                                                 \

@@ -791,7 +791,6 @@ UNARY_CASE(case_unary_tanh, MLFF_UNARY_TANH, 0, -2, 2)
 UNARY_CASE(case_unary_silu, MLFF_UNARY_SILU, 0, -4, 4)
 UNARY_CASE(case_unary_less, MLFF_UNARY_LESS, 0.1, -1, 1)
 
-/* A broadcast ([n, 1, F] to [n, 3, F]) and a permutation with repeats. */
 /* The product of two pieces of x (columns 2-3 and 0-1 of 4, or of 5 with
  * one left out): their gradients, column scatters into disjoint columns,
  * are summed side by side (mlff_op_sum_gradients), a concatenation where
@@ -814,6 +813,7 @@ CASE(case_split_product_gap)
     return split_product(g, rng, 5, wrt, n_wrt);
 }
 
+/* A broadcast ([n, 1, F] to [n, 3, F]) and a permutation with repeats. */
 CASE(case_gather_cols)
 {
     static const int32_t map[9] = {0, 1, 2, 0, 1, 2, 2, 0, 0};
